@@ -1,0 +1,105 @@
+import { Command, CommanderError } from 'commander';
+import { systemClock } from '../clock.js';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { ApiKeyService } from '../modules/api-keys/service.js';
+import { CustomerService, InvalidInputError } from '../modules/customers/service.js';
+import { openStorage, type Storage } from '../storage/database.js';
+import { migrateToLatest } from '../storage/migrate.js';
+
+/** Operator commands (DESIGN §3). Same DATA_DIR / DATABASE_URL as the server; one JSON object on stdout. */
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Opens the configured database, brings its schema up to date, runs the command and closes it. */
+async function withStorage<T>(run: (storage: Storage, environment: ReturnType<typeof loadConfig>) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const storage = await openStorage(config);
+  try {
+    await migrateToLatest(storage);
+    return await run(storage, config);
+  } finally {
+    await storage.close();
+  }
+}
+
+function buildProgram(): Command {
+  const program = new Command('customer-api')
+    .description('Operator commands for the Customer API')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .action(async () => {
+      const applied = await withStorage(async (storage) => ({ applied: await migrateToLatest(storage), database: storage.location }));
+      print(applied);
+    });
+
+  const customers = program.command('customers').description('manage customers');
+  customers
+    .command('create')
+    .description('create a customer')
+    .requiredOption('--name <name>', 'customer name (1-200 characters)')
+    .action(async (options: { name: string }) => {
+      print(await withStorage((storage) => new CustomerService(storage, systemClock).create(options.name)));
+    });
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key; the full key is printed only here')
+    .requiredOption('--customer <id>', 'customer id')
+    .option('--scope <scope>', 'scope, repeatable (default *)', collect, [])
+    .option('--allow-ip <cidr>', 'allowed IPv4/IPv6 address or CIDR range, repeatable (default: any)', collect, [])
+    .option('--expires-at <iso>', 'expiry as an ISO 8601 date-time')
+    .action(async (options: { customer: string; scope: string[]; allowIp: string[]; expiresAt?: string }) => {
+      const created = await withStorage((storage, config) =>
+        new ApiKeyService(storage, systemClock, config.apiEnvironment).create({
+          customerId: options.customer,
+          scopes: options.scope,
+          allowedIps: options.allowIp,
+          ...(options.expiresAt !== undefined ? { expiresAt: options.expiresAt } : {}),
+        }),
+      );
+      print(created);
+    });
+  keys
+    .command('list')
+    .description("list a customer's API keys (never the keys themselves)")
+    .requiredOption('--customer <id>', 'customer id')
+    .action(async (options: { customer: string }) => {
+      print({ data: await withStorage((storage, config) => new ApiKeyService(storage, systemClock, config.apiEnvironment).list(options.customer)) });
+    });
+  keys
+    .command('revoke')
+    .description('revoke an API key at once')
+    .argument('<keyId>', 'API key id')
+    .action(async (keyId: string) => {
+      print(await withStorage((storage, config) => new ApiKeyService(storage, systemClock, config.apiEnvironment).revoke(keyId)));
+    });
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof ConfigError || error instanceof InvalidInputError) {
+      process.stderr.write(`customer-api: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`customer-api: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await runCli(process.argv.slice(2));

@@ -1,0 +1,106 @@
+import path from 'node:path';
+import { rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
+
+export type ApiEnvironment = 'sandbox' | 'production';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** PostgreSQL connection string; undefined means the embedded SQLite database in dataDir. */
+  readonly databaseUrl: string | undefined;
+  readonly databasePoolSize: number;
+  readonly apiEnvironment: ApiEnvironment;
+  readonly logLevel: string;
+  /** Fastify trustProxy value: false (socket address), true, a hop count, or a list of addresses/CIDRs. */
+  readonly trustProxy: boolean | number | string[];
+  /** undefined turns rate limiting off (benchmarks). */
+  readonly rateLimitPerSecond: number | undefined;
+  readonly redisUrl: string | undefined;
+  /** true allows any origin; a list allows those origins only. */
+  readonly corsOrigins: true | string[];
+  readonly shutdownTimeoutMs: number;
+}
+
+/** A setting that cannot work: the process prints the message as one line and exits non-zero. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function parseDatabaseUrl(raw: string | undefined): string | undefined {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+  }
+  return value;
+}
+
+function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
+  const value = raw?.trim();
+  if (!value || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^[0-9]+$/.test(value)) return Number(value);
+  return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+}
+
+function parseRateLimit(raw: string | undefined): number | undefined {
+  const value = raw?.trim();
+  if (!value) return rateLimitPerSecondDefault;
+  if (value === 'off') return undefined;
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000) {
+    throw new ConfigError(`RATE_LIMIT_PER_SECOND must be a whole number from 1 to 1000000 or "off", got "${value}"`);
+  }
+  return Number(value);
+}
+
+function parseCorsOrigins(raw: string | undefined): Config['corsOrigins'] {
+  const value = raw?.trim();
+  if (!value || value === '*') return true;
+  return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+}
+
+/** Reads the environment once into a frozen Config; every setting and default is listed in the README. */
+export function loadConfig(env: Env = process.env): Config {
+  const apiEnvironment = (env.API_ENVIRONMENT?.trim() || 'sandbox') as ApiEnvironment;
+  if (apiEnvironment !== 'sandbox' && apiEnvironment !== 'production') {
+    throw new ConfigError(`API_ENVIRONMENT must be "sandbox" or "production", got "${env.API_ENVIRONMENT}"`);
+  }
+  const logLevel = env.LOG_LEVEL?.trim() || 'info';
+  if (!logLevels.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
+  }
+  return Object.freeze({
+    port: integerSetting(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST?.trim() || '0.0.0.0',
+    dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
+    databaseUrl: parseDatabaseUrl(env.DATABASE_URL),
+    databasePoolSize: integerSetting(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    apiEnvironment,
+    logLevel,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    rateLimitPerSecond: parseRateLimit(env.RATE_LIMIT_PER_SECOND),
+    redisUrl: env.REDIS_URL?.trim() || undefined,
+    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
+    shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMsDefault, 0, 600_000),
+  });
+}

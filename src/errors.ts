@@ -1,0 +1,50 @@
+/**
+ * The closed catalogue of error codes (spec §7 leaves them open) and the one code → HTTP status map.
+ * docs/errors.md documents each; a test keeps the two in step.
+ */
+export const errorStatusByCode = {
+  VALIDATION_ERROR: 400,
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  INSUFFICIENT_SCOPE: 403,
+  IP_NOT_ALLOWED: 403,
+  CSRF_TOKEN_INVALID: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  NOT_READY: 503,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatusByCode;
+
+/** A failure the client can act on; only the error handler turns it into a response body. */
+export class DomainError extends Error {
+  override name = 'DomainError';
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: unknown = {},
+  ) {
+    super(message);
+    this.statusCode = errorStatusByCode[code];
+  }
+}
+
+/** One field that failed validation: a JSON pointer into the request part and why. */
+export interface FieldError {
+  location: 'body' | 'query' | 'params' | 'headers';
+  path: string;
+  reason: string;
+}
+
+export function validationError(fields: FieldError[], message = 'The request is not valid.'): DomainError {
+  return new DomainError('VALIDATION_ERROR', message, { fields });
+}
+
+export function notFound(resource: string): DomainError {
+  return new DomainError('NOT_FOUND', `No such ${resource}.`);
+}

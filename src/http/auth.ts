@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DomainError } from '../errors.js';
+import { unauthenticated, type ApiKeyService, type AuthenticatedKey } from '../modules/api-keys/service.js';
+import { grants, type Scope } from '../modules/api-keys/scopes.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Answered without an API key (health, readiness, metrics, API reference). Routes are private by default. */
+    public?: boolean;
+    /** The scope the key must hold (DESIGN §3). */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    apiKey: AuthenticatedKey | null;
+  }
+}
+
+/**
+ * Spec §5 rule 1: the key comes as `x-api-key` or `Authorization: Bearer`. Both present and different is
+ * ambiguous and refused like any bad key; an Authorization header of another scheme is a malformed key.
+ */
+function presentedKey(request: FastifyRequest): string | undefined {
+  const headerKey = request.headers['x-api-key'];
+  const authorization = request.headers.authorization;
+  let bearer: string | undefined;
+  if (authorization !== undefined) {
+    const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization);
+    if (!match) throw unauthenticated();
+    bearer = match[1];
+  }
+  if (Array.isArray(headerKey)) throw unauthenticated();
+  if (headerKey !== undefined && bearer !== undefined && headerKey !== bearer) throw unauthenticated();
+  return headerKey ?? bearer;
+}
+
+/** The authenticated key of a request on a private route (set by the hook below). */
+export function callerOf(request: FastifyRequest): AuthenticatedKey {
+  if (request.apiKey === null) throw unauthenticated();
+  return request.apiKey;
+}
+
+export function installAuthentication(app: FastifyInstance, apiKeys: ApiKeyService): void {
+  app.decorateRequest('apiKey', null);
+  app.addHook('onRequest', async (request) => {
+    if (request.is404 || request.routeOptions.config.public) return;
+    request.apiKey = await apiKeys.authenticate(presentedKey(request), request.ip);
+    const scope = request.routeOptions.config.scope;
+    if (scope !== undefined && !grants(request.apiKey.scopes, scope)) {
+      throw new DomainError('INSUFFICIENT_SCOPE', `This API key lacks the scope ${scope}.`, { required_scope: scope });
+    }
+  });
+}

@@ -1,0 +1,49 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
+import { fieldErrors } from './validation.js';
+
+/** Fastify's own request errors, translated into the catalogue with our words (theirs can name internals). */
+const frameworkErrors: Record<string, { code: ErrorCode; message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Request bodies must be sent as application/json.' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than this endpoint accepts.' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'INVALID_JSON', message: 'The request body is empty but declared as JSON.' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'INVALID_JSON', message: 'The request body is not valid JSON.' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'INVALID_JSON', message: 'The request body does not match its Content-Length.' },
+  FST_ERR_CTP_INVALID_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The Content-Type header is not valid.' },
+};
+
+function send(reply: FastifyReply, code: ErrorCode, message: string, details: unknown = {}): FastifyReply {
+  // Error bodies are serialised here, never by a route's response schema: one writer, one shape.
+  const body = JSON.stringify({ error: { code, message, details } });
+  return reply.code(errorStatusByCode[code]).type('application/json; charset=utf-8').send(body);
+}
+
+function isJsonSyntaxError(error: FastifyError): boolean {
+  return error instanceof SyntaxError && error.statusCode === 400;
+}
+
+/** The only place that writes error bodies (DESIGN §4 rule 4). */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof DomainError) return send(reply, error.code, error.message, error.details);
+    if (error.validation) {
+      const fields = fieldErrors(error.validation, error.validationContext ?? 'body');
+      return send(reply, 'VALIDATION_ERROR', 'The request is not valid.', { fields });
+    }
+    const known = error.code ? frameworkErrors[error.code] : undefined;
+    if (known) return send(reply, known.code, known.message);
+    if (isJsonSyntaxError(error)) return send(reply, 'INVALID_JSON', 'The request body is not valid JSON.');
+    if (error.statusCode === 413) return send(reply, 'PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts.');
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      // Remaining malformed-request errors of the framework (e.g. __proto__ in a body).
+      return send(reply, 'VALIDATION_ERROR', 'The request could not be read.');
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    request.lastResort = true;
+    return send(reply, 'INTERNAL_ERROR', 'Something went wrong on our side. The request id identifies it in our logs.');
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, 'ROUTE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`),
+  );
+}

@@ -1,0 +1,70 @@
+import { Type, type TSchema, type TUnsafe } from 'typebox';
+import { errorStatusByCode, type ErrorCode } from '../errors.js';
+
+/** Schema primitives shared by every route; TypeBox is the one source of validation, types and OpenAPI. */
+
+export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
+
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
+/** Spec §4 convention 2: every success body is `{ data: ... }`. */
+export function DataOf<T extends TSchema>(schema: T) {
+  return Type.Object({ data: schema }, { additionalProperties: false });
+}
+
+/** Spec §7 rule 1: the error envelope of every per-endpoint failure. */
+export const ErrorEnvelope = Type.Object(
+  {
+    error: Type.Object({
+      code: StringEnum(Object.keys(errorStatusByCode) as ErrorCode[]),
+      message: Type.String(),
+      details: Type.Unknown({ description: 'Structured detail; for VALIDATION_ERROR `{ fields: [{ location, path, reason }] }`' }),
+    }),
+  },
+  { description: 'Error envelope (spec §7 rule 1); codes in docs/errors.md' },
+);
+
+/** Spec §7 rule 4: the flat body of an unsupported API version. */
+export const VersionErrorBody = Type.Object(
+  { error: Type.String({ description: 'Names the rejected version and the supported versions' }) },
+  { description: 'Unsupported API version (spec §7 rule 4, §9 rule 7)' },
+);
+
+const errorDescriptions: Record<number, string> = {
+  400: 'Validation error, malformed JSON, or unsupported API version (flat body)',
+  401: 'Missing, malformed, unknown, revoked or expired API key',
+  403: 'Missing scope, IP address not allowed, or missing/invalid CSRF token',
+  404: 'Unknown id, or an id of another customer',
+  409: 'Idempotency key in use by an unfinished request',
+  413: 'Request body over the route limit',
+  415: 'Request body is not application/json',
+  422: 'Business rule refused the request',
+  429: 'Rate limited; see Retry-After',
+  500: 'Internal error',
+  503: 'Not ready',
+};
+
+/** Response schemas of the error statuses a route can answer, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const responses: Record<number, TSchema> = {};
+  for (const status of statuses) {
+    const description = errorDescriptions[status] ?? 'Error';
+    responses[status] =
+      status === 400
+        ? Type.Union([ErrorEnvelope, VersionErrorBody], { description })
+        : { ...ErrorEnvelope, description };
+  }
+  return responses;
+}
+
+/** Errors every authenticated route can answer. */
+export const authenticatedReadErrors = [400, 401, 403, 429, 500] as const;
+/** Errors every authenticated write route can answer, body-related ones included. */
+export const authenticatedWriteErrors = [400, 401, 403, 413, 415, 429, 500] as const;

@@ -1,0 +1,29 @@
+/** DESIGN §3: `*`, or `<resource>:read` / `<resource>:write` for each resource. */
+export const scopeResources = [
+  'fiat-accounts',
+  'virtual-accounts',
+  'payees',
+  'end-users',
+  'documents',
+  'payments',
+  'fees',
+  'transactions',
+  'wallets',
+  'otc-exchanges',
+  'webhooks',
+] as const;
+
+export type ScopeResource = (typeof scopeResources)[number];
+export type Scope = '*' | `${ScopeResource}:${'read' | 'write'}`;
+
+export const allScopes: readonly Scope[] = ['*', ...scopeResources.flatMap((resource) => [`${resource}:read`, `${resource}:write`] as Scope[])];
+
+export function isScope(value: string): value is Scope {
+  return (allScopes as readonly string[]).includes(value);
+}
+
+/** A key holds a scope when it has `*`, the scope itself, or — for a read — the write scope of the same resource. */
+export function grants(held: readonly Scope[], required: Scope): boolean {
+  if (held.includes('*') || held.includes(required)) return true;
+  return required.endsWith(':read') && held.includes(required.replace(/:read$/, ':write') as Scope);
+}

@@ -1,0 +1,177 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { ApiEnvironment } from '../../config/config.js';
+import {
+  apiKeyAllowedIpsMax,
+  apiKeyDisplayPrefixLength,
+  apiKeyLastUsedWriteIntervalMs,
+  apiKeyLengthMax,
+  apiKeyRandomBytes,
+  apiKeyScopesMax,
+} from '../../config/limits.js';
+import { DomainError } from '../../errors.js';
+import type { Storage } from '../../storage/database.js';
+import { InvalidInputError } from '../customers/service.js';
+import { findCustomer } from '../customers/repository.js';
+import { formatCidr, ipAllowed, parseCidr, type CidrRange } from './ip-allowlist.js';
+import { findApiKeyByHash, insertApiKey, listApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from './repository.js';
+import { isScope, type Scope } from './scopes.js';
+
+/** What a request knows about the key that authenticated it. */
+export interface AuthenticatedKey {
+  readonly id: string;
+  readonly customerId: string;
+  readonly frOwnerBusinessId: string;
+  readonly scopes: readonly Scope[];
+}
+
+/** The operator's view of a key: never the key or its hash. */
+export interface ApiKeyView {
+  id: string;
+  customer_id: string;
+  prefix: string;
+  environment: string;
+  scopes: Scope[];
+  allowed_ips: string[];
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+export interface CreateKeyInput {
+  customerId: string;
+  scopes?: string[];
+  allowedIps?: string[];
+  expiresAt?: string;
+}
+
+const keyPrefixByEnvironment: Record<ApiEnvironment, string> = { sandbox: 'sk_test_', production: 'sk_live_' };
+const keyBodyLength = Math.ceil((apiKeyRandomBytes * 4) / 3);
+const keyPattern = new RegExp(`^sk_(test|live)_[A-Za-z0-9_-]{${keyBodyLength}}$`);
+
+/** One message for every kind of bad key, so a caller cannot tell unknown from revoked from expired. */
+export const unauthenticated = () => new DomainError('UNAUTHENTICATED', 'A valid API key is required.');
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+function present(row: ApiKeyRow): ApiKeyView {
+  return {
+    id: row.id,
+    customer_id: row.customer_id,
+    prefix: row.prefix,
+    environment: row.environment,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    allowed_ips: JSON.parse(row.allowed_ips) as string[],
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+    last_used_at: row.last_used_at,
+    created_at: row.created_at,
+  };
+}
+
+export class ApiKeyService {
+  /** When each key's last_used_at was last written by this process; bounds writes to one per interval. */
+  private readonly lastUsedWrittenMs = new Map<string, number>();
+  /** Parsed allow-lists by key id; rows are immutable apart from revocation and last use. */
+  private readonly rangesByKey = new Map<string, CidrRange[]>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly environment: ApiEnvironment,
+  ) {}
+
+  async create(input: CreateKeyInput): Promise<ApiKeyView & { key: string }> {
+    const customer = await findCustomer(this.storage.db, input.customerId.toLowerCase());
+    if (!customer) throw new InvalidInputError(`no customer with id ${input.customerId}`);
+    const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : ['*'];
+    if (scopes.length > apiKeyScopesMax) throw new InvalidInputError(`at most ${apiKeyScopesMax} scopes`);
+    const unknownScope = scopes.find((scope) => !isScope(scope));
+    if (unknownScope) throw new InvalidInputError(`unknown scope "${unknownScope}" (see docs/authentication.md)`);
+    const allowedIps = (input.allowedIps ?? []).map((value) => {
+      const range = parseCidr(value);
+      if (!range) throw new InvalidInputError(`--allow-ip "${value}" is not an IPv4 or IPv6 address or CIDR range`);
+      return formatCidr(range);
+    });
+    if (allowedIps.length > apiKeyAllowedIpsMax) throw new InvalidInputError(`at most ${apiKeyAllowedIpsMax} allowed IP ranges`);
+    let expiresAt: string | null = null;
+    if (input.expiresAt !== undefined) {
+      const parsed = new Date(input.expiresAt);
+      if (Number.isNaN(parsed.getTime())) throw new InvalidInputError(`--expires-at "${input.expiresAt}" is not an ISO 8601 date-time`);
+      expiresAt = parsed.toISOString();
+    }
+    const key = `${keyPrefixByEnvironment[this.environment]}${randomBytes(apiKeyRandomBytes).toString('base64url')}`;
+    const row: ApiKeyRow = {
+      id: randomUUID(),
+      customer_id: customer.id,
+      key_hash: hashApiKey(key),
+      prefix: key.slice(0, apiKeyDisplayPrefixLength),
+      environment: this.environment,
+      scopes: JSON.stringify(scopes),
+      allowed_ips: JSON.stringify(allowedIps),
+      expires_at: expiresAt,
+      revoked_at: null,
+      last_used_at: null,
+      created_at: this.clock.now().toISOString(),
+    };
+    await insertApiKey(this.storage.db, row);
+    return { ...present(row), key };
+  }
+
+  async list(customerId: string): Promise<ApiKeyView[]> {
+    const customer = await findCustomer(this.storage.db, customerId.toLowerCase());
+    if (!customer) throw new InvalidInputError(`no customer with id ${customerId}`);
+    return (await listApiKeys(this.storage.db, customer.id)).map(present);
+  }
+
+  async revoke(keyId: string): Promise<ApiKeyView> {
+    const row = await revokeApiKey(this.storage.db, keyId.toLowerCase(), this.clock.now().toISOString());
+    if (!row) throw new InvalidInputError(`no API key with id ${keyId}`);
+    return present(row);
+  }
+
+  /**
+   * Spec §5: a missing, malformed, unknown, revoked or expired key → 401 (one body); a key used from an address
+   * outside its allow-list → 403. Only the SHA-256 of the presented key ever reaches the database.
+   */
+  async authenticate(presentedKey: string | undefined, clientIp: string): Promise<AuthenticatedKey> {
+    if (presentedKey === undefined || presentedKey.length > apiKeyLengthMax || !keyPattern.test(presentedKey)) {
+      throw unauthenticated();
+    }
+    const row = await findApiKeyByHash(this.storage.db, hashApiKey(presentedKey));
+    const now = this.clock.now();
+    if (
+      !row ||
+      row.environment !== this.environment ||
+      row.revoked_at !== null ||
+      (row.expires_at !== null && row.expires_at <= now.toISOString())
+    ) {
+      throw unauthenticated();
+    }
+    const ranges = this.allowListOf(row);
+    if (ranges.length > 0 && !ipAllowed(clientIp, ranges)) {
+      throw new DomainError('IP_NOT_ALLOWED', 'This API key cannot be used from your IP address.');
+    }
+    await this.recordUse(row.id, now);
+    return { id: row.id, customerId: row.customer_id, frOwnerBusinessId: row.fr_owner_business_id, scopes: JSON.parse(row.scopes) as Scope[] };
+  }
+
+  private allowListOf(row: ApiKeyRow): CidrRange[] {
+    let ranges = this.rangesByKey.get(row.id);
+    if (ranges === undefined) {
+      ranges = (JSON.parse(row.allowed_ips) as string[]).map((value) => parseCidr(value)).filter((range) => range !== undefined);
+      this.rangesByKey.set(row.id, ranges);
+    }
+    return ranges;
+  }
+
+  private async recordUse(keyId: string, now: Date): Promise<void> {
+    const lastWritten = this.lastUsedWrittenMs.get(keyId);
+    if (lastWritten !== undefined && now.getTime() - lastWritten < apiKeyLastUsedWriteIntervalMs) return;
+    this.lastUsedWrittenMs.set(keyId, now.getTime());
+    await touchApiKey(this.storage.db, keyId, now.toISOString());
+  }
+}

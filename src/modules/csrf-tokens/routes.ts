@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, Timestamp, authenticatedReadErrors, errorResponses } from '../../http/schemas.js';
+import type { CsrfTokenService } from './service.js';
+
+const CsrfTokenRecord = Type.Object(
+  {
+    csrf_token: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Send as X-CSRF-Token on POST, PATCH and DELETE' }),
+    expires_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export function csrfTokenRoutes(app: FastifyInstance, csrfTokens: CsrfTokenService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().get(
+    '/csrf-token',
+    {
+      schema: {
+        tags: ['Authentication'],
+        summary: 'Get a CSRF token bound to the calling API key',
+        response: { 200: DataOf(CsrfTokenRecord), ...errorResponses(...authenticatedReadErrors) },
+      },
+    },
+    async (request) => ({ data: csrfTokens.issue(callerOf(request).id) }),
+  );
+}

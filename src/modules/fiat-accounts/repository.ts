@@ -1,0 +1,16 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, FiatAccountsTable } from '../../storage/tables.js';
+
+export type FiatAccountRow = FiatAccountsTable;
+
+export async function insertFiatAccount(trx: Transaction<Database>, row: FiatAccountRow): Promise<void> {
+  await trx.insertInto('fiat_accounts').values(row).execute();
+}
+
+export async function listFiatAccounts(db: Kysely<Database>, customerId: string): Promise<FiatAccountRow[]> {
+  return db.selectFrom('fiat_accounts').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+}
+
+export async function findFiatAccount(db: Kysely<Database>, customerId: string, id: string): Promise<FiatAccountRow | undefined> {
+  return db.selectFrom('fiat_accounts').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import type { FiatAccountService } from './service.js';
+import { CreateFiatAccountBody, FiatAccount, FiatAccountParams } from './schemas.js';
+
+export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Fiat accounts'];
+
+  routes.post(
+    '/fiat-accounts',
+    {
+      config: { scope: 'fiat-accounts:write' },
+      schema: {
+        tags,
+        summary: 'Create a fiat account',
+        body: CreateFiatAccountBody,
+        response: { 201: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors) },
+      },
+    },
+    async (request, reply) => {
+      const account = await fiatAccounts.create(callerOf(request), request.body);
+      return reply.code(201).send({ data: account });
+    },
+  );
+
+  routes.get(
+    '/fiat-accounts',
+    {
+      config: { scope: 'fiat-accounts:read' },
+      schema: { tags, summary: 'List fiat accounts', response: { 200: DataOf(Type.Array(FiatAccount)), ...errorResponses(...authenticatedReadErrors) } },
+    },
+    async (request) => ({ data: await fiatAccounts.list(callerOf(request)) }),
+  );
+
+  routes.get(
+    '/fiat-accounts/:id',
+    {
+      config: { scope: 'fiat-accounts:read' },
+      schema: {
+        tags,
+        summary: 'Get a fiat account',
+        params: FiatAccountParams,
+        response: { 200: DataOf(FiatAccount), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await fiatAccounts.get(callerOf(request), request.params.id) }),
+  );
+}

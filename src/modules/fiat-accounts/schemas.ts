@@ -1,0 +1,45 @@
+import { Type, type Static } from 'typebox';
+import { accountNameLengthMax } from '../../config/limits.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+
+export const fiatCurrencies = ['USD', 'EUR', 'GBP'] as const;
+export const ibanCountries = ['DE', 'DK', 'GB', 'LU'] as const;
+
+/** Spec §4 POST /fiat-accounts. */
+export const CreateFiatAccountBody = Type.Object(
+  {
+    accountName: Type.String({ minLength: 1, maxLength: accountNameLengthMax }),
+    currency: StringEnum(fiatCurrencies),
+    ibanCountry: Type.Optional(StringEnum(ibanCountries, { description: 'Default: DE for EUR, GB for GBP, LU for USD' })),
+    linkedBusinessId: Type.Optional(Uuid),
+    umbrellaLinkId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
+export type CreateFiatAccountInput = Static<typeof CreateFiatAccountBody>;
+
+/** Spec §2 fiat account record (`bic` is additive). */
+export const FiatAccount = Type.Object(
+  {
+    id: Uuid,
+    fr_account_id: Type.String({ description: 'Provider id, prefix facc_' }),
+    account_name: Type.String(),
+    currency: StringEnum(fiatCurrencies),
+    balance: Type.Number({ description: 'Major units as a JSON number (e.g. 12.34)' }),
+    status: Type.String({ description: 'active' }),
+    is_master: Type.Boolean(),
+    linked_business_id: Nullable(Uuid),
+    fr_owner_business_id: Type.String(),
+    iban: Type.String(),
+    bic: Type.String(),
+    account_number: Type.String(),
+    sort_code: Nullable(Type.String({ description: 'GBP accounts only' })),
+    routing_number: Nullable(Type.String({ description: 'USD accounts only' })),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type FiatAccountRecord = Static<typeof FiatAccount>;
+
+export const FiatAccountParams = Type.Object({ id: Uuid }, { additionalProperties: false });

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import { notFound } from '../../errors.js';
+import { appendEvent } from '../../events/outbox.js';
+import type { FiatCurrency, IbanCountry, Providers } from '../../providers/providers.js';
+import type { Storage } from '../../storage/database.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { presentFiatAccount } from './presenter.js';
+import { findFiatAccount, insertFiatAccount, listFiatAccounts, type FiatAccountRow } from './repository.js';
+import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
+
+/** Spec §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
+const defaultIbanCountry: Record<FiatCurrency, IbanCountry> = { EUR: 'DE', GBP: 'GB', USD: 'LU' };
+
+export class FiatAccountService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly providers: Providers,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(caller: AuthenticatedKey, input: CreateFiatAccountInput): Promise<FiatAccountRecord> {
+    // The provider is called outside the database transaction (DESIGN §4); the row and its event land together.
+    const opened = await this.providers.banking.openAccount({
+      ownerBusinessId: caller.frOwnerBusinessId,
+      accountName: input.accountName,
+      currency: input.currency,
+      ibanCountry: input.ibanCountry ?? defaultIbanCountry[input.currency],
+    });
+    const now = this.clock.now().toISOString();
+    const row: FiatAccountRow = {
+      id: randomUUID(),
+      customer_id: caller.customerId,
+      fr_account_id: opened.frAccountId,
+      account_name: input.accountName,
+      currency: input.currency,
+      balance_minor: 0n,
+      status: 'active',
+      // An account linked to a business end user belongs to that business; the others are the customer's masters.
+      is_master: input.linkedBusinessId === undefined ? 1 : 0,
+      linked_business_id: input.linkedBusinessId?.toLowerCase() ?? null,
+      umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
+      iban: opened.iban,
+      bic: opened.bic,
+      account_number: opened.accountNumber,
+      sort_code: opened.sortCode,
+      routing_number: opened.routingNumber,
+      created_at: now,
+      updated_at: now,
+    };
+    const record = presentFiatAccount(row, caller.frOwnerBusinessId);
+    await this.storage.db.transaction().execute(async (trx) => {
+      await insertFiatAccount(trx, row);
+      await appendEvent(trx, { customerId: caller.customerId, type: 'fiat_account.created', data: record, createdAt: this.clock.now() });
+    });
+    return record;
+  }
+
+  async list(caller: AuthenticatedKey): Promise<FiatAccountRecord[]> {
+    const rows = await listFiatAccounts(this.storage.db, caller.customerId);
+    return rows.map((row) => presentFiatAccount(row, caller.frOwnerBusinessId));
+  }
+
+  async get(caller: AuthenticatedKey, id: string): Promise<FiatAccountRecord> {
+    const row = await findFiatAccount(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('fiat account');
+    return presentFiatAccount(row, caller.frOwnerBusinessId);
+  }
+}

@@ -1,0 +1,151 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver } from 'kysely';
+import pg from 'pg';
+import { ConfigError, type Config } from '../config/config.js';
+import type { Database } from './tables.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Storage {
+  readonly db: Kysely<Database>;
+  readonly dialect: Dialect;
+  /** Human-readable location for logs, without credentials. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+/** The pragmas the embedded database must run with; checked after they are set (issue 2, DESIGN §2). */
+export const sqliteBusyTimeoutMs = 5000;
+const sqliteFileName = 'customer-api.sqlite';
+const preparedStatementCacheSize = 500;
+const postgresConnectTimeoutMs = 5000;
+
+// pg returns int8 (bigint, count(*)) as strings by default; money is bigint minor units, so parse it as bigint.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
+
+/**
+ * Kysely's SQLite driver opens transactions with a deferred BEGIN, which lets two writers both read and then
+ * deadlock on the upgrade to a write lock. Every transaction here is a write transaction, so it takes the write
+ * lock up front; busy_timeout then queues writers from other processes instead of failing them.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #database: BetterSqlite3.Database;
+  constructor(database: BetterSqlite3.Database) {
+    super({ database });
+    this.#database = database;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: this.#database });
+  }
+}
+
+/**
+ * Kysely prepares every query anew; better-sqlite3 statements are reusable, so keep the most recent ones.
+ * A statement is only reused once the previous use has finished (better-sqlite3 is synchronous).
+ */
+function withStatementCache(database: BetterSqlite3.Database): BetterSqlite3.Database {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  const prepare = database.prepare.bind(database);
+  database.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (statement === undefined) {
+      statement = prepare(source);
+      if (cache.size >= preparedStatementCacheSize) cache.delete(cache.keys().next().value as string);
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as BetterSqlite3.Database['prepare'];
+  return database;
+}
+
+function ensureWritableDirectory(dataDir: string): void {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.accessSync(dataDir, fs.constants.W_OK);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? 'not writable';
+    throw new ConfigError(`DATA_DIR ${dataDir} is not a writable directory (${reason})`);
+  }
+}
+
+export function openSqliteDatabase(dataDir: string): BetterSqlite3.Database {
+  ensureWritableDirectory(dataDir);
+  const file = path.join(dataDir, sqliteFileName);
+  let database: BetterSqlite3.Database;
+  try {
+    database = new BetterSqlite3(file);
+  } catch (error) {
+    throw new ConfigError(`cannot open the SQLite database ${file}: ${(error as Error).message}`);
+  }
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
+  assertSqlitePragmas(database);
+  // Money columns are bigint; without this better-sqlite3 would hand them back as lossy JS numbers.
+  database.defaultSafeIntegers(true);
+  return database;
+}
+
+/** Reads the pragmas back: a filesystem that cannot do WAL, for example, must stop start-up, not weaken it. */
+function assertSqlitePragmas(database: BetterSqlite3.Database): void {
+  const read = (name: string) => database.pragma(name, { simple: true }) as unknown;
+  const problems: string[] = [];
+  if (String(read('journal_mode')).toLowerCase() !== 'wal') problems.push('journal_mode is not WAL');
+  if (Number(read('synchronous')) !== 2) problems.push('synchronous is not FULL');
+  if (Number(read('foreign_keys')) !== 1) problems.push('foreign_keys is not ON');
+  if (Number(read('busy_timeout')) < sqliteBusyTimeoutMs) problems.push(`busy_timeout is below ${sqliteBusyTimeoutMs} ms`);
+  if (problems.length > 0) {
+    database.close();
+    throw new ConfigError(`the SQLite database cannot run safely: ${problems.join(', ')}`);
+  }
+}
+
+function describePostgres(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  return `postgres://${url.hostname}:${url.port || 5432}${url.pathname}`;
+}
+
+export interface StorageOptions {
+  /** PostgreSQL only: the schema to use (tests give each app its own). */
+  readonly postgresSchema?: string;
+}
+
+export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>, options: StorageOptions = {}): Promise<Storage> {
+  if (config.databaseUrl === undefined) {
+    const database = withStatementCache(openSqliteDatabase(config.dataDir));
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(database) });
+    return { db, dialect: 'sqlite', location: path.join(config.dataDir, sqliteFileName), close: () => db.destroy() };
+  }
+  const location = describePostgres(config.databaseUrl);
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.databasePoolSize,
+    connectionTimeoutMillis: postgresConnectTimeoutMs,
+    ...(options.postgresSchema ? { options: `-c search_path=${options.postgresSchema}` } : {}),
+  });
+  // An idle client that loses its connection emits 'error'; without a listener that would crash the process.
+  pool.on('error', () => undefined);
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new ConfigError(`cannot connect to PostgreSQL at ${location}: ${(error as Error).message}`);
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', location, close: () => db.destroy() };
+}
+
+/** A cheap round trip proving the database answers. */
+export async function pingDatabase(storage: Storage): Promise<void> {
+  await sql`select 1`.execute(storage.db);
+}
