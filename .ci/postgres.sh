@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's PostgreSQL server if missing, starts it on 127.0.0.1:5432 and creates the test role and
+# Installs Debian's PostgreSQL server if missing (.ci/run normally has), starts it on 127.0.0.1:5432 and creates the test role and
 # database. Prints the connection string on stdout. Idempotent: safe to run on a machine that already has it.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive

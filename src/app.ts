@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './clock.js';
-import { ConfigError, type Config } from './config/config.js';
+import type { Config } from './config/config.js';
 import { bodyLimitDefaultBytes } from './config/limits.js';
 import { installApiVersioning, stripVersionPrefix } from './http/api-version.js';
 import { installAuthentication } from './http/auth.js';
@@ -18,11 +18,21 @@ import { csrfTokenRoutes } from './modules/csrf-tokens/routes.js';
 import { CsrfTokenService } from './modules/csrf-tokens/service.js';
 import { fiatAccountRoutes } from './modules/fiat-accounts/routes.js';
 import { FiatAccountService } from './modules/fiat-accounts/service.js';
+import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/routes.js';
+import { EndUserService } from './modules/end-users/service.js';
+import { VerificationService } from './modules/end-users/verification.js';
 import { healthRoutes } from './modules/health/routes.js';
-import { sandboxProviders, type Providers } from './providers/providers.js';
+import { registerDocuments } from './modules/documents/module.js';
+import type { ModuleContext } from './modules/module-context.js';
+import { registerPayees } from './modules/payees/module.js';
+import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
+import { configuredProviders, type Providers } from './providers/providers.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { LocalFileStore, type FileStore } from './storage/files.js';
 import { serverSecret } from './storage/server-secrets.js';
+import { PollingWorker } from './workers/polling-worker.js';
+import { workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
   /** Owned by the app from here on: closing the app closes it. */
@@ -30,26 +40,35 @@ export interface AppDependencies {
   clock?: Clock;
   /** Defaults to the sandbox simulator; production has no default and refuses to start without one. */
   providers?: Providers;
+  /** Where uploaded files go; defaults to `<DATA_DIR>/documents`. */
+  files?: FileStore;
   /** Where logs go (tests capture them); standard output otherwise. */
   logStream?: DestinationStream;
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Background loops; server.ts starts them, tests run single passes with runOnce(). */
+    workers: PollingWorker[];
+  }
+}
+
 /** Headers that carry secrets are never logged. */
-export const redactedLogPaths = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers["x-csrf-token"]', 'req.headers.cookie'];
+export const redactedLogPaths = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
+  'req.headers["x-csrf-token"]',
+  'req.headers.cookie',
+];
 
 const allowedCorsHeaders = ['content-type', 'x-api-key', 'authorization', 'x-csrf-token', 'x-api-version', 'idempotency-key', 'x-request-id'];
 const exposedCorsHeaders = ['x-api-version', 'x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'];
 
-function providersFor(config: Config, given: Providers | undefined): Providers {
-  if (given) return given;
-  if (config.apiEnvironment === 'sandbox') return sandboxProviders();
-  throw new ConfigError('API_ENVIRONMENT=production needs a real banking provider, and this build ships only the sandbox simulator');
-}
-
 /** Builds the HTTP application on a migrated database; tests call it too (DESIGN §4). */
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
-  const providers = providersFor(config, deps.providers);
+  const providers = deps.providers ?? configuredProviders(config);
   const { storage } = deps;
   await migrateToLatest(storage);
 
@@ -81,6 +100,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     allowedHeaders: allowedCorsHeaders, exposedHeaders: exposedCorsHeaders,
     maxAge: 600,
+    // An OPTIONS request that is not a preflight falls through to the routes (404 in the envelope).
+    strictPreflight: false,
   });
   installApiVersioning(app);
   installRequestIdHeader(app);
@@ -93,10 +114,30 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installMetrics(app);
   await installOpenApi(app);
 
+  const files = deps.files ?? new LocalFileStore(config.dataDir);
+  const verification = new VerificationService(storage, clock);
+  const workers: PollingWorker[] = [];
+
   healthRoutes(app, storage);
   csrfTokenRoutes(app, csrfTokens);
-  fiatAccountRoutes(app, new FiatAccountService(storage, providers, clock));
-  app.addHook('onClose', async () => storage.close());
+  const endUsers = new EndUserService(storage, providers, files, clock, config.sandboxAutoSettleMs);
+  fiatAccountRoutes(app, new FiatAccountService(storage, providers, clock, endUsers));
+  endUserRoutes(app, endUsers);
+  const context: ModuleContext = { config, storage, providers, clock, files, endUsers, workers, log: app.log };
+  registerPayees(app, context);
+  registerVirtualAccounts(app, context);
+  registerDocuments(app, context);
+
+  if (config.apiEnvironment === 'sandbox') {
+    sandboxEndUserRoutes(app, verification);
+    workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+  }
+  app.decorate('workers', workers);
+  // Workers finish their pass before the database they use is closed.
+  app.addHook('onClose', async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    await storage.close();
+  });
 
   await app.ready();
   return app;

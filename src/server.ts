@@ -1,5 +1,6 @@
-import { buildApp } from './app.js';
+import type { ServerResponse } from 'node:http';
 import { ConfigError, loadConfig } from './config/config.js';
+import { configuredProviders } from './providers/providers.js';
 import { openStorage, type Storage } from './storage/database.js';
 
 /**
@@ -8,12 +9,32 @@ import { openStorage, type Storage } from './storage/database.js';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Settings are refused before anything heavy loads or any file is created.
+  const providers = configuredProviders(config);
+  const { buildApp } = await import('./app.js');
   let storage: Storage | undefined;
   try {
     storage = await openStorage(config);
-    const app = await buildApp(config, { storage });
+    const app = await buildApp(config, { storage, providers });
     await app.listen({ port: config.port, host: config.host });
+    for (const worker of app.workers) worker.start();
     app.log.info({ database: storage.location, environment: config.apiEnvironment }, 'customer-api ready');
+
+    // Closing the server closes only the keep-alive connections idle at that moment: a connection whose request
+    // was still in flight stayed open after its response, so app.close() waited for the keep-alive timeout and the
+    // process hit the shutdown deadline (exit 1, database not closed); test/e2e/quickstart.test.ts proves it.
+    // Responses in flight when the signal arrives therefore end their connection.
+    const inFlight = new Set<ServerResponse>();
+    app.server.on('request', (_request, response: ServerResponse) => {
+      inFlight.add(response);
+      response.on('close', () => inFlight.delete(response));
+    });
+    const endConnectionsAfterResponses = () => {
+      for (const response of inFlight) {
+        if (!response.headersSent) response.setHeader('connection', 'close');
+        else response.on('finish', () => setImmediate(() => app.server.closeIdleConnections()));
+      }
+    };
 
     let stopping = false;
     const stop = (signal: string) => {
@@ -25,6 +46,7 @@ async function main(): Promise<void> {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       deadline.unref();
+      endConnectionsAfterResponses();
       app.close().then(
         () => process.exit(0),
         (error: unknown) => {

@@ -16,12 +16,45 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** Opens the configured database, brings its schema up to date, runs the command and closes it. */
-async function withStorage<T>(run: (storage: Storage, environment: ReturnType<typeof loadConfig>) => Promise<T>): Promise<T> {
+/**
+ * --expires-at must be an ISO 8601 date or date-time with a time zone. ApiKeyService parses it with `new Date`,
+ * which also takes "1" (the year 2001) and rolls an impossible date such as 2030-02-30 over to March 2: an
+ * operator's typo silently became another expiry (test/cli/cli.test.ts). Checked here, before the service.
+ */
+const isoDateTime = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+function checkExpiresAt(value: string): string {
+  const match = isoDateTime.exec(value.trim());
+  const parsed = new Date(value.trim());
+  const [, year, month, day, hour = '00', minute = '00', second = '00'] = match ?? [];
+  const calendarDate = match ? new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))) : undefined;
+  if (
+    !match ||
+    Number.isNaN(parsed.getTime()) ||
+    calendarDate?.getUTCMonth() !== Number(month) - 1 ||
+    calendarDate.getUTCDate() !== Number(day) ||
+    Number(hour) > 23 ||
+    Number(minute) > 59 ||
+    Number(second) > 59
+  ) {
+    throw new InvalidInputError(`--expires-at "${value}" is not an ISO 8601 date-time (e.g. 2030-01-31T23:59:59Z)`);
+  }
+  return value.trim();
+}
+
+/**
+ * Opens the configured database, brings its schema up to date, runs the command and closes it.
+ * `migrate` passes migrate: false and migrates itself: migrating here first made it always report
+ * `"applied": []`, even on an empty database (test/cli/cli.test.ts).
+ */
+async function withStorage<T>(
+  run: (storage: Storage, environment: ReturnType<typeof loadConfig>) => Promise<T>,
+  options: { migrate?: boolean } = {},
+): Promise<T> {
   const config = loadConfig();
   const storage = await openStorage(config);
   try {
-    await migrateToLatest(storage);
+    if (options.migrate !== false) await migrateToLatest(storage);
     return await run(storage, config);
   } finally {
     await storage.close();
@@ -38,7 +71,7 @@ function buildProgram(): Command {
     .command('migrate')
     .description('apply pending database migrations')
     .action(async () => {
-      const applied = await withStorage(async (storage) => ({ applied: await migrateToLatest(storage), database: storage.location }));
+      const applied = await withStorage(async (storage) => ({ applied: await migrateToLatest(storage), database: storage.location }), { migrate: false });
       print(applied);
     });
 
@@ -65,7 +98,7 @@ function buildProgram(): Command {
           customerId: options.customer,
           scopes: options.scope,
           allowedIps: options.allowIp,
-          ...(options.expiresAt !== undefined ? { expiresAt: options.expiresAt } : {}),
+          ...(options.expiresAt !== undefined ? { expiresAt: checkExpiresAt(options.expiresAt) } : {}),
         }),
       );
       print(created);

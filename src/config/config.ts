@@ -20,6 +20,8 @@ export interface Config {
   /** true allows any origin; a list allows those origins only. */
   readonly corsOrigins: true | string[];
   readonly shutdownTimeoutMs: number;
+  /** Sandbox: delay after which simulated decisions and settlements happen by themselves; undefined = never. */
+  readonly sandboxAutoSettleMs: number | undefined;
 }
 
 /** A setting that cannot work: the process prints the message as one line and exits non-zero. */
@@ -73,6 +75,16 @@ function parseRateLimit(raw: string | undefined): number | undefined {
   return Number(value);
 }
 
+function parseAutoSettle(raw: string | undefined): number | undefined {
+  const value = raw?.trim();
+  if (!value) return 2000;
+  if (value === 'off') return undefined;
+  if (!/^[0-9]+$/.test(value) || Number(value) > 86_400_000) {
+    throw new ConfigError(`SANDBOX_AUTO_SETTLE_MS must be a whole number of milliseconds up to 86400000 or "off", got "${value}"`);
+  }
+  return Number(value);
+}
+
 function parseCorsOrigins(raw: string | undefined): Config['corsOrigins'] {
   const value = raw?.trim();
   if (!value || value === '*') return true;
@@ -102,5 +114,6 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: env.REDIS_URL?.trim() || undefined,
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMsDefault, 0, 600_000),
+    sandboxAutoSettleMs: parseAutoSettle(env.SANDBOX_AUTO_SETTLE_MS),
   });
 }

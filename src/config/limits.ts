@@ -37,3 +37,44 @@ export const customerNameLengthMax = 200;
 
 /** Graceful shutdown gives in-flight requests this long before the process exits anyway. */
 export const shutdownTimeoutMsDefault = 10_000;
+
+/** Spec §4 POST /end-users and PATCH /end-users: field limits (those "not shown" are decided in docs/end-users.md). */
+export const personNameLengthMax = 100;
+export const emailLengthMax = 255;
+export const phoneLengthMax = 20;
+export const ipAddressLengthMax = 45;
+export const tagsMax = 20;
+export const tagLengthMax = 100;
+export const linkedCryptoWalletsMax = 50;
+export const walletRelationshipsMax = 10;
+export const onboardingUrlTokenLengthMax = 100;
+export const addressLineLengthMax = 200;
+export const cityLengthMax = 100;
+export const postalCodeLengthMax = 20;
+export const stateLengthMax = 100;
+export const metadataKeysMax = 50;
+export const metadataKeyLengthMax = 40;
+export const metadataValueLengthMax = 500;
+export const companyNameLengthMax = 200;
+export const registrationNumberLengthMax = 100;
+export const websiteLengthMax = 255;
+export const businessPersonsMax = 25;
+
+/** Spec §8: report upload strings (kyc, kyb, provider) are 1-14,680,064 characters. */
+export const reportLengthMax = 14_680_064;
+export const reportFileNameLengthMax = 255;
+/** Two reports at their maximum plus the rest of an end-user body. */
+export const endUserBodyLimitBytes = 2 * reportLengthMax + 1024 * 1024;
+
+/** Spec §4 POST /documents: fileName 1-255; decoded files up to 10 MiB (docs/documents.md). */
+export const documentFileNameLengthMax = 255;
+export const documentSizeMaxBytes = 10 * 1024 * 1024;
+/** base64 of the largest file, plus the JSON around it. */
+export const documentBodyLimitBytes = Math.ceil(documentSizeMaxBytes / 3) * 4 + 64 * 1024;
+/** Provider sync of stored documents: attempts before `failed`, and the backoff between them. */
+export const documentSyncAttemptsMax = 6;
+export const documentSyncBackoffBaseMs = 1000;
+export const documentSyncBackoffMaxMs = 5 * 60 * 1000;
+
+/** Sandbox: how often background workers look for due work. */
+export const workerPollIntervalMs = 250;

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
 import { fieldErrors } from './validation.js';
 
@@ -18,6 +18,10 @@ function send(reply: FastifyReply, code: ErrorCode, message: string, details: un
   return reply.code(errorStatusByCode[code]).type('application/json; charset=utf-8').send(body);
 }
 
+function routeNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return send(reply, 'ROUTE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`);
+}
+
 function isJsonSyntaxError(error: FastifyError): boolean {
   return error instanceof SyntaxError && error.statusCode === 400;
 }
@@ -25,6 +29,11 @@ function isJsonSyntaxError(error: FastifyError): boolean {
 /** The only place that writes error bodies (DESIGN §4 rule 4). */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // Fastify parses the body of an unmatched request before its not-found handler runs, so a malformed, empty
+    // or oversized body would otherwise answer 400/413 for a route that does not exist (docs/errors.md, order of
+    // checks: an unknown route answers 404). Our own errors and crashes keep their meaning.
+    const isRequestError = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
+    if (request.is404 && isRequestError && !(error instanceof DomainError)) return routeNotFound(request, reply);
     if (error instanceof DomainError) return send(reply, error.code, error.message, error.details);
     if (error.validation) {
       const fields = fieldErrors(error.validation, error.validationContext ?? 'body');
@@ -43,7 +52,5 @@ export function installErrorHandling(app: FastifyInstance): void {
     return send(reply, 'INTERNAL_ERROR', 'Something went wrong on our side. The request id identifies it in our logs.');
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    send(reply, 'ROUTE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`),
-  );
+  app.setNotFoundHandler((request, reply) => routeNotFound(request, reply));
 }

@@ -1,6 +1,27 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import { ErrorEnvelope, VersionErrorBody } from './schemas.js';
+
+const writeMethods = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
+/**
+ * Completes each operation with what the edge guarantees for every route but a route's own schema may not list.
+ * Version resolution runs before any route (spec §9), so every operation can answer the flat 400 of spec §7
+ * rule 4, and the last-resort 500 of rule 6 exists everywhere; without this, /health and /ready documented no
+ * 4xx at all. Writes also need X-CSRF-Token (spec §5 rule 4), which the document declared as a scheme but
+ * required nowhere, so a generated client would not send it.
+ */
+function documentEdgeBehaviour({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
+  if (schema === undefined || schema === null || (schema as { hide?: boolean }).hide) return { schema, url };
+  const response: Record<string, unknown> = { ...(schema.response as Record<string, unknown> | undefined) };
+  if (!('400' in response)) response['400'] = { ...VersionErrorBody, description: 'Unsupported API version (flat body)' };
+  if (!('500' in response)) response['500'] = { ...ErrorEnvelope, description: 'Internal error' };
+  const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((method) => method.toUpperCase());
+  const needsCsrf = !route.config?.public && schema.security === undefined && methods.some((method) => writeMethods.has(method));
+  const security = needsCsrf ? [{ apiKey: [], csrfToken: [] }, { bearer: [], csrfToken: [] }] : schema.security;
+  return { schema: { ...schema, response, ...(security === undefined ? {} : { security }) }, url };
+}
 
 /**
  * OpenAPI 3.1 generated from the route schemas, served at /openapi.json, with an interactive reference at /docs.
@@ -12,6 +33,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true, rateLimit: false };
   });
   await app.register(swagger, {
+    transform: documentEdgeBehaviour,
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -18,12 +18,18 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
   const redis = options.redisUrl
     ? new Redis(options.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
-  if (redis) app.addHook('onClose', async () => void redis.quit());
+  if (redis) {
+    // Without a listener ioredis reports connection errors as unhandled; the limiter below fails open instead.
+    redis.on('error', (error: Error) => app.log.warn({ err: error }, 'rate-limit store unreachable'));
+    app.addHook('onClose', async () => void redis.quit());
+  }
   await app.register(rateLimit, {
     global: true,
     max: options.perSecond,
     timeWindow: 1000,
     enableDraftSpec: true,
+    // A Redis outage must not take the API down with it: requests pass unlimited until it is back.
+    skipOnError: true,
     ...(redis ? { redis, nameSpace: 'customer-api-rate-limit:' } : {}),
     keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, context) =>

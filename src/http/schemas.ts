@@ -3,7 +3,12 @@ import { errorStatusByCode, type ErrorCode } from '../errors.js';
 
 /** Schema primitives shared by every route; TypeBox is the one source of validation, types and OpenAPI. */
 
-export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
+// ajv-formats' "uuid" also accepts a `urn:uuid:` prefix; ids here are the bare 36-character form only.
+export const Uuid = Type.String({
+  format: 'uuid',
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  description: 'UUID',
+});
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
 
 export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}): TUnsafe<T[number]> {

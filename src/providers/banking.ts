@@ -21,6 +21,36 @@ export interface OpenedAccount {
   routingNumber: string | null;
 }
 
+export interface OpenVirtualAccountRequest {
+  ownerBusinessId: string;
+  masterFrAccountId: string;
+  accountName: string;
+  /** The name the account is held in: the end user's, or the customer's own accounts' name. */
+  accountHolderName: string;
+  currency: FiatCurrency;
+  ibanCountry: IbanCountry;
+}
+
+export interface OpenedVirtualAccount {
+  frVirtualAccountId: string;
+  iban: string;
+  bic: string;
+  bankName: string;
+  accountHolderName: string;
+  bankCountry: IbanCountry;
+  accountNumber: string;
+  /** UK sort code, for GBP virtual accounts only. */
+  sortCode: string | null;
+}
+
+export interface RegisterPayeeRequest {
+  ownerBusinessId: string;
+  payeeName: string;
+  currency: FiatCurrency;
+}
+
 export interface BankingProvider {
   openAccount(request: OpenAccountRequest): Promise<OpenedAccount>;
+  openVirtualAccount(request: OpenVirtualAccountRequest): Promise<OpenedVirtualAccount>;
+  registerPayee(request: RegisterPayeeRequest): Promise<{ frPayeeId: string }>;
 }

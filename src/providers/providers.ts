@@ -1,13 +1,23 @@
+import { ConfigError, type Config } from '../config/config.js';
 import type { BankingProvider } from './banking.js';
+import type { KycProvider } from './kyc.js';
 import { SandboxBankingProvider } from './sandbox/banking.js';
+import { SandboxKycProvider } from './sandbox/kyc.js';
 
 /** Every foreign system the service talks to, behind its interface (DESIGN §4). */
 export type { FiatCurrency, IbanCountry } from './banking.js';
 
 export interface Providers {
   banking: BankingProvider;
+  kyc: KycProvider;
 }
 
 export function sandboxProviders(): Providers {
-  return { banking: new SandboxBankingProvider() };
+  return { banking: new SandboxBankingProvider(), kyc: new SandboxKycProvider() };
+}
+
+/** The providers the configuration asks for; production has no real integration yet, so it refuses clearly. */
+export function configuredProviders(config: Pick<Config, 'apiEnvironment'>): Providers {
+  if (config.apiEnvironment === 'sandbox') return sandboxProviders();
+  throw new ConfigError('API_ENVIRONMENT=production needs a real banking provider, and this build ships only the sandbox simulator');
 }

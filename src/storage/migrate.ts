@@ -1,22 +1,28 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Storage, Dialect } from './database.js';
 import { foundationMigration } from './migrations/0001-foundation.js';
+import { onboardingMigration } from './migrations/0002-onboarding.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-foundation': foundationMigration(dialect),
+    '0002-onboarding': onboardingMigration(),
   };
 }
 
-function migrator(storage: Storage): Migrator {
+async function migrator(storage: Storage): Promise<Migrator> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(storage.dialect) };
-  return new Migrator({ db: storage.db, provider });
+  if (storage.dialect === 'sqlite') return new Migrator({ db: storage.db, provider });
+  // Kysely looks for its bookkeeping tables in every schema unless told which one: another Kysely-migrated
+  // schema in the same database (another app, or another test) would make it skip creating its own.
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
+  return new Migrator({ db: storage.db, provider, migrationTableSchema: rows[0]?.schema ?? 'public' });
 }
 
 /** Applies every pending migration; Kysely holds a lock so several instances starting together take turns. */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
-  const { error, results } = await migrator(storage).migrateToLatest();
+  const { error, results } = await (await migrator(storage)).migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${(error as Error).message}`);
@@ -25,6 +31,6 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
 }
 
 export async function pendingMigrations(storage: Storage): Promise<string[]> {
-  const all = await migrator(storage).getMigrations();
+  const all = await (await migrator(storage)).getMigrations();
   return all.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }

@@ -67,10 +67,133 @@ export interface ServerSecretsTable {
   created_at: string;
 }
 
+export interface EndUsersTable {
+  id: string;
+  customer_id: string;
+  fr_end_user_id: string;
+  end_user_type: 'INDIVIDUAL' | 'BUSINESS';
+  status: string;
+  reference_code: string;
+  first_name: string | null;
+  middle_name: string | null;
+  last_name: string | null;
+  company_name: string | null;
+  email: string;
+  dob: string | null;
+  phone: string | null;
+  birth_country: string | null;
+  nationality: string | null;
+  ip_address: string | null;
+  annual_salary_range: string | null;
+  risk_rating: string | null;
+  risk_tier: string;
+  verification_method: string | null;
+  signup_at: string | null;
+  umbrella_link_id: string | null;
+  onboarding_url_token: string | null;
+  registration_number: string | null;
+  registration_date: string | null;
+  business_type: string | null;
+  incorporation_country: string | null;
+  sector: string | null;
+  disclosure_accepted_at: string | null;
+  disclosure_version: string | null;
+  reverse_solicitation_required: DbBoolean;
+  reverse_solicitation_accepted: DbBoolean;
+  verification_completed_at: string | null;
+  verification_reason: string | null;
+  sandbox_decision: string | null;
+  sandbox_decide_at: string | null;
+  address: string | null;
+  identification_document: string | null;
+  tags: string;
+  metadata: string;
+  linked_crypto_wallets: string;
+  business: string | null;
+  business_persons: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DocumentsTable {
+  id: string;
+  customer_id: string;
+  end_user_id: string;
+  document_type: string;
+  file_name: string;
+  mime_type: string;
+  size_bytes: bigint;
+  sha256: string;
+  storage_path: string;
+  fr_document_id: string;
+  status: string;
+  fr_sync_status: 'pending' | 'synced' | 'failed';
+  sync_attempts: number | bigint;
+  next_sync_at: string | null;
+  last_sync_error: string | null;
+  synced_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PayeesTable {
+  id: string;
+  customer_id: string;
+  end_user_id: string | null;
+  fr_payee_id: string;
+  payee_name: string;
+  currency: string;
+  status: string;
+  iban: string | null;
+  swift: string | null;
+  account_number: string | null;
+  sort_code: string | null;
+  routing_number: string | null;
+  account_holder_name: string | null;
+  bank_name: string | null;
+  address_line1: string | null;
+  address_line2: string | null;
+  city: string | null;
+  state_region: string | null;
+  postal_code: string | null;
+  country_code: string | null;
+  requires_vop: DbBoolean;
+  umbrella_link_id: string | null;
+  bank_details: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface VirtualAccountsTable {
+  id: string;
+  customer_id: string;
+  master_fiat_account_id: string;
+  end_user_id: string | null;
+  fr_virtual_account_id: string;
+  account_name: string;
+  currency: string;
+  status: string;
+  balance_minor: bigint;
+  iban: string;
+  bic: string;
+  bank_name: string;
+  account_holder_name: string;
+  bank_country: string;
+  account_number: string;
+  sort_code: string | null;
+  umbrella_link_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
   fiat_accounts: FiatAccountsTable;
   outbox_events: OutboxEventsTable;
   server_secrets: ServerSecretsTable;
+  end_users: EndUsersTable;
+  documents: DocumentsTable;
+  payees: PayeesTable;
+  virtual_accounts: VirtualAccountsTable;
 }

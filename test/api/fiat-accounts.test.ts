@@ -1,5 +1,6 @@
 import { isValidIBAN, isValidBIC, extractIBAN } from 'ibantools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBusiness, createIndividual } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -82,12 +83,27 @@ describe('fiat accounts', () => {
     expect(isValidIBAN(account.iban)).toBe(true);
   });
 
-  it('marks an account linked to a business as not master', async () => {
-    const linkedBusinessId = '6f1c1e8e-8f5b-4c4a-9d43-0f5f3b1c2a10';
-    const response = await create(alice, { accountName: 'For a business', currency: 'EUR', linkedBusinessId });
+  it('marks an account linked to a business end user as not master', async () => {
+    const business = await createBusiness(t, alice);
+    const response = await create(alice, { accountName: 'For a business', currency: 'EUR', linkedBusinessId: business.id });
     expect(response.statusCode).toBe(201);
     expect(response.json().data.is_master).toBe(false);
-    expect(response.json().data.linked_business_id).toBe(linkedBusinessId);
+    expect(response.json().data.linked_business_id).toBe(business.id);
+  });
+
+  it('refuses a linkedBusinessId of another customer exactly like an unknown id', async () => {
+    const bobsBusiness = await createBusiness(t, bob);
+    const foreign = await create(alice, { accountName: 'x', currency: 'EUR', linkedBusinessId: bobsBusiness.id });
+    const unknown = await create(alice, { accountName: 'x', currency: 'EUR', linkedBusinessId: '0d4c8f8e-2b7a-4c1e-9f3d-5a6b7c8d9e0f' });
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json()).toEqual(unknown.json());
+  });
+
+  it('refuses a linkedBusinessId that is an individual end user with 422', async () => {
+    const individual = await createIndividual(t, alice);
+    const response = await create(alice, { accountName: 'x', currency: 'EUR', linkedBusinessId: individual.id });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().error.code).toBe('END_USER_NOT_BUSINESS');
   });
 
   describe('validation boundaries', () => {

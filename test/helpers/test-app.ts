@@ -45,6 +45,7 @@ export async function freshStorage(): Promise<{ storage: Storage; config: Pick<C
   const config = { dataDir: temporaryDirectory(), databaseUrl: postgresUrl(), databasePoolSize: 10 };
   const storage = await openStorage(config, { postgresSchema: schema });
   const drop = async () => {
+    fs.rmSync(config.dataDir, { recursive: true, force: true });
     const client = new pg.Client({ connectionString: postgresUrl() });
     await client.connect();
     await client.query(`drop schema if exists ${schema} cascade`);

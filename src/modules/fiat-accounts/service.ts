@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
-import { notFound } from '../../errors.js';
+import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { FiatCurrency, IbanCountry, Providers } from '../../providers/providers.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { EndUserService } from '../end-users/service.js';
 import { presentFiatAccount } from './presenter.js';
 import { findFiatAccount, insertFiatAccount, listFiatAccounts, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
@@ -17,9 +18,17 @@ export class FiatAccountService {
     private readonly storage: Storage,
     private readonly providers: Providers,
     private readonly clock: Clock,
+    private readonly endUsers: EndUserService,
   ) {}
 
   async create(caller: AuthenticatedKey, input: CreateFiatAccountInput): Promise<FiatAccountRecord> {
+    if (input.linkedBusinessId !== undefined) {
+      // Another customer's end user answers 404 like an unknown one; an individual is refused as such.
+      const linked = await this.endUsers.require(caller, input.linkedBusinessId);
+      if (linked.end_user_type !== 'BUSINESS') {
+        throw new DomainError('END_USER_NOT_BUSINESS', 'linkedBusinessId must be a business end user.', { linkedBusinessId: linked.id });
+      }
+    }
     // The provider is called outside the database transaction (DESIGN §4); the row and its event land together.
     const opened = await this.providers.banking.openAccount({
       ownerBusinessId: caller.frOwnerBusinessId,

@@ -1,8 +1,16 @@
-import type { BankingProvider, OpenAccountRequest, OpenedAccount } from '../banking.js';
+import type {
+  BankingProvider,
+  OpenAccountRequest,
+  OpenedAccount,
+  OpenedVirtualAccount,
+  OpenVirtualAccountRequest,
+  RegisterPayeeRequest,
+} from '../banking.js';
 import { providerId } from '../provider-ids.js';
 import { domesticAccountNumber, randomDigits, sandboxBic, sandboxIban, sandboxRoutingNumber, sandboxSortCode } from './bank-details.js';
 
 const usAccountNumberDigits = 12;
+export const sandboxBankName = 'Sandbox Bank';
 
 /**
  * The simulated bank. Every account gets an IBAN in the requested country; GBP accounts are also reachable by
@@ -27,5 +35,24 @@ export class SandboxBankingProvider implements BankingProvider {
       case 'EUR':
         return { ...base, accountNumber: domestic, sortCode: null, routingNumber: null };
     }
+  }
+
+  async openVirtualAccount(request: OpenVirtualAccountRequest): Promise<OpenedVirtualAccount> {
+    const domestic = domesticAccountNumber(request.ibanCountry);
+    const isGbp = request.currency === 'GBP';
+    return {
+      frVirtualAccountId: providerId('vacc'),
+      iban: sandboxIban(request.ibanCountry, domestic),
+      bic: sandboxBic(request.ibanCountry),
+      bankName: sandboxBankName,
+      accountHolderName: request.accountHolderName,
+      bankCountry: request.ibanCountry,
+      accountNumber: isGbp && request.ibanCountry !== 'GB' ? randomDigits(8) : domestic,
+      sortCode: isGbp ? sandboxSortCode : null,
+    };
+  }
+
+  async registerPayee(_request: RegisterPayeeRequest): Promise<{ frPayeeId: string }> {
+    return { frPayeeId: providerId('pay') };
   }
 }

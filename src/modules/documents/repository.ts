@@ -1,0 +1,67 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, DocumentsTable } from '../../storage/tables.js';
+
+export type DocumentRow = DocumentsTable;
+
+export async function insertDocument(trx: Transaction<Database> | Kysely<Database>, row: DocumentRow): Promise<void> {
+  await trx.insertInto('documents').values(row).execute();
+}
+
+export async function findDocument(db: Kysely<Database>, customerId: string, id: string): Promise<DocumentRow | undefined> {
+  return db.selectFrom('documents').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listDocumentsOfEndUser(db: Kysely<Database>, customerId: string, endUserId: string): Promise<DocumentRow[]> {
+  return db
+    .selectFrom('documents')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('end_user_id', '=', endUserId)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+}
+
+/*
+ * Provider sync (docs/documents.md). The worker serves every customer, so the due query is the one read here that
+ * spans customers; each write still names the row's customer, and each is conditional on the state the worker
+ * read, so two instances never both act on one attempt.
+ */
+
+export interface DueDocument extends DocumentRow {
+  fr_end_user_id: string;
+}
+
+/** Pending documents whose next attempt is due, earliest first. */
+export async function dueDocuments(db: Kysely<Database>, nowIso: string, limit: number): Promise<DueDocument[]> {
+  return db
+    .selectFrom('documents')
+    .innerJoin('end_users', 'end_users.id', 'documents.end_user_id')
+    .selectAll('documents')
+    .select('end_users.fr_end_user_id')
+    .where('documents.fr_sync_status', '=', 'pending')
+    .where('documents.next_sync_at', '<=', nowIso)
+    .orderBy('documents.next_sync_at', 'asc')
+    .orderBy('documents.created_at', 'asc')
+    .orderBy('documents.id', 'asc')
+    .limit(limit)
+    .execute();
+}
+
+/** Changes a pending document only if nobody has started another attempt since `attemptsSeen` was read. */
+export async function updatePendingDocument(
+  db: Kysely<Database>,
+  row: Pick<DocumentRow, 'id' | 'customer_id'>,
+  attemptsSeen: number,
+  changes: Partial<Omit<DocumentRow, 'id' | 'customer_id'>>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('documents')
+    .set(changes)
+    .where('customer_id', '=', row.customer_id)
+    .where('id', '=', row.id)
+    .where('fr_sync_status', '=', 'pending')
+    .where('sync_attempts', '=', attemptsSeen)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { documentBodyLimitBytes } from '../../config/limits.js';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import type { DocumentService } from './service.js';
+import { Document, DocumentParams, DocumentUploadResult, EndUserDocumentsParams, UploadDocumentBody } from './schemas.js';
+
+export function documentRoutes(app: FastifyInstance, documents: DocumentService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Documents'];
+
+  routes.post(
+    '/documents',
+    {
+      // Room for the base64 of the largest file (docs/documents.md); anything bigger answers 413 unread.
+      bodyLimit: documentBodyLimitBytes,
+      config: { scope: 'documents:write' },
+      schema: {
+        tags,
+        summary: 'Upload a verification document',
+        description: 'Stores the file, then synchronises it with the provider in the background (docs/documents.md).',
+        body: UploadDocumentBody,
+        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...authenticatedWriteErrors, 404) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await documents.upload(callerOf(request), request.body) }),
+  );
+
+  routes.get(
+    '/documents/:id',
+    {
+      config: { scope: 'documents:read' },
+      schema: {
+        tags,
+        summary: 'Get a document and its provider sync status',
+        params: DocumentParams,
+        response: { 200: DataOf(Document), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await documents.get(callerOf(request), request.params.id) }),
+  );
+
+  routes.get(
+    '/end-users/:endUserId/documents',
+    {
+      config: { scope: 'documents:read' },
+      schema: {
+        tags,
+        summary: 'List the documents of an end user',
+        params: EndUserDocumentsParams,
+        response: { 200: DataOf(Type.Array(Document)), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await documents.listOfEndUser(callerOf(request), request.params.endUserId) }),
+  );
+}

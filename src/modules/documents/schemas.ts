@@ -1,0 +1,72 @@
+import { Type, type Static } from 'typebox';
+import { documentFileNameLengthMax, documentSizeMaxBytes } from '../../config/limits.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { documentMimeTypes } from './file-types.js';
+
+/** Spec §4 POST /documents: the documentType values a client may upload. */
+export const uploadDocumentTypes = ['IDENTITY_VERIFICATION', 'BUSINESS_REGISTRATION', 'identity', 'proof_of_address', 'other'] as const;
+
+/** Sync states of a stored document (spec §3 shows only `pending`; docs/documents.md has the rest). */
+export const documentSyncStatuses = ['pending', 'synced', 'failed'] as const;
+
+/** Base64 length of the largest accepted file: every started group of 3 bytes becomes 4 characters. */
+export const documentBase64LengthMax = Math.ceil(documentSizeMaxBytes / 3) * 4;
+
+/** Spec §4 POST /documents. The encoding of fileData is "not shown" in the spec; docs/documents.md decides base64. */
+export const UploadDocumentBody = Type.Object(
+  {
+    endUserId: Uuid,
+    documentType: StringEnum(uploadDocumentTypes),
+    fileName: Type.String({ minLength: 1, maxLength: documentFileNameLengthMax }),
+    fileData: Type.String({
+      minLength: 1,
+      maxLength: documentBase64LengthMax,
+      contentEncoding: 'base64',
+      description: `File content as standard padded base64 (RFC 4648 §4, no line breaks, no data: prefix); at most ${documentSizeMaxBytes} bytes once decoded, and the bytes must be of mimeType`,
+    }),
+    mimeType: StringEnum(documentMimeTypes, { description: 'Checked against the decoded content by its magic bytes' }),
+  },
+  { additionalProperties: false },
+);
+export type UploadDocumentInput = Static<typeof UploadDocumentBody>;
+
+/** Spec §2 document upload result (`id` is additive, so the client can read the sync status later). */
+export const DocumentUploadResult = Type.Object(
+  {
+    id: Uuid,
+    storage_path: Type.String(),
+    fr_document_id: Type.String({ description: 'Provider id, prefix doc_' }),
+    status: Type.String({ description: 'uploaded' }),
+    fr_sync_status: StringEnum(documentSyncStatuses, { description: 'pending on upload' }),
+    message: Type.String({ description: 'Human-readable text' }),
+  },
+  { additionalProperties: false },
+);
+export type DocumentUploadResultRecord = Static<typeof DocumentUploadResult>;
+
+/** A stored document and its provider sync state (additive, DESIGN §3: GET by id for every resource). */
+export const Document = Type.Object(
+  {
+    id: Uuid,
+    end_user_id: Uuid,
+    document_type: Type.String({ description: 'An upload documentType, or kyc_report / kyb_report / provider_report for end-user reports' }),
+    file_name: Type.String(),
+    mime_type: Type.String(),
+    size_bytes: Type.Integer({ description: 'Decoded size in bytes' }),
+    storage_path: Type.String(),
+    fr_document_id: Type.String({ description: 'Provider id, prefix doc_' }),
+    status: Type.String({ description: 'uploaded' }),
+    fr_sync_status: StringEnum(documentSyncStatuses),
+    sync_attempts: Type.Integer({ description: 'Provider sync attempts started so far' }),
+    next_sync_at: Nullable(Timestamp),
+    last_sync_error: Nullable(Type.String({ description: 'Why the last attempt failed; kept when the document ends failed' })),
+    synced_at: Nullable(Timestamp),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type DocumentRecord = Static<typeof Document>;
+
+export const DocumentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const EndUserDocumentsParams = Type.Object({ endUserId: Uuid }, { additionalProperties: false });

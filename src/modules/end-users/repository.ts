@@ -1,0 +1,48 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, EndUsersTable } from '../../storage/tables.js';
+
+export type EndUserRow = EndUsersTable;
+type Db = Kysely<Database> | Transaction<Database>;
+
+export async function insertEndUser(trx: Db, row: EndUserRow): Promise<void> {
+  await trx.insertInto('end_users').values(row).execute();
+}
+
+/** The caller's end user, or undefined — another customer's id is indistinguishable from an unknown one. */
+export async function findEndUser(db: Db, customerId: string, id: string): Promise<EndUserRow | undefined> {
+  return db.selectFrom('end_users').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listEndUsers(db: Db, customerId: string): Promise<EndUserRow[]> {
+  return db.selectFrom('end_users').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+}
+
+export async function updateEndUser(trx: Db, customerId: string, id: string, changes: Partial<EndUserRow>): Promise<void> {
+  await trx.updateTable('end_users').set(changes).where('customer_id', '=', customerId).where('id', '=', id).execute();
+}
+
+/**
+ * Moves the status only if it is still `from`; the caller learns whether it won, so two concurrent decisions
+ * cannot both apply.
+ */
+export async function transitionEndUserStatus(
+  trx: Db,
+  id: string,
+  from: string,
+  changes: Pick<EndUserRow, 'status' | 'updated_at'> & Partial<EndUserRow>,
+): Promise<boolean> {
+  const result = await trx.updateTable('end_users').set(changes).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Sandbox decisions whose time has come, oldest first. */
+export async function dueSandboxDecisions(db: Db, now: string, limit: number): Promise<EndUserRow[]> {
+  return db
+    .selectFrom('end_users')
+    .selectAll()
+    .where('sandbox_decide_at', 'is not', null)
+    .where('sandbox_decide_at', '<=', now)
+    .orderBy('sandbox_decide_at', 'asc')
+    .limit(limit)
+    .execute();
+}

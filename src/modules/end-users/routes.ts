@@ -1,0 +1,86 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { endUserBodyLimitBytes } from '../../config/limits.js';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, StringEnum, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import type { EndUserService } from './service.js';
+import type { VerificationService } from './verification.js';
+import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, UpdateEndUserBody } from './schemas.js';
+
+export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['End users'];
+  const created = { 201: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors) };
+
+  routes.post(
+    '/end-users',
+    {
+      bodyLimit: endUserBodyLimitBytes,
+      config: { scope: 'end-users:write' },
+      schema: { tags, summary: 'Create an individual end user', body: CreateIndividualBody, response: created },
+    },
+    async (request, reply) => reply.code(201).send({ data: await endUsers.createIndividual(callerOf(request), request.body) }),
+  );
+
+  routes.post(
+    '/end-users/businesses',
+    {
+      bodyLimit: endUserBodyLimitBytes,
+      config: { scope: 'end-users:write' },
+      schema: { tags, summary: 'Create a business end user', body: CreateBusinessBody, response: created },
+    },
+    async (request, reply) => reply.code(201).send({ data: await endUsers.createBusiness(callerOf(request), request.body) }),
+  );
+
+  routes.get(
+    '/end-users',
+    {
+      config: { scope: 'end-users:read' },
+      schema: { tags, summary: 'List end users', response: { 200: DataOf(Type.Array(EndUser)), ...errorResponses(...authenticatedReadErrors) } },
+    },
+    async (request) => ({ data: await endUsers.list(callerOf(request)) }),
+  );
+
+  routes.get(
+    '/end-users/:endUserId',
+    {
+      config: { scope: 'end-users:read' },
+      schema: { tags, summary: 'Get an end user', params: EndUserIdParams, response: { 200: DataOf(EndUser), ...errorResponses(...authenticatedReadErrors, 404) } },
+    },
+    async (request) => ({ data: await endUsers.get(callerOf(request), request.params.endUserId) }),
+  );
+
+  routes.patch(
+    '/end-users/:endUserId',
+    {
+      config: { scope: 'end-users:write' },
+      schema: {
+        tags,
+        summary: 'Update an end user',
+        params: EndUserIdParams,
+        body: UpdateEndUserBody,
+        response: { 200: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await endUsers.update(callerOf(request), request.params.endUserId, request.body) }),
+  );
+}
+
+/** DESIGN §3 simulation endpoint: the sandbox provider's verification decision, on demand. */
+export function sandboxEndUserRoutes(app: FastifyInstance, verification: VerificationService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/sandbox/end-users/:endUserId/verification',
+    {
+      config: { scope: 'end-users:write' },
+      schema: {
+        tags: ['Sandbox'],
+        summary: 'Decide the verification of an end user (sandbox only)',
+        params: EndUserIdParams,
+        body: Type.Object({ outcome: StringEnum(['verified', 'rejected', 'review_required'] as const) }, { additionalProperties: false }),
+        response: { 200: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request) => ({ data: await verification.decide(callerOf(request).customerId, request.params.endUserId, request.body.outcome) }),
+  );
+}

@@ -1,0 +1,245 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import * as limits from '../../config/limits.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+
+/** Spec §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
+
+export const datePattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2' });
+const DateString = Type.String({ pattern: datePattern, description: 'YYYY-MM-DD, a real calendar date' });
+const Email = Type.String({ format: 'email', maxLength: limits.emailLengthMax });
+const Text = (maxLength: number, minLength = 1) => Type.String({ minLength, maxLength });
+
+export const annualSalaryRanges = ['RANGE_0_TO_25000', 'RANGE_25000_TO_50000', 'RANGE_50000_TO_100000', 'RANGE_100000_TO_150000', 'ABOVE_150000'] as const;
+export const riskRatings = ['LOW', 'MEDIUM', 'HIGH'] as const;
+export const verificationMethods = ['hosted_kyc', 'pdf_upload', 'provider_websdk'] as const;
+export const businessPersonTypes = ['director', 'ubo', 'shareholder', 'signatory', 'authorised_representative'] as const;
+export const businessTypes = [
+  'LIMITED_COMPANY',
+  'PUBLIC_LIMITED_COMPANY',
+  'LIMITED_LIABILITY_PARTNERSHIP',
+  'PARTNERSHIP',
+  'SOLE_TRADER',
+  'CHARITY',
+  'TRUST',
+  'OTHER',
+] as const;
+export const sectors = [
+  'AGRICULTURE',
+  'CONSTRUCTION',
+  'CRYPTO_ASSETS',
+  'EDUCATION',
+  'FINANCIAL_SERVICES',
+  'GAMBLING',
+  'HEALTHCARE',
+  'HOSPITALITY',
+  'INFORMATION_TECHNOLOGY',
+  'MANUFACTURING',
+  'PROFESSIONAL_SERVICES',
+  'REAL_ESTATE',
+  'RETAIL',
+  'TRANSPORTATION',
+  'OTHER_PRODUCTS_SERVICES',
+] as const;
+export const identificationDocumentTypes = ['passport', 'national_id', 'driving_licence', 'residence_permit'] as const;
+
+/** Spec §4: address with line1, city, postalCode, country required; line2, state optional. */
+export const Address = Type.Object(
+  {
+    line1: Text(limits.addressLineLengthMax),
+    line2: Type.Optional(Text(limits.addressLineLengthMax, 0)),
+    city: Text(limits.cityLengthMax),
+    state: Type.Optional(Text(limits.stateLengthMax, 0)),
+    postalCode: Text(limits.postalCodeLengthMax),
+    country: CountryCode,
+  },
+  { additionalProperties: false },
+);
+
+const Tags = Type.Array(Text(limits.tagLengthMax), { maxItems: limits.tagsMax });
+
+/** Free-form key/value pairs for the customer's own use, bounded like Stripe's metadata. */
+const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: limits.metadataKeyLengthMax }), Type.String({ maxLength: limits.metadataValueLengthMax }), {
+  maxProperties: limits.metadataKeysMax,
+});
+
+const LinkedCryptoWallet = Type.Object(
+  {
+    coin: Text(20),
+    walletAddress: Text(200),
+    relationship: Type.Array(Text(50), { maxItems: limits.walletRelationshipsMax }),
+  },
+  { additionalProperties: false },
+);
+const LinkedCryptoWallets = Type.Array(LinkedCryptoWallet, { maxItems: limits.linkedCryptoWalletsMax });
+
+const IdentificationDocument = Type.Object(
+  {
+    type: StringEnum(identificationDocumentTypes),
+    number: Text(100),
+    issuingCountry: Type.Optional(CountryCode),
+    issueDate: Type.Optional(DateString),
+    expiryDate: Type.Optional(DateString),
+  },
+  { additionalProperties: false },
+);
+
+const ReverseSolicitationAttestation = Type.Object(
+  {
+    accepted: Type.Boolean(),
+    acceptedAt: Type.Optional(Timestamp),
+    disclosureVersion: Type.Optional(Text(50)),
+  },
+  { additionalProperties: false },
+);
+
+const Report = Type.String({ minLength: 1, maxLength: limits.reportLengthMax, description: 'base64 of the report file' });
+const ReportFileName = Type.String({ minLength: 1, maxLength: limits.reportFileNameLengthMax });
+
+const commonOptional = {
+  ipAddress: Type.Optional(Text(limits.ipAddressLengthMax)),
+  tags: Type.Optional(Tags),
+  signupAt: Type.Optional(Timestamp),
+  metadata: Type.Optional(Metadata),
+  linkedCryptoWallets: Type.Optional(LinkedCryptoWallets),
+  umbrellaLinkId: Type.Optional(Uuid),
+  onboarding_url_token: Type.Optional(Text(limits.onboardingUrlTokenLengthMax)),
+  providerReportBase64: Type.Optional(Report),
+  providerReportFilename: Type.Optional(ReportFileName),
+};
+
+/** Spec §4 POST /end-users. */
+export const CreateIndividualBody = Type.Object(
+  {
+    firstName: Text(limits.personNameLengthMax),
+    lastName: Text(limits.personNameLengthMax),
+    email: Email,
+    dob: DateString,
+    address: Address,
+    middleName: Type.Optional(Text(limits.personNameLengthMax, 0)),
+    phone: Type.Optional(Text(limits.phoneLengthMax)),
+    birthCountry: Type.Optional(CountryCode),
+    nationality: Type.Optional(CountryCode),
+    identificationDocument: Type.Optional(IdentificationDocument),
+    annualSalaryRange: Type.Optional(StringEnum(annualSalaryRanges)),
+    riskRating: Type.Optional(StringEnum(riskRatings)),
+    reverseSolicitationAttestation: Type.Optional(ReverseSolicitationAttestation),
+    verificationMethod: Type.Optional(StringEnum(verificationMethods)),
+    kycReportBase64: Type.Optional(Report),
+    kycReportFilename: Type.Optional(ReportFileName),
+    ...commonOptional,
+  },
+  { additionalProperties: false },
+);
+export type CreateIndividualInput = Static<typeof CreateIndividualBody>;
+
+export const BusinessPerson = Type.Object(
+  {
+    person: Type.Object(
+      {
+        firstName: Text(limits.personNameLengthMax),
+        lastName: Text(limits.personNameLengthMax),
+        dob: DateString,
+        email: Email,
+        address: Address,
+        middleName: Type.Optional(Text(limits.personNameLengthMax, 0)),
+        birthCountry: Type.Optional(CountryCode),
+        phone: Type.Optional(Text(limits.phoneLengthMax)),
+        nationality: Type.Optional(CountryCode),
+      },
+      { additionalProperties: false },
+    ),
+    types: Type.Array(StringEnum(businessPersonTypes), { minItems: 1, maxItems: businessPersonTypes.length, uniqueItems: true }),
+    ownership: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Percentage of ownership, 0-100' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Spec §4 POST /end-users/businesses (required flags decided in docs/end-users.md). */
+export const CreateBusinessBody = Type.Object(
+  {
+    business: Type.Object(
+      {
+        companyName: Text(limits.companyNameLengthMax),
+        registrationNumber: Text(limits.registrationNumberLengthMax),
+        registrationDate: DateString,
+        email: Email,
+        incorporationCountry: CountryCode,
+        registeredAddress: Address,
+        tradingAddress: Type.Optional(Address),
+        tradingName: Type.Optional(Text(limits.companyNameLengthMax)),
+        website: Type.Optional(Type.String({ format: 'uri', maxLength: limits.websiteLengthMax })),
+        phone: Type.Optional(Text(limits.phoneLengthMax)),
+        businessType: Type.Optional(StringEnum(businessTypes, { description: 'Additive; default LIMITED_COMPANY' })),
+      },
+      { additionalProperties: false },
+    ),
+    businessPersons: Type.Array(BusinessPerson, { minItems: 1, maxItems: limits.businessPersonsMax }),
+    sector: Type.Optional(StringEnum(sectors, { description: 'Default OTHER_PRODUCTS_SERVICES' })),
+    kybReportBase64: Type.Optional(Report),
+    kybReportFilename: Type.Optional(ReportFileName),
+    ...commonOptional,
+  },
+  { additionalProperties: false },
+);
+export type CreateBusinessInput = Static<typeof CreateBusinessBody>;
+
+/** Spec §4 PATCH /end-users/{endUserId}: the listed fields, with the creation constraints; at least one. */
+export const UpdateEndUserBody = Type.Object(
+  {
+    firstName: Type.Optional(Text(limits.personNameLengthMax)),
+    middleName: Type.Optional(Text(limits.personNameLengthMax, 0)),
+    lastName: Type.Optional(Text(limits.personNameLengthMax)),
+    email: Type.Optional(Email),
+    dob: Type.Optional(DateString),
+    phone: Type.Optional(Text(limits.phoneLengthMax)),
+    birthCountry: Type.Optional(CountryCode),
+    nationality: Type.Optional(CountryCode),
+    ipAddress: Type.Optional(Text(limits.ipAddressLengthMax)),
+    tags: Type.Optional(Tags),
+    signupAt: Type.Optional(Timestamp),
+    metadata: Type.Optional(Metadata),
+    linkedCryptoWallets: Type.Optional(LinkedCryptoWallets),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateEndUserInput = Static<typeof UpdateEndUserBody>;
+
+export const endUserStatuses = ['pending_verification', 'review_required', 'verified', 'rejected'] as const;
+export type EndUserStatus = (typeof endUserStatuses)[number];
+
+const nullableString = (schema: TSchema = Type.String()) => Nullable(schema);
+
+/** Spec §2 end user record; business-only fields are null for individuals and vice versa. */
+export const EndUser = Type.Object(
+  {
+    id: Uuid,
+    fr_end_user_id: Type.String({ description: 'Provider id, prefix eu_' }),
+    end_user_type: StringEnum(['INDIVIDUAL', 'BUSINESS'] as const),
+    first_name: nullableString(),
+    middle_name: nullableString(),
+    last_name: nullableString(),
+    company_name: nullableString(),
+    email: Type.String(),
+    reference_code: Type.String(),
+    status: StringEnum(endUserStatuses),
+    fr_owner_business_id: Type.String(),
+    registration_number: nullableString(),
+    registration_date: nullableString(),
+    business_type: nullableString(),
+    incorporation_country: nullableString(),
+    sector: nullableString(),
+    risk_tier: Type.String(),
+    verification_completed_at: Nullable(Timestamp),
+    disclosure_accepted_at: Nullable(Timestamp),
+    disclosure_version: nullableString(),
+    reverse_solicitation: Type.Object({ required: Type.Boolean(), accepted: Type.Boolean() }, { additionalProperties: false }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type EndUserRecord = Static<typeof EndUser>;
+
+export const EndUserParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const EndUserIdParams = Type.Object({ endUserId: Uuid }, { additionalProperties: false });

@@ -1,0 +1,291 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import { notFound, validationError, type FieldError } from '../../errors.js';
+import { appendEvent } from '../../events/outbox.js';
+import type { Providers } from '../../providers/providers.js';
+import type { Storage } from '../../storage/database.js';
+import type { FileStore } from '../../storage/files.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { decodeBase64, detectMimeType } from '../documents/file-types.js';
+import { insertDocument, type DocumentRow } from '../documents/repository.js';
+import { storeDocumentFile } from '../documents/stored-document.js';
+import { isCalendarDate } from './calendar-date.js';
+import { presentEndUser } from './presenter.js';
+import { findEndUser, insertEndUser, listEndUsers, updateEndUser, type EndUserRow } from './repository.js';
+import type { CreateBusinessInput, CreateIndividualInput, EndUserRecord, UpdateEndUserInput } from './schemas.js';
+
+const riskTierByRating: Record<string, string> = { LOW: 'low_risk', MEDIUM: 'medium_risk', HIGH: 'high_risk' };
+const defaultRiskTier = 'low_risk';
+const defaultDisclosureVersion = '1.0';
+const defaultBusinessType = 'LIMITED_COMPANY';
+const defaultSector = 'OTHER_PRODUCTS_SERVICES';
+/** PATCH fields that describe a person; a business end user has none of them. */
+const individualOnlyFields = ['firstName', 'middleName', 'lastName', 'dob', 'birthCountry', 'nationality'] as const;
+
+interface ReportUpload {
+  field: string;
+  documentType: 'kyc_report' | 'kyb_report' | 'provider_report';
+  base64: string | undefined;
+  fileName: string | undefined;
+}
+
+function referenceCode(): string {
+  return `EU-${randomBytes(5).toString('hex').toUpperCase()}`;
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+/** Dates the schema's pattern lets through but the calendar does not (2023-02-30), and birthdays to come. */
+function dateErrors(dates: Array<[string, string | undefined]>, today: string, pastOnly: Set<string>): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const [path, value] of dates) {
+    if (value === undefined) continue;
+    if (!isCalendarDate(value)) errors.push({ location: 'body', path, reason: 'must be a real calendar date' });
+    else if (pastOnly.has(path) && value > today) errors.push({ location: 'body', path, reason: 'must not be in the future' });
+  }
+  return errors;
+}
+
+export class EndUserService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly providers: Providers,
+    private readonly files: FileStore,
+    private readonly clock: Clock,
+    /** Sandbox: when the provider's own decisions arrive; undefined = only through the simulation endpoint. */
+    private readonly autoDecisionDelayMs: number | undefined,
+  ) {}
+
+  async createIndividual(caller: AuthenticatedKey, input: CreateIndividualInput): Promise<EndUserRecord> {
+    const today = this.clock.now().toISOString().slice(0, 10);
+    const errors = dateErrors(
+      [
+        ['/dob', input.dob],
+        ['/identificationDocument/issueDate', input.identificationDocument?.issueDate],
+        ['/identificationDocument/expiryDate', input.identificationDocument?.expiryDate],
+      ],
+      today,
+      new Set(['/dob', '/identificationDocument/issueDate']),
+    );
+    const reports = this.decodeReports(
+      [
+        { field: '/kycReportBase64', documentType: 'kyc_report', base64: input.kycReportBase64, fileName: input.kycReportFilename },
+        { field: '/providerReportBase64', documentType: 'provider_report', base64: input.providerReportBase64, fileName: input.providerReportFilename },
+      ],
+      errors,
+    );
+    if (errors.length > 0) throw validationError(errors);
+
+    const attestation = input.reverseSolicitationAttestation;
+    const row = await this.newRow(caller, 'INDIVIDUAL', input.lastName, {
+      first_name: input.firstName,
+      middle_name: input.middleName ?? null,
+      last_name: input.lastName,
+      email: input.email,
+      dob: input.dob,
+      phone: input.phone ?? null,
+      birth_country: input.birthCountry ?? null,
+      nationality: input.nationality ?? null,
+      ip_address: input.ipAddress ?? null,
+      annual_salary_range: input.annualSalaryRange ?? null,
+      risk_rating: input.riskRating ?? null,
+      risk_tier: input.riskRating ? (riskTierByRating[input.riskRating] ?? defaultRiskTier) : defaultRiskTier,
+      verification_method: input.verificationMethod ?? null,
+      address: json(input.address),
+      identification_document: input.identificationDocument ? json(input.identificationDocument) : null,
+      // An attestation means the customer relies on reverse solicitation for this person (docs/end-users.md).
+      reverse_solicitation_required: attestation ? 1 : 0,
+      reverse_solicitation_accepted: attestation?.accepted ? 1 : 0,
+      disclosure_accepted_at: attestation?.accepted ? (attestation.acceptedAt ?? this.clock.now().toISOString()) : null,
+      disclosure_version: attestation?.accepted ? (attestation.disclosureVersion ?? defaultDisclosureVersion) : null,
+      ...this.commonColumns(input),
+    });
+    return this.insert(caller, row, reports);
+  }
+
+  async createBusiness(caller: AuthenticatedKey, input: CreateBusinessInput): Promise<EndUserRecord> {
+    const today = this.clock.now().toISOString().slice(0, 10);
+    const dates: Array<[string, string | undefined]> = [['/business/registrationDate', input.business.registrationDate]];
+    input.businessPersons.forEach((entry, index) => dates.push([`/businessPersons/${index}/person/dob`, entry.person.dob]));
+    const errors = dateErrors(dates, today, new Set(dates.map(([path]) => path)));
+    const reports = this.decodeReports(
+      [
+        { field: '/kybReportBase64', documentType: 'kyb_report', base64: input.kybReportBase64, fileName: input.kybReportFilename },
+        { field: '/providerReportBase64', documentType: 'provider_report', base64: input.providerReportBase64, fileName: input.providerReportFilename },
+      ],
+      errors,
+    );
+    if (errors.length > 0) throw validationError(errors);
+
+    const { business } = input;
+    const row = await this.newRow(caller, 'BUSINESS', business.companyName, {
+      company_name: business.companyName,
+      email: business.email,
+      phone: business.phone ?? null,
+      ip_address: input.ipAddress ?? null,
+      registration_number: business.registrationNumber,
+      registration_date: business.registrationDate,
+      business_type: business.businessType ?? defaultBusinessType,
+      incorporation_country: business.incorporationCountry,
+      sector: input.sector ?? defaultSector,
+      risk_tier: defaultRiskTier,
+      address: json(business.registeredAddress),
+      business: json(business),
+      business_persons: json(input.businessPersons),
+      ...this.commonColumns(input),
+    });
+    return this.insert(caller, row, reports);
+  }
+
+  async list(caller: AuthenticatedKey): Promise<EndUserRecord[]> {
+    return (await listEndUsers(this.storage.db, caller.customerId)).map((row) => presentEndUser(row, caller.frOwnerBusinessId));
+  }
+
+  async get(caller: AuthenticatedKey, id: string): Promise<EndUserRecord> {
+    return presentEndUser(await this.require(caller, id), caller.frOwnerBusinessId);
+  }
+
+  async update(caller: AuthenticatedKey, id: string, input: UpdateEndUserInput): Promise<EndUserRecord> {
+    const existing = await this.require(caller, id);
+    const errors: FieldError[] = [];
+    if (existing.end_user_type === 'BUSINESS') {
+      for (const field of individualOnlyFields) {
+        if (input[field] !== undefined) errors.push({ location: 'body', path: `/${field}`, reason: 'applies to individual end users only' });
+      }
+    }
+    const today = this.clock.now().toISOString().slice(0, 10);
+    errors.push(...dateErrors([['/dob', input.dob]], today, new Set(['/dob'])));
+    if (errors.length > 0) throw validationError(errors);
+
+    const changes: Partial<EndUserRow> = { updated_at: this.clock.now().toISOString() };
+    if (input.firstName !== undefined) changes.first_name = input.firstName;
+    if (input.middleName !== undefined) changes.middle_name = input.middleName;
+    if (input.lastName !== undefined) changes.last_name = input.lastName;
+    if (input.email !== undefined) changes.email = input.email;
+    if (input.dob !== undefined) changes.dob = input.dob;
+    if (input.phone !== undefined) changes.phone = input.phone;
+    if (input.birthCountry !== undefined) changes.birth_country = input.birthCountry;
+    if (input.nationality !== undefined) changes.nationality = input.nationality;
+    if (input.ipAddress !== undefined) changes.ip_address = input.ipAddress;
+    if (input.tags !== undefined) changes.tags = json(input.tags);
+    if (input.signupAt !== undefined) changes.signup_at = input.signupAt;
+    if (input.metadata !== undefined) changes.metadata = json(input.metadata);
+    if (input.linkedCryptoWallets !== undefined) changes.linked_crypto_wallets = json(input.linkedCryptoWallets);
+    await updateEndUser(this.storage.db, caller.customerId, existing.id, changes);
+    return presentEndUser({ ...existing, ...changes }, caller.frOwnerBusinessId);
+  }
+
+  /** The caller's end user or 404, for this module and the ones that reference end users. */
+  async require(caller: AuthenticatedKey, id: string): Promise<EndUserRow> {
+    const row = await findEndUser(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('end user');
+    return row;
+  }
+
+  private commonColumns(input: CreateIndividualInput | CreateBusinessInput): Partial<EndUserRow> {
+    return {
+      tags: json(input.tags ?? []),
+      metadata: json(input.metadata ?? {}),
+      linked_crypto_wallets: json(input.linkedCryptoWallets ?? []),
+      signup_at: input.signupAt ?? null,
+      umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
+      onboarding_url_token: input.onboarding_url_token ?? null,
+    };
+  }
+
+  private decodeReports(uploads: ReportUpload[], errors: FieldError[]): Array<ReportUpload & { bytes: Buffer }> {
+    const decoded: Array<ReportUpload & { bytes: Buffer }> = [];
+    for (const upload of uploads) {
+      if (upload.base64 === undefined) continue;
+      const bytes = decodeBase64(upload.base64);
+      if (bytes === undefined) errors.push({ location: 'body', path: upload.field, reason: 'must be standard base64 (RFC 4648, padded)' });
+      else decoded.push({ ...upload, bytes });
+    }
+    return decoded;
+  }
+
+  private async newRow(caller: AuthenticatedKey, type: EndUserRow['end_user_type'], name: string, columns: Partial<EndUserRow>): Promise<EndUserRow> {
+    // Registration with the provider happens before the transaction (DESIGN §4).
+    const registered = await this.providers.kyc.registerEndUser({ ownerBusinessId: caller.frOwnerBusinessId, endUserType: type, name });
+    const now = this.clock.now();
+    const decideAt =
+      registered.upcomingDecision !== undefined && this.autoDecisionDelayMs !== undefined
+        ? new Date(now.getTime() + this.autoDecisionDelayMs).toISOString()
+        : null;
+    const empty: EndUserRow = {
+      id: randomUUID(),
+      customer_id: caller.customerId,
+      fr_end_user_id: registered.frEndUserId,
+      end_user_type: type,
+      status: 'pending_verification',
+      reference_code: referenceCode(),
+      first_name: null,
+      middle_name: null,
+      last_name: null,
+      company_name: null,
+      email: '',
+      dob: null,
+      phone: null,
+      birth_country: null,
+      nationality: null,
+      ip_address: null,
+      annual_salary_range: null,
+      risk_rating: null,
+      risk_tier: defaultRiskTier,
+      verification_method: null,
+      signup_at: null,
+      umbrella_link_id: null,
+      onboarding_url_token: null,
+      registration_number: null,
+      registration_date: null,
+      business_type: null,
+      incorporation_country: null,
+      sector: null,
+      disclosure_accepted_at: null,
+      disclosure_version: null,
+      reverse_solicitation_required: 0,
+      reverse_solicitation_accepted: 0,
+      verification_completed_at: null,
+      verification_reason: null,
+      sandbox_decision: decideAt === null ? null : (registered.upcomingDecision ?? null),
+      sandbox_decide_at: decideAt,
+      address: null,
+      identification_document: null,
+      tags: '[]',
+      metadata: '{}',
+      linked_crypto_wallets: '[]',
+      business: null,
+      business_persons: null,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString(),
+    };
+    return { ...empty, ...columns };
+  }
+
+  /** Report files are stored first; then the end user, its report documents and its event land together. */
+  private async insert(caller: AuthenticatedKey, row: EndUserRow, reports: Array<ReportUpload & { bytes: Buffer }>): Promise<EndUserRecord> {
+    const documents: DocumentRow[] = [];
+    for (const report of reports) {
+      documents.push(
+        await storeDocumentFile(this.files, {
+          customerId: caller.customerId,
+          endUserId: row.id,
+          documentType: report.documentType,
+          fileName: report.fileName ?? `${report.documentType.replace('_', '-')}`,
+          mimeType: detectMimeType(report.bytes) ?? 'application/octet-stream',
+          bytes: report.bytes,
+          now: this.clock.now(),
+        }),
+      );
+    }
+    const record = presentEndUser(row, caller.frOwnerBusinessId);
+    await this.storage.db.transaction().execute(async (trx) => {
+      await insertEndUser(trx, row);
+      for (const document of documents) await insertDocument(trx, document);
+      await appendEvent(trx, { customerId: caller.customerId, type: 'end_user.created', data: record, createdAt: this.clock.now() });
+    });
+    return record;
+  }
+}

@@ -1,0 +1,22 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/config.js';
+import type { Providers } from '../providers/providers.js';
+import type { Storage } from '../storage/database.js';
+import type { FileStore } from '../storage/files.js';
+import type { PollingWorker } from '../workers/polling-worker.js';
+import type { EndUserService } from './end-users/service.js';
+
+/** What a resource module may use when it registers its routes and workers. */
+export interface ModuleContext {
+  readonly config: Config;
+  readonly storage: Storage;
+  readonly providers: Providers;
+  readonly clock: Clock;
+  readonly files: FileStore;
+  /** Resolves the caller's end users (404 for anyone else's). */
+  readonly endUsers: EndUserService;
+  /** Background loops; add yours here and server.ts starts them. */
+  readonly workers: PollingWorker[];
+  readonly log: FastifyBaseLogger;
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import type { PayeeService } from './service.js';
+import { CreatePayeeBody, Payee, PayeeParams } from './schemas.js';
+
+export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Payees'];
+
+  routes.post(
+    '/payees',
+    {
+      config: { scope: 'payees:write' },
+      schema: {
+        tags,
+        summary: 'Create a payee',
+        description:
+          'The currency follows from the bank details: iban → EUR, sortCode + accountNumber → GBP, routingNumber + accountNumber → USD. ' +
+          'requires_vop is true for EUR payees whose IBAN is in SEPA.',
+        body: CreatePayeeBody,
+        // 404: an endUserId that is not one of the caller's end users.
+        response: { 201: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await payees.create(callerOf(request), request.body) }),
+  );
+
+  routes.get(
+    '/payees',
+    {
+      config: { scope: 'payees:read' },
+      schema: { tags, summary: 'List payees', response: { 200: DataOf(Type.Array(Payee)), ...errorResponses(...authenticatedReadErrors) } },
+    },
+    async (request) => ({ data: await payees.list(callerOf(request)) }),
+  );
+
+  routes.get(
+    '/payees/:id',
+    {
+      config: { scope: 'payees:read' },
+      schema: {
+        tags,
+        summary: 'Get a payee',
+        params: PayeeParams,
+        response: { 200: DataOf(Payee), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await payees.get(callerOf(request), request.params.id) }),
+  );
+}

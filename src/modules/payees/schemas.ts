@@ -1,0 +1,165 @@
+import { Type, type Static } from 'typebox';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { fiatCurrencies } from '../fiat-accounts/schemas.js';
+import * as limits from './limits.js';
+
+/**
+ * Spec §4 POST /payees lists the fields but shows no required flags or constraints ("not shown"); the choices
+ * here are explained in docs/payees.md. The rules that need more than a schema (IBAN check digits, BIC country,
+ * ABA checksum, which details go together) live in bank-details.ts.
+ */
+
+/** A required free-text field. */
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+/** An optional free-text field; an empty string is taken as absent, as web forms send it. */
+const OptionalText = (maxLength: number, description?: string) =>
+  Type.Optional(Type.String({ maxLength, description: description ?? 'Empty string is the same as leaving the field out' }));
+
+/** ISO 3166-1 alpha-2 in upper case; that the code is assigned is checked by the service. */
+const CountryCode = Type.String({ minLength: 2, maxLength: 2, pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper case (DE)' });
+const Bic = Type.String({
+  minLength: 8,
+  maxLength: 11,
+  pattern: '^[A-Za-z0-9]{8}([A-Za-z0-9]{3})?$',
+  description: 'BIC / SWIFT code, 8 or 11 characters (ISO 9362); stored in upper case',
+});
+
+export const PayeeAddressBody = Type.Object(
+  {
+    line1: Text(limits.payeeAddressLineLengthMax),
+    line2: OptionalText(limits.payeeAddressLineLengthMax),
+    city: Text(limits.payeeCityLengthMax),
+    postalCode: OptionalText(limits.payeePostalCodeLengthMax, 'Optional: several countries have no postal codes'),
+    stateRegion: OptionalText(limits.payeeStateRegionLengthMax),
+    country: CountryCode,
+  },
+  { additionalProperties: false, description: "The payee's own address; SWIFT and SEPA carry at least its city and country" },
+);
+
+export const PayeeBankDetailsBody = Type.Object(
+  {
+    iban: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: limits.ibanInputLengthMax,
+        pattern: '^[A-Za-z0-9 ]+$',
+        description: 'ISO 13616 IBAN, electronic or printed form (spaces are removed, letters upper-cased). Makes a EUR payee.',
+      }),
+    ),
+    bic: Type.Optional(Bic),
+    sortCode: Type.Optional(
+      Type.String({
+        minLength: 6,
+        maxLength: 8,
+        pattern: '^([0-9]{6}|[0-9]{2}-[0-9]{2}-[0-9]{2})$',
+        description: 'UK sort code, 6 digits, optionally as 12-34-56; with accountNumber makes a GBP payee',
+      }),
+    ),
+    accountNumber: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: limits.usAccountNumberDigitsMax,
+        pattern: '^[0-9]+$',
+        description: 'Digits only: 8 with sortCode (UK), 4-17 with routingNumber (US); not sent with an IBAN',
+      }),
+    ),
+    routingNumber: Type.Optional(
+      Type.String({
+        minLength: limits.usRoutingNumberDigits,
+        maxLength: limits.usRoutingNumberDigits,
+        pattern: '^[0-9]{9}$',
+        description: 'US ABA routing number, 9 digits with a valid checksum; with accountNumber makes a USD payee',
+      }),
+    ),
+    accountHolderName: Type.Optional(Type.String({ minLength: 1, maxLength: limits.payeeNameLengthMax, description: 'Default: the payee name' })),
+    bankName: OptionalText(limits.payeeNameLengthMax),
+    bankAddressLine1: OptionalText(limits.payeeAddressLineLengthMax),
+    bankAddressCity: OptionalText(limits.payeeCityLengthMax),
+    bankAddressPostalCode: OptionalText(limits.payeePostalCodeLengthMax),
+    bankAddressCountry: Type.Optional(CountryCode),
+    intermediaryBicSwift: Type.Optional(Bic),
+    intermediaryBankName: OptionalText(limits.payeeNameLengthMax),
+    intermediaryBankAddressLine1: OptionalText(limits.payeeAddressLineLengthMax),
+    intermediaryBankAddressCity: OptionalText(limits.payeeCityLengthMax),
+    intermediaryBankAddressPostalCode: OptionalText(limits.payeePostalCodeLengthMax),
+    intermediaryBankAddressCountry: Type.Optional(CountryCode),
+  },
+  {
+    additionalProperties: false,
+    description: 'Exactly one of: iban (EUR); sortCode + accountNumber (GBP); routingNumber + accountNumber (USD)',
+  },
+);
+export type PayeeBankDetailsInput = Static<typeof PayeeBankDetailsBody>;
+
+/** Spec §4 POST /payees. */
+export const CreatePayeeBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: limits.payeeNameLengthMax, description: 'Who is paid; not blank' }),
+    address: PayeeAddressBody,
+    bankDetails: PayeeBankDetailsBody,
+    endUserId: Type.Optional(Uuid),
+    umbrellaLinkId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
+export type CreatePayeeInput = Static<typeof CreatePayeeBody>;
+
+const BankAddress = Type.Object(
+  {
+    line1: Nullable(Type.String()),
+    city: Nullable(Type.String()),
+    postal_code: Nullable(Type.String()),
+    country_code: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const IntermediaryBank = Type.Object(
+  {
+    swift: Nullable(Type.String()),
+    name: Nullable(Type.String()),
+    address_line1: Nullable(Type.String()),
+    city: Nullable(Type.String()),
+    postal_code: Nullable(Type.String()),
+    country_code: Nullable(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Spec §2 payee record. Additive (spec §9 rule 6): iban, routing_number, account_holder_name, bank_address,
+ * intermediary_bank and updated_at. Details a payee's rail does not use are null (docs/payees.md).
+ */
+export const Payee = Type.Object(
+  {
+    id: Uuid,
+    fr_payee_id: Type.String({ description: 'Provider id, prefix pay_' }),
+    payee_name: Type.String(),
+    currency: StringEnum(fiatCurrencies, { description: 'Derived from the bank details: IBAN → EUR, sort code → GBP, routing number → USD' }),
+    status: Type.String({ description: 'active' }),
+    account_number: Nullable(Type.String({ description: 'GBP and USD payees' })),
+    sort_code: Nullable(Type.String({ description: 'GBP payees: 6 digits' })),
+    swift: Nullable(Type.String({ description: 'BIC, when given' })),
+    bank_name: Nullable(Type.String()),
+    address_line1: Type.String(),
+    address_line2: Nullable(Type.String()),
+    city: Type.String(),
+    state_region: Nullable(Type.String()),
+    postal_code: Nullable(Type.String()),
+    country_code: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+    end_user_id: Nullable(Uuid),
+    requires_vop: Type.Boolean({ description: 'Verification of Payee applies: EUR payees with an IBAN of a SEPA country' }),
+    fr_owner_business_id: Type.String(),
+    iban: Nullable(Type.String({ description: 'EUR payees, electronic form' })),
+    routing_number: Nullable(Type.String({ description: 'USD payees' })),
+    account_holder_name: Type.String(),
+    bank_address: Nullable(BankAddress),
+    intermediary_bank: Nullable(IntermediaryBank),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type PayeeRecord = Static<typeof Payee>;
+
+export const PayeeParams = Type.Object({ id: Uuid }, { additionalProperties: false });

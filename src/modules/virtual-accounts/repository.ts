@@ -1,0 +1,18 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, VirtualAccountsTable } from '../../storage/tables.js';
+
+export type VirtualAccountRow = VirtualAccountsTable;
+type Db = Kysely<Database> | Transaction<Database>;
+
+export async function insertVirtualAccount(trx: Transaction<Database>, row: VirtualAccountRow): Promise<void> {
+  await trx.insertInto('virtual_accounts').values(row).execute();
+}
+
+export async function listVirtualAccounts(db: Db, customerId: string): Promise<VirtualAccountRow[]> {
+  return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+}
+
+/** The caller's virtual account, or undefined — another customer's id is indistinguishable from an unknown one. */
+export async function findVirtualAccount(db: Db, customerId: string, id: string): Promise<VirtualAccountRow | undefined> {
+  return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import type { VirtualAccountService } from './service.js';
+import { CreateVirtualAccountBody, VirtualAccount, VirtualAccountParams } from './schemas.js';
+
+export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Virtual accounts'];
+
+  routes.post(
+    '/virtual-accounts',
+    {
+      config: { scope: 'virtual-accounts:write' },
+      schema: {
+        tags,
+        summary: 'Create a virtual account under a master fiat account',
+        description:
+          'Opens a virtual account (its own IBAN) under one of your master fiat accounts of the same currency, ' +
+          'optionally held in the name of one of your end users. 404 when the master account or end user is not ' +
+          'yours; 422 ACCOUNT_NOT_MASTER or CURRENCY_MISMATCH when the master cannot host it.',
+        body: CreateVirtualAccountBody,
+        response: { 201: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      const account = await virtualAccounts.create(callerOf(request), request.body);
+      return reply.code(201).send({ data: account });
+    },
+  );
+
+  routes.get(
+    '/virtual-accounts',
+    {
+      config: { scope: 'virtual-accounts:read' },
+      schema: {
+        tags,
+        summary: 'List virtual accounts',
+        response: { 200: DataOf(Type.Array(VirtualAccount)), ...errorResponses(...authenticatedReadErrors) },
+      },
+    },
+    async (request) => ({ data: await virtualAccounts.list(callerOf(request)) }),
+  );
+
+  routes.get(
+    '/virtual-accounts/:id',
+    {
+      config: { scope: 'virtual-accounts:read' },
+      schema: {
+        tags,
+        summary: 'Get a virtual account',
+        params: VirtualAccountParams,
+        response: { 200: DataOf(VirtualAccount), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await virtualAccounts.get(callerOf(request), request.params.id) }),
+  );
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import { DomainError, notFound } from '../../errors.js';
+import { appendEvent } from '../../events/outbox.js';
+import type { FiatCurrency, IbanCountry, Providers } from '../../providers/providers.js';
+import type { Storage } from '../../storage/database.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { findCustomer } from '../customers/repository.js';
+import type { EndUserService } from '../end-users/service.js';
+import { findFiatAccount, type FiatAccountRow } from '../fiat-accounts/repository.js';
+import { ibanCountries } from '../fiat-accounts/schemas.js';
+import { accountHolderName } from './holder-name.js';
+import { presentVirtualAccount } from './presenter.js';
+import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, type VirtualAccountRow } from './repository.js';
+import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
+
+/**
+ * Spec §4 leaves ibanCountry optional. A virtual IBAN is issued by the bank that holds the master account, so it
+ * defaults to the country of the master's IBAN (docs/virtual-accounts.md).
+ */
+function defaultIbanCountry(master: FiatAccountRow): IbanCountry {
+  const country = master.iban.slice(0, 2);
+  if ((ibanCountries as readonly string[]).includes(country)) return country as IbanCountry;
+  // Unreachable while masters are opened with one of the same four countries; kept so a new one cannot crash here.
+  const byCurrency: Record<FiatCurrency, IbanCountry> = { EUR: 'DE', GBP: 'GB', USD: 'LU' };
+  return byCurrency[master.currency as FiatCurrency];
+}
+
+export class VirtualAccountService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly providers: Providers,
+    private readonly clock: Clock,
+    private readonly endUsers: EndUserService,
+  ) {}
+
+  /**
+   * Checks run in a fixed order and the first failure answers (docs/virtual-accounts.md): the master account
+   * exists for this caller (404), the end user exists for this caller (404), the master is a master (422
+   * ACCOUNT_NOT_MASTER), the currencies agree (422 CURRENCY_MISMATCH). Every "is it yours" check comes before
+   * any rule about the account, so another customer's account answers 404 whatever its type or currency.
+   */
+  async create(caller: AuthenticatedKey, input: CreateVirtualAccountInput): Promise<VirtualAccountRecord> {
+    const master = await findFiatAccount(this.storage.db, caller.customerId, input.masterFiatAccountId.toLowerCase());
+    if (!master) throw notFound('fiat account');
+    const endUser = input.endUserId === undefined ? undefined : await this.endUsers.require(caller, input.endUserId);
+    if (!master.is_master) {
+      throw new DomainError('ACCOUNT_NOT_MASTER', 'masterFiatAccountId must be a master fiat account (is_master true).', {
+        masterFiatAccountId: master.id,
+      });
+    }
+    if (master.currency !== input.currency) {
+      throw new DomainError('CURRENCY_MISMATCH', `currency must equal the master account's currency ${master.currency}.`, {
+        currency: input.currency,
+        master_currency: master.currency,
+      });
+    }
+    const customer = await findCustomer(this.storage.db, caller.customerId);
+    if (!customer) throw notFound('customer');
+
+    // The provider is called outside the database transaction (DESIGN §4); the row and its event land together.
+    const opened = await this.providers.banking.openVirtualAccount({
+      ownerBusinessId: caller.frOwnerBusinessId,
+      masterFrAccountId: master.fr_account_id,
+      accountName: input.accountName,
+      accountHolderName: accountHolderName(endUser, customer.name),
+      currency: input.currency,
+      ibanCountry: input.ibanCountry ?? defaultIbanCountry(master),
+    });
+    const now = this.clock.now().toISOString();
+    const row: VirtualAccountRow = {
+      id: randomUUID(),
+      customer_id: caller.customerId,
+      master_fiat_account_id: master.id,
+      end_user_id: endUser?.id ?? null,
+      fr_virtual_account_id: opened.frVirtualAccountId,
+      account_name: input.accountName,
+      currency: input.currency,
+      status: 'active',
+      // Money arrives through the ledger only (issue 4); a new virtual account holds nothing of its master's yet.
+      balance_minor: 0n,
+      iban: opened.iban,
+      bic: opened.bic,
+      bank_name: opened.bankName,
+      account_holder_name: opened.accountHolderName,
+      bank_country: opened.bankCountry,
+      account_number: opened.accountNumber,
+      sort_code: opened.sortCode,
+      umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    const record = presentVirtualAccount(row, caller.frOwnerBusinessId);
+    await this.storage.db.transaction().execute(async (trx) => {
+      await insertVirtualAccount(trx, row);
+      await appendEvent(trx, { customerId: caller.customerId, type: 'virtual_account.created', data: record, createdAt: this.clock.now() });
+    });
+    return record;
+  }
+
+  async list(caller: AuthenticatedKey): Promise<VirtualAccountRecord[]> {
+    const rows = await listVirtualAccounts(this.storage.db, caller.customerId);
+    return rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId));
+  }
+
+  async get(caller: AuthenticatedKey, id: string): Promise<VirtualAccountRecord> {
+    const row = await findVirtualAccount(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('virtual account');
+    return presentVirtualAccount(row, caller.frOwnerBusinessId);
+  }
+}

@@ -1,0 +1,33 @@
+/** The identity-verification side of the provider (KYC for individuals, KYB for businesses). */
+
+export type VerificationOutcome = 'verified' | 'rejected' | 'review_required';
+
+export interface RegisterEndUserRequest {
+  ownerBusinessId: string;
+  endUserType: 'INDIVIDUAL' | 'BUSINESS';
+  /** Last name of an individual, or company name of a business. */
+  name: string;
+}
+
+export interface RegisteredEndUser {
+  frEndUserId: string;
+  /** A decision the provider will report by itself later (the sandbox's magic names), if any. */
+  upcomingDecision: VerificationOutcome | undefined;
+}
+
+export interface DocumentUpload {
+  frDocumentId: string;
+  frEndUserId: string;
+  documentType: string;
+  fileName: string;
+  mimeType: string;
+  bytes: Buffer;
+  /** 1 for the first try; providers may use it to deduplicate. */
+  attempt: number;
+}
+
+export interface KycProvider {
+  registerEndUser(request: RegisterEndUserRequest): Promise<RegisteredEndUser>;
+  /** Hands a stored document to the provider; throws when the provider refuses or cannot be reached. */
+  uploadDocument(upload: DocumentUpload): Promise<void>;
+}

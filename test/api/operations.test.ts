@@ -1,0 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const unknownAccountId = '3f2b9a1e-7c4d-4e8f-9a0b-1c2d3e4f5a6b';
+
+/** The value of one Prometheus sample line, or 0 when the series does not exist yet. */
+function sample(metricsText: string, name: string, labels: Record<string, string>): number {
+  for (const line of metricsText.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
+    const parsed = Object.fromEntries([...labelText.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
+    const wanted = Object.entries(labels);
+    if (wanted.length === Object.keys(parsed).length && wanted.every(([label, value]) => parsed[label] === value)) {
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return 0;
+}
+
+describe('operations', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    alice = await t.createCustomer('Alice Ltd');
+  });
+  afterAll(async () => t.close());
+
+  const metricsText = async () => {
+    const response = await t.request({ url: '/metrics' });
+    expect(response.statusCode).toBe(200);
+    return response.body;
+  };
+
+  describe('X-Request-Id', () => {
+    const expectGeneratedId = (response: LightMyRequestResponse) => expect(response.headers['x-request-id']).toMatch(uuidPattern);
+
+    it('is on every response: success, 401, 403, 404 (route and resource) and the 400 version error', async () => {
+      const responses: Array<[number, LightMyRequestResponse]> = [
+        [200, await t.request({ url: '/fiat-accounts', key: alice.key })],
+        [201, await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, csrf: true, body: { accountName: 'x', currency: 'EUR' } })],
+        [401, await t.request({ url: '/fiat-accounts' })],
+        [403, await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, body: { accountName: 'x', currency: 'EUR' } })],
+        [404, await t.request({ url: '/no-such-route' })],
+        [404, await t.request({ url: `/fiat-accounts/${unknownAccountId}`, key: alice.key })],
+        [400, await t.request({ url: '/v3/fiat-accounts', key: alice.key })],
+        [400, await t.request({ url: '/fiat-accounts', key: alice.key, headers: { 'x-api-version': 'v9' } })],
+        [200, await t.request({ url: '/health' })],
+      ];
+      for (const [status, response] of responses) {
+        expect(response.statusCode).toBe(status);
+        expectGeneratedId(response);
+      }
+      const ids = responses.map(([, response]) => response.headers['x-request-id']);
+      expect(new Set(ids).size).toBe(ids.length);
+    });
+
+    it('echoes a sane client X-Request-Id, on success and on errors', async () => {
+      for (const response of [
+        await t.request({ url: '/fiat-accounts', key: alice.key, headers: { 'x-request-id': 'req-123' } }),
+        await t.request({ url: '/fiat-accounts', headers: { 'x-request-id': 'req-123' } }),
+        await t.request({ url: '/v3/fiat-accounts', headers: { 'x-request-id': 'req-123' } }),
+      ]) {
+        expect(response.headers['x-request-id']).toBe('req-123');
+      }
+      const uuid = '0b7c3c3e-1f7a-4b9e-8d2a-5c6e7f8a9b0c';
+      expect((await t.request({ url: '/health', headers: { 'x-request-id': uuid } })).headers['x-request-id']).toBe(uuid);
+      const dotted = 'trace.abc:123_x-Y';
+      expect((await t.request({ url: '/health', headers: { 'x-request-id': dotted } })).headers['x-request-id']).toBe(dotted);
+    });
+
+    it('echoes an id of 128 characters and replaces one of 129', async () => {
+      const max = 'a'.repeat(128);
+      expect((await t.request({ url: '/health', headers: { 'x-request-id': max } })).headers['x-request-id']).toBe(max);
+      expectGeneratedId(await t.request({ url: '/health', headers: { 'x-request-id': `${max}a` } }));
+    });
+
+    it.each([
+      ['300 characters', 'r'.repeat(300)],
+      ['spaces', 'req 123'],
+      ['an empty value', ''],
+      ['a newline-like control character', 'req\u0001123'],
+      ['markup', '<script>alert(1)</script>'],
+      ['non-ASCII letters', 'req-é'],
+    ])('replaces a client id with %s by a generated one', async (_label, unsafe) => {
+      const response = await t.request({ url: '/fiat-accounts', key: alice.key, headers: { 'x-request-id': unsafe } });
+      expect(response.statusCode).toBe(200);
+      expectGeneratedId(response);
+    });
+  });
+
+  describe('health and readiness', () => {
+    it('answers GET /health with 200 without a key', async () => {
+      const response = await t.request({ url: '/health' });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual({ status: 'ok' });
+    });
+
+    it('answers GET /ready with 200 { status: "ready" } without a key', async () => {
+      const response = await t.request({ url: '/ready' });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual({ status: 'ready' });
+    });
+
+    it('ignores a bad key on the public endpoints', async () => {
+      const bad = `sk_test_${randomBytes(32).toString('base64url')}`;
+      expect((await t.request({ url: '/health', key: bad })).statusCode).toBe(200);
+      expect((await t.request({ url: '/ready', key: 'hello' })).statusCode).toBe(200);
+      expect((await t.request({ url: '/metrics', key: bad })).statusCode).toBe(200);
+    });
+
+    it('answers through the version prefixes too', async () => {
+      expect((await t.request({ url: '/v1/health' })).json()).toEqual({ status: 'ok' });
+      expect((await t.request({ url: '/v2/ready' })).json()).toEqual({ status: 'ready' });
+    });
+  });
+
+  describe('GET /metrics', () => {
+    it('serves Prometheus text without a key', async () => {
+      const response = await t.request({ url: '/metrics' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(response.body).toContain('# TYPE http_requests_total counter');
+      expect(response.body).toContain('# TYPE http_request_duration_seconds histogram');
+    });
+
+    it('counts requests by method, route pattern and status code', async () => {
+      const labels = { method: 'GET', route: '/fiat-accounts/:id', status_code: '404' };
+      const before = sample(await metricsText(), 'http_requests_total', labels);
+      for (const prefix of ['', '/v1', '/v2']) {
+        expect((await t.request({ url: `${prefix}/fiat-accounts/${unknownAccountId}`, key: alice.key })).statusCode).toBe(404);
+      }
+      const text = await metricsText();
+      expect(sample(text, 'http_requests_total', labels)).toBe(before + 3);
+      expect(sample(text, 'http_request_duration_seconds_count', labels)).toBe(before + 3);
+      expect(sample(text, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBe(before + 3);
+    });
+
+    it('labels by the route pattern, never the raw id or path', async () => {
+      const created = await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, csrf: true, body: { accountName: 'm', currency: 'EUR' } });
+      const id = created.json().data.id as string;
+      expect((await t.request({ url: `/fiat-accounts/${id}`, key: alice.key })).statusCode).toBe(200);
+      const randomPath = `/nothing-here-${randomBytes(4).toString('hex')}`;
+      expect((await t.request({ url: randomPath })).statusCode).toBe(404);
+      const text = await metricsText();
+      expect(text).toMatch(/http_requests_total\{[^}]*route="\/fiat-accounts\/:id"[^}]*status_code="200"[^}]*\} [1-9]/);
+      expect(text).toMatch(/http_request_duration_seconds_bucket\{[^}]*route="\/fiat-accounts\/:id"[^}]*status_code="200"[^}]*\}/);
+      expect(sample(text, 'http_requests_total', { method: 'POST', route: '/fiat-accounts', status_code: '201' })).toBeGreaterThanOrEqual(1);
+      expect(text).not.toContain(id);
+      expect(text).not.toContain(randomPath);
+    });
+
+    it('records refused requests under their route with their status', async () => {
+      const labels = { method: 'GET', route: '/fiat-accounts', status_code: '401' };
+      const before = sample(await metricsText(), 'http_requests_total', labels);
+      await t.request({ url: '/fiat-accounts' });
+      expect(sample(await metricsText(), 'http_requests_total', labels)).toBe(before + 1);
+    });
+  });
+});
+
+describe('readiness failures', () => {
+  it('answers GET /ready with 503 NOT_READY naming a pending migration, while /health stays 200', async () => {
+    const t = await createTestApp();
+    try {
+      // Forget the newest applied migration, as if the code were newer than the database.
+      const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name desc`.execute(t.storage.db);
+      const last = rows[0]!.name;
+      await sql`delete from kysely_migration where name = ${last}`.execute(t.storage.db);
+      const response = await t.request({ url: '/ready' });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({
+        error: { code: 'NOT_READY', message: expect.any(String), details: { pending_migrations: [last] } },
+      });
+      expect((await t.request({ url: '/health' })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('answers GET /ready with 503 NOT_READY when the database does not answer, while /health stays 200', async () => {
+    const t = await createTestApp();
+    try {
+      await t.storage.db.destroy();
+      const response = await t.request({ url: '/ready' });
+      expect(response.statusCode).toBe(503);
+      expect(response.json().error.code).toBe('NOT_READY');
+      expect((await t.request({ url: '/health' })).json()).toEqual({ status: 'ok' });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('log redaction', () => {
+  let t: TestApp;
+  const chunks: string[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      chunks.push(chunk.toString());
+      callback();
+    },
+  });
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { LOG_LEVEL: 'info' }, logStream });
+  });
+  afterAll(async () => t.close());
+
+  it('never writes API keys or CSRF tokens to the logs, and marks where they were', async () => {
+    const customer = await t.createCustomer('Logged Ltd');
+    const csrf = await t.csrfToken(customer.key);
+    const body = { accountName: 'Logged', currency: 'EUR' };
+    const unknownKey = `sk_test_${randomBytes(32).toString('base64url')}`;
+    const responses = [
+      await t.request({ url: '/fiat-accounts', key: customer.key, headers: { 'x-request-id': 'log-req-1' } }),
+      await t.request({ url: '/fiat-accounts', headers: { authorization: `Bearer ${customer.key}` } }),
+      await t.request({ method: 'POST', url: '/fiat-accounts', key: customer.key, csrf, body }),
+      await t.request({ method: 'POST', url: '/fiat-accounts', headers: { authorization: `Bearer ${customer.key}`, 'x-csrf-token': csrf }, body }),
+      await t.request({ url: '/fiat-accounts', key: unknownKey }),
+      await t.request({ method: 'POST', url: '/fiat-accounts', key: customer.key, csrf: csrf.toUpperCase(), body }),
+    ];
+    expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 201, 201, 401, 201]);
+
+    const logText = chunks.join('');
+    // The logs are really there: the request was logged, with its id and headers.
+    expect(logText).toContain('log-req-1');
+    expect(logText).toContain('/fiat-accounts');
+    expect(logText).toContain('[redacted]');
+    for (const secret of [customer.key, customer.key.slice('sk_test_'.length), csrf, csrf.toUpperCase(), unknownKey]) {
+      expect(logText).not.toContain(secret);
+    }
+    const lines = logText.trim().split('\n').map((line) => JSON.parse(line) as { req?: { headers?: Record<string, string> } });
+    const loggedHeaders = lines.flatMap((line) => (line.req?.headers ? [line.req.headers] : []));
+    expect(loggedHeaders.length).toBeGreaterThanOrEqual(responses.length);
+    for (const headers of loggedHeaders) {
+      for (const name of ['x-api-key', 'authorization', 'x-csrf-token']) {
+        if (name in headers) expect(headers[name]).toBe('[redacted]');
+      }
+    }
+    expect(loggedHeaders.some((headers) => headers.authorization === '[redacted]')).toBe(true);
+    expect(loggedHeaders.some((headers) => headers['x-api-key'] === '[redacted]')).toBe(true);
+    expect(loggedHeaders.some((headers) => headers['x-csrf-token'] === '[redacted]')).toBe(true);
+  });
+});

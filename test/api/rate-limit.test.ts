@@ -1,0 +1,189 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import type { Storage } from '../../src/storage/database.js';
+import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+
+/** The limiter counts in real time (one-second windows), so recovery needs a short real wait. */
+const windowPassedMs = 1100;
+const limit = 3;
+
+function expectRateLimited(response: LightMyRequestResponse): void {
+  expect(response.statusCode).toBe(429);
+  expect(response.json()).toEqual({
+    error: { code: 'RATE_LIMITED', message: expect.any(String), details: { limit, retry_after_seconds: expect.any(Number) } },
+  });
+  const retryAfter = Number(response.headers['retry-after']);
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(1);
+  expect(response.json().error.details.retry_after_seconds).toBe(retryAfter);
+  expect(response.headers['ratelimit-limit']).toBe(String(limit));
+  expect(response.headers['ratelimit-remaining']).toBe('0');
+}
+
+describe('rate limiting (RATE_LIMIT_PER_SECOND=3)', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_PER_SECOND: String(limit) } });
+    alice = await t.createCustomer('Alice Ltd');
+  });
+  afterAll(async () => t.close());
+
+  /** Each test gets its own key, so its one-second window starts fresh. */
+  const freshKey = async () => (await t.createKey(alice.id)).key;
+  const list = (key: string) => t.request({ url: '/fiat-accounts', key });
+
+  it('answers the 4th request within a second from one key with 429 RATE_LIMITED and Retry-After', async () => {
+    const key = await freshKey();
+    for (let i = 0; i < limit; i += 1) expect((await list(key)).statusCode).toBe(200);
+    const limited = await list(key);
+    expectRateLimited(limited);
+    expect(limited.headers['x-api-version']).toBe('v1');
+    expect(limited.headers['x-request-id']).toBeTruthy();
+    expectRateLimited(await list(key));
+  });
+
+  it('sends RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset on successful responses', async () => {
+    const key = await freshKey();
+    const remaining: string[] = [];
+    for (let i = 0; i < limit; i += 1) {
+      const response = await list(key);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['ratelimit-limit']).toBe(String(limit));
+      const reset = Number(response.headers['ratelimit-reset']);
+      expect(Number.isInteger(reset)).toBe(true);
+      expect(reset).toBeGreaterThanOrEqual(0);
+      expect(reset).toBeLessThanOrEqual(1);
+      remaining.push(String(response.headers['ratelimit-remaining']));
+    }
+    expect(remaining).toEqual(['2', '1', '0']);
+  });
+
+  it('counts per API key: another key of the same customer is not limited', async () => {
+    const first = await freshKey();
+    const second = await freshKey();
+    for (let i = 0; i < limit; i += 1) await list(first);
+    expectRateLimited(await list(first));
+    const other = await list(second);
+    expect(other.statusCode).toBe(200);
+    expect(other.headers['ratelimit-remaining']).toBe(String(limit - 1));
+  });
+
+  it('counts every route of a key together', async () => {
+    const key = await freshKey();
+    expect((await t.request({ url: '/csrf-token', key })).statusCode).toBe(200);
+    expect((await list(key)).statusCode).toBe(200);
+    expect((await t.request({ url: '/fiat-accounts/3f2b9a1e-7c4d-4e8f-9a0b-1c2d3e4f5a6b', key })).statusCode).toBe(404);
+    expectRateLimited(await t.request({ url: '/csrf-token', key }));
+  });
+
+  it('does not run a rate-limited write', async () => {
+    const key = await freshKey();
+    const before = (await list(key)).json().data.length as number;
+    const csrf = await t.csrfToken(key);
+    expect((await list(key)).statusCode).toBe(200);
+    const response = await t.request({ method: 'POST', url: '/fiat-accounts', key, csrf, body: { accountName: 'limited', currency: 'EUR' } });
+    expectRateLimited(response);
+    // Read back with another key of the same customer rather than waiting for the window.
+    expect((await list(await freshKey())).json().data.length).toBe(before);
+  });
+
+  it('does not limit /health, /ready or /metrics', async () => {
+    for (let i = 0; i < limit * 3; i += 1) {
+      const health = await t.request({ url: '/health' });
+      expect(health.statusCode).toBe(200);
+      expect(health.headers['ratelimit-limit']).toBeUndefined();
+      expect((await t.request({ url: '/ready' })).statusCode).toBe(200);
+      expect((await t.request({ url: '/metrics' })).statusCode).toBe(200);
+    }
+  });
+
+  it('lets the key through again once the one-second window has passed', async () => {
+    const key = await freshKey();
+    for (let i = 0; i < limit; i += 1) await list(key);
+    expectRateLimited(await list(key));
+    await sleep(windowPassedMs);
+    const again = await list(key);
+    expect(again.statusCode).toBe(200);
+    expect(again.headers['ratelimit-remaining']).toBe(String(limit - 1));
+  });
+});
+
+describe('rate limiting by default (RATE_LIMIT_PER_SECOND unset)', () => {
+  it('is on by default and allows bursts well above 3 per second', async () => {
+    const t = await createTestApp({ env: { RATE_LIMIT_PER_SECOND: '' } });
+    try {
+      const customer = await t.createCustomer();
+      for (let i = 0; i < 10; i += 1) {
+        const response = await t.request({ url: '/fiat-accounts', key: customer.key });
+        expect(response.statusCode).toBe(200);
+        expect(response.headers['ratelimit-limit']).toBe(String(t.config.rateLimitPerSecond));
+      }
+      expect(t.config.rateLimitPerSecond).toBeGreaterThan(10);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe.skipIf(!redisUrl)('rate limiting shared through Redis (TEST_REDIS_URL)', () => {
+  let t: TestApp;
+  let second: FastifyInstance;
+  let redis: Redis;
+  let alice: TestCustomer;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_PER_SECOND: String(limit), REDIS_URL: redisUrl! } });
+    // A second instance on the same database and Redis, as behind a load balancer. The storage view is
+    // non-owning: closing the second app must not close the first app's database.
+    const shared: Storage = { db: t.storage.db, dialect: t.storage.dialect, location: t.storage.location, close: async () => {} };
+    second = await buildApp(t.config, { storage: shared, clock: t.clock });
+    redis = new Redis(redisUrl!);
+    alice = await t.createCustomer('Alice Ltd');
+  });
+  afterAll(async () => {
+    await second?.close();
+    await t?.close();
+    await redis?.quit();
+  });
+
+  const listOn = (app: FastifyInstance, key: string) => app.inject({ method: 'GET', url: '/fiat-accounts', headers: { 'x-api-key': key } });
+
+  it('shares one key’s limit between two app instances', async () => {
+    const { key } = await t.createKey(alice.id);
+    expect((await listOn(t.app, key)).statusCode).toBe(200);
+    expect((await listOn(second, key)).statusCode).toBe(200);
+    const third = await listOn(t.app, key);
+    expect(third.statusCode).toBe(200);
+    expect(third.headers['ratelimit-remaining']).toBe('0');
+    expectRateLimited(await listOn(second, key));
+    expectRateLimited(await listOn(t.app, key));
+  });
+
+  it('keeps the counter in Redis under the key id, expiring within the one-second window', async () => {
+    const { key, id } = await t.createKey(alice.id);
+    await listOn(t.app, key);
+    await listOn(second, key);
+    const redisKey = `customer-api-rate-limit:key:${id}`;
+    expect(await redis.get(redisKey)).toBe('2');
+    const ttl = await redis.pttl(redisKey);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1000);
+  });
+
+  it('lets the key through again on both instances after the window', async () => {
+    const { key } = await t.createKey(alice.id);
+    for (let i = 0; i < limit; i += 1) await listOn(t.app, key);
+    expectRateLimited(await listOn(second, key));
+    await sleep(windowPassedMs);
+    expect((await listOn(second, key)).statusCode).toBe(200);
+    expect((await listOn(t.app, key)).statusCode).toBe(200);
+  });
+});

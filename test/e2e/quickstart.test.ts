@@ -1,0 +1,245 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { temporaryDirectory } from '../helpers/test-app.js';
+import { childEnv, ensureBuilt, exitWithin, freePort, processTestTimeoutMs, run, spawnServer, waitForHealth, type Spawned } from './support.js';
+
+/**
+ * The quick start played as a newcomer plays it: a fresh DATA_DIR, `npm start`, the CLI, then HTTP calls; and
+ * the process contract of the server: SIGTERM/SIGINT stop accepting, finish in-flight requests, close the
+ * database and exit 0.
+ */
+
+/**
+ * How long a stopping server may take to exit. Shutdown is quick; the window is wide only for a loaded machine.
+ * It stays below SHUTDOWN_TIMEOUT_MS (10 s), the deadline a stuck shutdown would hit (exiting 1).
+ */
+const shutdownWindowMs = 8_000;
+
+const servers: Spawned[] = [];
+const directories: string[] = [];
+
+function freshDataDir(): string {
+  const directory = temporaryDirectory('customer-api-e2e-');
+  directories.push(directory);
+  return directory;
+}
+
+async function cliJson<T>(env: NodeJS.ProcessEnv, args: string[]): Promise<T> {
+  const result = await run(process.execPath, ['bin/customer-api.js', ...args], { env });
+  if (result.code !== 0) throw new Error(`customer-api ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** A customer and a `*` key made with the CLI, as the quick start does. */
+async function customerWithKey(env: NodeJS.ProcessEnv): Promise<{ customerId: string; key: string }> {
+  const customer = await cliJson<{ id: string }>(env, ['customers', 'create', '--name', 'Acme Ltd']);
+  const key = await cliJson<{ key: string }>(env, ['keys', 'create', '--customer', customer.id]);
+  return { customerId: customer.id, key: key.key };
+}
+
+async function csrfToken(baseUrl: string, key: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { data: { csrf_token: string } }).data.csrf_token;
+}
+
+/** Resolves with the connection error code, or 'connected'. */
+function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+/** The SQLite WAL file exists while a connection is open and is removed when the last one closes cleanly. */
+function walFileExists(dataDir: string): boolean {
+  return fs.existsSync(path.join(dataDir, 'customer-api.sqlite-wal'));
+}
+
+interface RunningServer {
+  server: Spawned;
+  baseUrl: string;
+  port: number;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** `node dist/server.js` itself (signals reach the server directly), on a fresh DATA_DIR and a free port. */
+async function startNodeServer(): Promise<RunningServer> {
+  const dataDir = freshDataDir();
+  const port = await freePort();
+  const env = childEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
+  const server = spawnServer(process.execPath, ['dist/server.js'], env);
+  servers.push(server);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitForHealth(baseUrl, server);
+  return { server, baseUrl, port, dataDir, env };
+}
+
+beforeAll(async () => ensureBuilt(), processTestTimeoutMs);
+afterAll(() => {
+  for (const server of servers) server.kill();
+  for (const directory of directories) fs.rmSync(directory, { recursive: true, force: true });
+});
+
+describe('the quick start, as a newcomer plays it', { timeout: processTestTimeoutMs }, () => {
+  let server: Spawned;
+  let baseUrl: string;
+  let env: NodeJS.ProcessEnv;
+  let dataDir: string;
+  let port: number;
+
+  beforeAll(async () => {
+    dataDir = freshDataDir();
+    port = await freePort();
+    env = childEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
+    // Detached: npm, its shell and node form one process group, killed together in afterAll whatever happens.
+    server = spawnServer('npm', ['start'], env, { detached: true });
+    servers.push(server);
+    baseUrl = `http://127.0.0.1:${port}`;
+    await waitForHealth(baseUrl, server);
+  }, processTestTimeoutMs);
+
+  it('answers GET /health without a key once `npm start` is up', async () => {
+    const response = await fetch(`${baseUrl}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('creates a customer and a key with `npx customer-api`, then a fiat account over HTTP that the list shows', async () => {
+    // The README's steps: npx in the checkout (--no: never from the registry), /v1 paths, a Bearer key on the list.
+    const npx = async <T>(args: string[]): Promise<T> => {
+      const result = await run('npx', ['--no', 'customer-api', ...args], { env });
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as T;
+    };
+    const customer = await npx<{ id: string; name: string; fr_owner_business_id: string }>(['customers', 'create', '--name', 'Acme Ltd']);
+    expect(customer).toMatchObject({ name: 'Acme Ltd', fr_owner_business_id: expect.stringMatching(/^busi_/) });
+    const { key, scopes } = await npx<{ key: string; scopes: string[] }>(['keys', 'create', '--customer', customer.id]);
+    expect(key).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
+    expect(scopes).toEqual(['*']);
+
+    const tokenResponse = await fetch(`${baseUrl}/v1/csrf-token`, { headers: { 'x-api-key': key } });
+    expect(tokenResponse.status).toBe(200);
+    const token = ((await tokenResponse.json()) as { data: { csrf_token: string } }).data.csrf_token;
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+
+    const created = await fetch(`${baseUrl}/v1/fiat-accounts`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'X-CSRF-Token': token, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ accountName: 'Main EUR', currency: 'EUR' }),
+    });
+    expect(created.status).toBe(201);
+    const account = ((await created.json()) as { data: { id: string; fr_account_id: string; iban: string; balance: number; status: string } }).data;
+    expect(account).toMatchObject({ account_name: 'Main EUR', currency: 'EUR', balance: 0, status: 'active' });
+    expect(account.fr_account_id).toMatch(/^facc_/);
+    expect(account.iban).toMatch(/^DE/);
+
+    const listed = await fetch(`${baseUrl}/v1/fiat-accounts`, { headers: { Authorization: `Bearer ${key}` } });
+    expect(listed.status).toBe(200);
+    const accounts = ((await listed.json()) as { data: Array<{ id: string }> }).data;
+    expect(accounts.map((entry) => entry.id)).toEqual([account.id]);
+    // The unversioned paths answer the same.
+    const unversioned = await fetch(`${baseUrl}/fiat-accounts`, { headers: { 'x-api-key': key } });
+    expect(((await unversioned.json()) as { data: Array<{ id: string }> }).data.map((entry) => entry.id)).toEqual([account.id]);
+  });
+
+  it('refuses the write without the CSRF token and without a key, as the quick start warns', async () => {
+    const { key } = await customerWithKey(env);
+    const body = JSON.stringify({ accountName: 'No token', currency: 'EUR' });
+    const withoutToken = await fetch(`${baseUrl}/fiat-accounts`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body });
+    expect(withoutToken.status).toBe(403);
+    const withoutKey = await fetch(`${baseUrl}/fiat-accounts`);
+    expect(withoutKey.status).toBe(401);
+  });
+
+  it('keeps its data in DATA_DIR', () => {
+    expect(fs.existsSync(path.join(dataDir, 'customer-api.sqlite'))).toBe(true);
+  });
+
+  it('stops cleanly on Ctrl-C in the terminal (SIGINT to the whole `npm start` process group)', async () => {
+    expect(walFileExists(dataDir)).toBe(true);
+    process.kill(-server.child.pid!, 'SIGINT');
+    // npm itself dies of the signal; the server behind it must close the database and release the port.
+    const deadline = Date.now() + shutdownWindowMs;
+    while ((walFileExists(dataDir) || (await tryConnect(port)) !== 'ECONNREFUSED') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(walFileExists(dataDir), 'the database was not closed').toBe(false);
+    expect(await tryConnect(port)).toBe('ECONNREFUSED');
+    expect(await exitWithin(server, shutdownWindowMs)).not.toBe('timeout');
+  });
+});
+
+describe.concurrent('graceful shutdown', { timeout: processTestTimeoutMs }, () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('exits 0 within a few seconds of %s and closes the database', async (signal) => {
+    const { server, port, dataDir } = await startNodeServer();
+    expect(walFileExists(dataDir)).toBe(true);
+    server.child.kill(signal);
+    const exit = await exitWithin(server, shutdownWindowMs);
+    expect(exit, server.output()).toEqual({ code: 0, signal: null });
+    expect(walFileExists(dataDir), 'the WAL file is left behind when the database is not closed').toBe(false);
+    expect(await tryConnect(port)).toBe('ECONNREFUSED');
+  });
+
+  it('finishes a request in flight at SIGTERM while refusing new connections, then exits 0', async () => {
+    const { server, baseUrl, port, dataDir, env } = await startNodeServer();
+    const { key } = await customerWithKey(env);
+    const token = await csrfToken(baseUrl, key);
+
+    const body = JSON.stringify({ accountName: 'Main EUR', currency: 'EUR' });
+    const half = Math.floor(body.length / 2);
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    let response = '';
+    socket.on('data', (chunk: Buffer) => (response += chunk.toString()));
+    const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+
+    // Headers and half the body: the request has started and cannot complete until the rest arrives.
+    socket.write(
+      [
+        'POST /fiat-accounts HTTP/1.1',
+        `Host: 127.0.0.1:${port}`,
+        'Content-Type: application/json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        `x-api-key: ${key}`,
+        `X-CSRF-Token: ${token}`,
+        '',
+        '',
+      ].join('\r\n') + body.slice(0, half),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    // Stopped accepting, yet still running: the request in flight holds it open.
+    expect(await tryConnect(port)).toBe('ECONNREFUSED');
+    expect(server.child.exitCode).toBeNull();
+
+    socket.write(body.slice(half));
+    const exit = await exitWithin(server, shutdownWindowMs);
+    await Promise.race([socketClosed, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    expect(response.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
+    const created = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { data: { account_name: string } };
+    expect(created.data.account_name).toBe('Main EUR');
+    expect(exit, server.output()).toEqual({ code: 0, signal: null });
+    expect(walFileExists(dataDir)).toBe(false);
+    expect(await tryConnect(port)).toBe('ECONNREFUSED');
+
+    // The account written during shutdown is there after a restart.
+    const restarted = spawnServer(process.execPath, ['dist/server.js'], env);
+    servers.push(restarted);
+    await waitForHealth(baseUrl, restarted);
+    const listed = await fetch(`${baseUrl}/fiat-accounts`, { headers: { 'x-api-key': key } });
+    expect(((await listed.json()) as { data: Array<{ account_name: string }> }).data.map((account) => account.account_name)).toEqual(['Main EUR']);
+    restarted.child.kill('SIGTERM');
+    expect(await exitWithin(restarted, shutdownWindowMs)).toEqual({ code: 0, signal: null });
+  });
+});

@@ -1,0 +1,173 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Helpers for the tests that run the real programs as child processes (test/cli, test/e2e): the checkout,
+ * a build of dist/ shared between test files, free ports and process bookkeeping. Every address is 127.0.0.1.
+ */
+
+export const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Per-test timeout of the files that start processes: generous, because a loaded 2-CPU machine is slow to start node. */
+export const processTestTimeoutMs = 120_000;
+
+/** The stack frame prefix Node prints; none may reach an operator's terminal. */
+export const stackFrame = '    at ';
+
+export interface ProcessResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion (killed after timeoutMs); never rejects on a non-zero exit. */
+export function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      { cwd: options.cwd ?? checkout, env: options.env ?? process.env, timeout: options.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error && typeof (error as NodeJS.ErrnoException).code === 'string') return reject(error);
+        const exit = error as (Error & { code?: number | null; signal?: NodeJS.Signals | null }) | null;
+        resolve({ code: exit ? (exit.code ?? null) : 0, signal: exit ? (exit.signal ?? null) : null, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** The environment of a child process: this one's, without settings of the developer's shell that would change it. */
+export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'TEST_DB']) {
+    delete env[name];
+  }
+  return { ...env, ...overrides };
+}
+
+function newestMtimeMs(target: string): number {
+  const stat = fs.statSync(target);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(stat.mtimeMs, ...fs.readdirSync(target).map((entry) => newestMtimeMs(path.join(target, entry))));
+}
+
+function distIsCurrent(): boolean {
+  const buildInfo = path.join(checkout, 'dist/.tsbuildinfo');
+  if (!fs.existsSync(buildInfo) || !fs.existsSync(path.join(checkout, 'dist/server.js'))) return false;
+  const sources = Math.max(newestMtimeMs(path.join(checkout, 'src')), newestMtimeMs(path.join(checkout, 'tsconfig.json')), newestMtimeMs(path.join(checkout, 'tsconfig.build.json')));
+  return fs.statSync(buildInfo).mtimeMs >= sources;
+}
+
+const buildLock = path.join(os.tmpdir(), `customer-api-build-${Buffer.from(checkout).toString('hex').slice(-24)}.lock`);
+
+/**
+ * `npm run build`, once for all test files running in parallel: a lock directory serialises the builds, and a
+ * build is skipped when dist/ is newer than every source file (so one file cannot read dist/ while another
+ * rewrites it).
+ */
+export async function ensureBuilt(): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(buildLock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A lock left by a killed run is stale after a minute.
+      if (Date.now() - fs.statSync(buildLock, { throwIfNoEntry: false })!.mtimeMs > 60_000) fs.rmSync(buildLock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${buildLock}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    if (distIsCurrent()) return;
+    const result = await run('npm', ['run', 'build'], { timeoutMs: 120_000 });
+    if (result.code !== 0) throw new Error(`npm run build failed:\n${result.stdout}\n${result.stderr}`);
+  } finally {
+    fs.rmSync(buildLock, { recursive: true, force: true });
+  }
+}
+
+/** A port free on 127.0.0.1 at the time of the call (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A long-running child (the server): output collected, exit awaited, killed by `kill` whatever happened. */
+export interface Spawned {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Kills the process if it is still running (its whole process group when spawned detached). */
+  kill(): void;
+}
+
+export function spawnServer(command: string, args: string[], env: NodeJS.ProcessEnv, options: { detached?: boolean } = {}): Spawned {
+  const child = spawn(command, args, { cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  let output = '';
+  // Drained always: a full pipe would block the server's logging and with it the server.
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let running = true;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      running = false;
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    child,
+    output: () => output,
+    exited,
+    kill() {
+      if (child.pid === undefined) return;
+      try {
+        // A detached group is killed even when its leader (npm) has exited: the server may have outlived it.
+        if (options.detached) process.kill(-child.pid, 'SIGKILL');
+        else if (running) child.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+/** Polls GET /health until it answers 200; fails early if the process exits first. */
+export async function waitForHealth(baseUrl: string, server: Spawned, timeoutMs = 60_000): Promise<void> {
+  let exited = false;
+  void server.exited.then(() => (exited = true));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited) throw new Error(`the server exited before answering /health:\n${server.output()}`);
+    try {
+      const response = await fetch(`${baseUrl}/health`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`no answer from ${baseUrl}/health within ${timeoutMs} ms:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Resolves with the exit, or with 'timeout' if the process is still running after ms. */
+export function exitWithin(server: Spawned, ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'timeout'> {
+  return Promise.race([server.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms))]);
+}
+
+/** The stderr of a failed command as lines, for "one line, no stack" assertions. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((line) => line.length > 0);
+}

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteDatabase, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
+import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
+import { freshStorage, temporaryDirectory, testDialect } from '../helpers/test-app.js';
+
+/** The database layer on the dialect of this vitest project (SQLite, and PostgreSQL when TEST_DB=postgres). */
+
+async function insertCustomer(storage: Storage): Promise<string> {
+  const id = randomUUID();
+  await storage.db
+    .insertInto('customers')
+    .values({ id, name: 'Storage test', fr_owner_business_id: `busi_${randomUUID().replaceAll('-', '')}`, created_at: new Date().toISOString() })
+    .execute();
+  return id;
+}
+
+async function insertFiatAccount(storage: Storage, customerId: string, balance: bigint): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const unique = randomUUID().replaceAll('-', '');
+  await storage.db
+    .insertInto('fiat_accounts')
+    .values({
+      id,
+      customer_id: customerId,
+      fr_account_id: `facc_${unique}`,
+      account_name: 'Storage test',
+      currency: 'EUR',
+      balance_minor: balance,
+      status: 'active',
+      is_master: 1,
+      linked_business_id: null,
+      umbrella_link_id: null,
+      iban: `DE${unique}`,
+      bic: 'TESTDEFFXXX',
+      account_number: '1234567890',
+      sort_code: null,
+      routing_number: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  return id;
+}
+
+async function balanceOf(storage: Storage, accountId: string): Promise<bigint> {
+  const row = await storage.db.selectFrom('fiat_accounts').select('balance_minor').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return row.balance_minor;
+}
+
+describe(`storage on ${testDialect}`, () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+  let dataDir: string;
+  let customerId: string;
+
+  beforeAll(async () => {
+    ({ storage, drop, config: { dataDir } } = await freshStorage());
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await drop?.();
+    // freshStorage makes a DATA_DIR on PostgreSQL too and leaves it behind.
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('applies the migrations to an empty database, then has none pending and applies nothing the second time', async () => {
+    expect(await pendingMigrations(storage)).toContain('0001-foundation');
+    const first = await migrateToLatest(storage);
+    expect(first).toContain('0001-foundation');
+    expect(await pendingMigrations(storage)).toEqual([]);
+    expect(await migrateToLatest(storage)).toEqual([]);
+    expect(await pendingMigrations(storage)).toEqual([]);
+    customerId = await insertCustomer(storage);
+  });
+
+  it('refuses a negative fiat account balance by a CHECK constraint, whatever the application does', async () => {
+    const accountId = await insertFiatAccount(storage, customerId, 0n);
+    await expect(storage.db.updateTable('fiat_accounts').set({ balance_minor: -1n }).where('id', '=', accountId).execute()).rejects.toThrow(/check/i);
+    expect(await balanceOf(storage, accountId)).toBe(0n);
+    await expect(insertFiatAccount(storage, customerId, -5n)).rejects.toThrow(/check/i);
+  });
+
+  it('keeps bigint minor units exact beyond 2^53', async () => {
+    const large = 9007199254740993n; // 2^53 + 1: a JS number would read it back as ...992
+    const accountId = await insertFiatAccount(storage, customerId, large);
+    const read = await balanceOf(storage, accountId);
+    expect(typeof read).toBe('bigint');
+    expect(read).toBe(large);
+    await storage.db.updateTable('fiat_accounts').set({ balance_minor: sql<bigint>`balance_minor + 2` }).where('id', '=', accountId).execute();
+    expect(await balanceOf(storage, accountId)).toBe(9007199254740995n);
+    const max = 9223372036854775807n;
+    const maxId = await insertFiatAccount(storage, customerId, max);
+    expect(await balanceOf(storage, maxId)).toBe(max);
+  });
+
+  it('enforces foreign keys: an API key of an unknown customer is refused', async () => {
+    const insert = storage.db
+      .insertInto('api_keys')
+      .values({
+        id: randomUUID(),
+        customer_id: randomUUID(),
+        key_hash: randomUUID(),
+        prefix: 'sk_test_abcd',
+        environment: 'sandbox',
+        scopes: '["*"]',
+        allowed_ips: '[]',
+        expires_at: null,
+        revoked_at: null,
+        last_used_at: null,
+        created_at: new Date().toISOString(),
+      })
+      .execute();
+    await expect(insert).rejects.toThrow(/foreign key/i);
+    const count = await storage.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(0);
+  });
+
+  it('rolls a failed transaction back completely', async () => {
+    const accountId = await insertFiatAccount(storage, customerId, 100n);
+    await expect(
+      storage.db.transaction().execute(async (trx) => {
+        await trx.updateTable('fiat_accounts').set({ balance_minor: 60n }).where('id', '=', accountId).execute();
+        await trx.updateTable('fiat_accounts').set({ balance_minor: -1n }).where('id', '=', accountId).execute();
+      }),
+    ).rejects.toThrow(/check/i);
+    expect(await balanceOf(storage, accountId)).toBe(100n);
+  });
+});
+
+describe.skipIf(testDialect !== 'sqlite')('the embedded SQLite database', () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+  const directories: string[] = [];
+
+  beforeAll(async () => {
+    ({ storage, drop } = await freshStorage());
+    await migrateToLatest(storage);
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await drop?.();
+    for (const directory of directories) fs.rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('runs with WAL, synchronous=FULL, foreign_keys=ON and busy_timeout >= 5000 ms', () => {
+    const directory = temporaryDirectory();
+    directories.push(directory);
+    const database = openSqliteDatabase(directory);
+    try {
+      expect(String(database.pragma('journal_mode', { simple: true })).toLowerCase()).toBe('wal');
+      expect(Number(database.pragma('synchronous', { simple: true }))).toBe(2);
+      expect(Number(database.pragma('foreign_keys', { simple: true }))).toBe(1);
+      expect(Number(database.pragma('busy_timeout', { simple: true }))).toBeGreaterThanOrEqual(5000);
+      expect(sqliteBusyTimeoutMs).toBeGreaterThanOrEqual(5000);
+    } finally {
+      database.close();
+    }
+  });
+
+  it('runs the storage connection itself with foreign keys on', async () => {
+    const result = await sql<{ foreign_keys: number | bigint }>`pragma foreign_keys`.execute(storage.db);
+    expect(Number(result.rows[0]?.foreign_keys)).toBe(1);
+  });
+
+  it('opens every transaction with BEGIN IMMEDIATE: the write lock is held from the start, even before a write', async () => {
+    // A second connection that fails at once instead of waiting for the lock.
+    const other = new BetterSqlite3(storage.location, { timeout: 0 });
+    try {
+      let refusedWhileOpen: unknown;
+      await storage.db.transaction().execute(async (trx) => {
+        // Only a read so far: a deferred BEGIN would hold no write lock yet and let `other` begin a write.
+        await trx.selectFrom('customers').select('id').execute();
+        try {
+          other.exec('BEGIN IMMEDIATE');
+          other.exec('ROLLBACK');
+        } catch (error) {
+          refusedWhileOpen = error;
+        }
+      });
+      expect(refusedWhileOpen).toBeInstanceOf(Error);
+      expect((refusedWhileOpen as { code?: string }).code).toBe('SQLITE_BUSY');
+      // Control: once the transaction has ended, the same statement succeeds.
+      other.exec('BEGIN IMMEDIATE');
+      other.exec('ROLLBACK');
+    } finally {
+      other.close();
+    }
+  });
+});
