@@ -23,8 +23,10 @@ import { EndUserService } from './modules/end-users/service.js';
 import { VerificationService } from './modules/end-users/verification.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { registerDocuments } from './modules/documents/module.js';
+import { registerFees } from './modules/fees/module.js';
 import type { ModuleContext } from './modules/module-context.js';
 import { registerPayees } from './modules/payees/module.js';
+import { registerPayments } from './modules/payments/module.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import type { Storage } from './storage/database.js';
@@ -127,6 +129,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   registerPayees(app, context);
   registerVirtualAccounts(app, context);
   registerDocuments(app, context);
+  registerFees(app, context);
+  registerPayments(app, context);
 
   if (config.apiEnvironment === 'sandbox') {
     sandboxEndUserRoutes(app, verification);

@@ -3,8 +3,10 @@ import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { ApiKeyService } from '../modules/api-keys/service.js';
 import { CustomerService, InvalidInputError } from '../modules/customers/service.js';
+import { FeeService } from '../modules/fees/service.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrate.js';
+import { verifyLedger } from '../ledger/verify.js';
 
 /** Operator commands (DESIGN §3). Same DATA_DIR / DATABASE_URL as the server; one JSON object on stdout. */
 
@@ -117,13 +119,77 @@ function buildProgram(): Command {
     .action(async (keyId: string) => {
       print(await withStorage((storage, config) => new ApiKeyService(storage, systemClock, config.apiEnvironment).revoke(keyId)));
     });
+
+  // Fee schedules (docs/fees.md): the default schedule is seeded by migration 0004; operators set per-customer rows.
+  const fees = program.command('fees').description('manage fee schedules');
+  fees
+    .command('set')
+    .description("set a customer's own fee for one transaction type, scheme and currency (replaces all its terms)")
+    .requiredOption('--customer <id>', 'customer id')
+    .requiredOption('--scheme <scheme>', 'SEPA, SEPA_INSTANT, FASTER_PAYMENTS, SWIFT, ACH or INTERNAL')
+    .requiredOption('--currency <currency>', 'EUR, GBP or USD')
+    .option('--transaction-type <type>', 'payment (default)')
+    .option('--flat <amount>', 'flat fee in major units, e.g. 0.20 (default 0)')
+    .option('--percentage <percent>', 'percent of the amount, e.g. 0.25 for 0.25 % (default 0)')
+    .option('--min <amount>', 'minimum fee in major units (default none)')
+    .option('--max <amount>', 'maximum fee in major units (default none)')
+    .option('--name <name>', 'schedule name shown in fee previews (default "Custom <SCHEME> <CURRENCY>")')
+    .option('--umbrella-link-id <uuid>', 'umbrella link the schedule belongs to (default none)')
+    .action(
+      async (options: {
+        customer: string;
+        scheme: string;
+        currency: string;
+        transactionType?: string;
+        flat?: string;
+        percentage?: string;
+        min?: string;
+        max?: string;
+        name?: string;
+        umbrellaLinkId?: string;
+      }) => {
+        print(
+          await withStorage((storage) =>
+            new FeeService(storage, systemClock).setSchedule({
+              customerId: options.customer,
+              paymentScheme: options.scheme,
+              currency: options.currency,
+              ...(options.transactionType !== undefined ? { transactionType: options.transactionType } : {}),
+              ...(options.flat !== undefined ? { flat: options.flat } : {}),
+              ...(options.percentage !== undefined ? { percentage: options.percentage } : {}),
+              ...(options.min !== undefined ? { min: options.min } : {}),
+              ...(options.max !== undefined ? { max: options.max } : {}),
+              ...(options.name !== undefined ? { name: options.name } : {}),
+              ...(options.umbrellaLinkId !== undefined ? { umbrellaLinkId: options.umbrellaLinkId } : {}),
+            }),
+          ),
+        );
+      },
+    );
+  fees
+    .command('list')
+    .description("list the default fee schedule, or with --customer the customer's effective schedule")
+    .option('--customer <id>', 'customer id')
+    .action(async (options: { customer?: string }) => {
+      print({ data: await withStorage((storage) => new FeeService(storage, systemClock).listSchedules(options.customer)) });
+    });
+  const ledger = program.command('ledger').description('check the books');
+  ledger
+    .command('verify')
+    .description('check that every balance equals the sum of its postings and every entry balances; exit 1 otherwise')
+    .action(async () => {
+      const report = await withStorage((storage) => verifyLedger(storage));
+      print(report);
+      if (!report.ok) process.exitCode = 1;
+    });
   return program;
 }
 
 export async function runCli(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv, { from: 'user' });
-    return 0;
+    // A command that found a problem (ledger verify) has set the exit code itself.
+    return Number(process.exitCode ?? 0);
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (error instanceof ConfigError || error instanceof InvalidInputError) {

@@ -5,6 +5,9 @@ export const pageLimitDefault = 50;
 export const pageLimitMax = 100;
 export const pageDefault = 1;
 
+/** Spec §8: payment amounts (and fee previews, deposits) are greater than 0 and at most 10,000,000 major units. */
+export const paymentAmountMax = 10_000_000;
+
 /** Spec §4 POST /fiat-accounts and POST /virtual-accounts: accountName length 1-200. */
 export const accountNameLengthMax = 200;
 

@@ -2,12 +2,16 @@ import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Storage, Dialect } from './database.js';
 import { foundationMigration } from './migrations/0001-foundation.js';
 import { onboardingMigration } from './migrations/0002-onboarding.js';
+import { moneyMigration } from './migrations/0003-money.js';
+import { feesMigration } from './migrations/0004-fees.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-foundation': foundationMigration(dialect),
     '0002-onboarding': onboardingMigration(),
+    '0003-money': moneyMigration(dialect),
+    '0004-fees': feesMigration(dialect),
   };
 }
 

@@ -13,6 +13,7 @@ export interface CustomersTable {
   id: string;
   name: string;
   fr_owner_business_id: string;
+  transaction_count: Generated<bigint>;
   created_at: string;
 }
 
@@ -37,6 +38,7 @@ export interface FiatAccountsTable {
   account_name: string;
   currency: string;
   balance_minor: bigint;
+  allocated_minor: Generated<bigint>;
   status: string;
   is_master: DbBoolean;
   linked_business_id: string | null;
@@ -186,6 +188,106 @@ export interface VirtualAccountsTable {
   updated_at: string;
 }
 
+export interface SystemAccountsTable {
+  code: string;
+  currency: string;
+}
+
+export interface LedgerJournalTable {
+  id: string;
+  customer_id: string;
+  kind: string;
+  reference_id: string;
+  created_at: string;
+}
+
+export interface LedgerPostingsTable {
+  sequence: Generated<bigint>;
+  journal_id: string;
+  account_kind: 'fiat_account' | 'virtual_account' | 'system';
+  account_id: string;
+  currency: string;
+  amount_minor: bigint;
+}
+
+export interface PaymentsTable {
+  id: string;
+  customer_id: string;
+  fr_payment_id: string;
+  status: 'pending' | 'completed' | 'failed';
+  transaction_type: string;
+  payment_scheme: string;
+  amount_minor: bigint;
+  fee_minor: bigint;
+  fee_schedule_id: string | null;
+  currency: string;
+  reference: string;
+  from_account_id: string;
+  from_virtual_account_id: string | null;
+  to_account_id: string | null;
+  to_virtual_account_id: string | null;
+  payee_id: string | null;
+  payee_verification_id: string | null;
+  umbrella_link_id: string | null;
+  transaction_id: string;
+  settle_at: string | null;
+  failure_reason: string | null;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TransactionsTable {
+  id: string;
+  customer_id: string;
+  customer_seq: bigint;
+  fr_transaction_id: string;
+  transaction_type: string;
+  amount_minor: bigint;
+  currency: string;
+  status: string;
+  direction: 'incoming' | 'outgoing';
+  account_id: string;
+  virtual_account_id: string | null;
+  from_account_id: string | null;
+  from_account_type: string | null;
+  to_account_id: string | null;
+  to_account_type: string | null;
+  description: string | null;
+  reference: string | null;
+  counterparty_name: string | null;
+  counterparty_account: string | null;
+  fee_amount_minor: bigint;
+  fee_currency: string;
+  payee_id: string | null;
+  payment_id: string | null;
+  balance_before_minor: bigint;
+  balance_after_minor: bigint;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FeeSchedulesTable {
+  id: string;
+  /** 'default' for the default schedule, else the customer id (uniqueness without NULLs, see 0004-fees.ts). */
+  scope: string;
+  /** Null for the default schedule. */
+  customer_id: string | null;
+  name: string;
+  transaction_type: string;
+  payment_scheme: string;
+  currency: string;
+  flat_fee_minor: bigint;
+  /** Millionths of the amount: 0.25 % = 2500n. */
+  percentage_millionths: bigint;
+  min_fee_minor: bigint | null;
+  max_fee_minor: bigint | null;
+  umbrella_link_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -196,4 +298,10 @@ export interface Database {
   documents: DocumentsTable;
   payees: PayeesTable;
   virtual_accounts: VirtualAccountsTable;
+  fee_schedules: FeeSchedulesTable;
+  system_accounts: SystemAccountsTable;
+  ledger_journal: LedgerJournalTable;
+  ledger_postings: LedgerPostingsTable;
+  payments: PaymentsTable;
+  transactions: TransactionsTable;
 }

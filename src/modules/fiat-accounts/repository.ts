@@ -1,9 +1,9 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, FiatAccountsTable } from '../../storage/tables.js';
 
-export type FiatAccountRow = FiatAccountsTable;
+export type FiatAccountRow = Selectable<FiatAccountsTable>;
 
-export async function insertFiatAccount(trx: Transaction<Database>, row: FiatAccountRow): Promise<void> {
+export async function insertFiatAccount(trx: Transaction<Database>, row: Insertable<FiatAccountsTable>): Promise<void> {
   await trx.insertInto('fiat_accounts').values(row).execute();
 }
 

@@ -44,6 +44,7 @@ export class FiatAccountService {
       account_name: input.accountName,
       currency: input.currency,
       balance_minor: 0n,
+      allocated_minor: 0n,
       status: 'active',
       // An account linked to a business end user belongs to that business; the others are the customer's masters.
       is_master: input.linkedBusinessId === undefined ? 1 : 0,

@@ -10,6 +10,8 @@ export function foundationMigration(dialect: Dialect): Migration {
         .addColumn('id', 'text', (col) => col.primaryKey())
         .addColumn('name', 'text', (col) => col.notNull())
         .addColumn('fr_owner_business_id', 'text', (col) => col.notNull().unique())
+        // How many transaction records the customer has: their dense sequence makes any history page a range read.
+        .addColumn('transaction_count', 'bigint', (col) => col.notNull().defaultTo(0))
         .addColumn('created_at', 'text', (col) => col.notNull())
         .execute();
 
@@ -38,6 +40,8 @@ export function foundationMigration(dialect: Dialect): Migration {
         .addColumn('currency', 'text', (col) => col.notNull().check(sql`currency in ('USD', 'EUR', 'GBP')`))
         // The database refuses a negative balance even if application code were wrong (issue 4 relies on it).
         .addColumn('balance_minor', 'bigint', (col) => col.notNull().defaultTo(0).check(sql`balance_minor >= 0`))
+        // The part of the balance that belongs to the account's virtual accounts; never more than the balance.
+        .addColumn('allocated_minor', 'bigint', (col) => col.notNull().defaultTo(0).check(sql`allocated_minor >= 0`))
         .addColumn('status', 'text', (col) => col.notNull())
         .addColumn('is_master', 'integer', (col) => col.notNull().check(sql`is_master in (0, 1)`))
         .addColumn('linked_business_id', 'text')
@@ -49,6 +53,7 @@ export function foundationMigration(dialect: Dialect): Migration {
         .addColumn('routing_number', 'text')
         .addColumn('created_at', 'text', (col) => col.notNull())
         .addColumn('updated_at', 'text', (col) => col.notNull())
+        .addCheckConstraint('fiat_accounts_allocation_within_balance', sql`allocated_minor <= balance_minor`)
         .execute();
       await db.schema.createIndex('fiat_accounts_customer_idx').on('fiat_accounts').columns(['customer_id', 'created_at']).execute();
 

@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import type { Storage } from '../storage/database.js';
+
+export interface LedgerProblem {
+  kind: 'unbalanced_journal' | 'fiat_balance_mismatch' | 'virtual_balance_mismatch' | 'allocation_mismatch';
+  id: string;
+  expected: string;
+  actual: string;
+}
+
+export interface LedgerReport {
+  ok: boolean;
+  checked: { journals: number; fiat_accounts: number; virtual_accounts: number };
+  /** Platform accounts (clearing, fee_income, suspense) per currency, in minor units, from their postings. */
+  system_balances_minor: Record<string, string>;
+  problems: LedgerProblem[];
+}
+
+const problemsShownMax = 1000;
+
+/**
+ * Checks the ledger end to end: every journal entry balances; every fiat and virtual account balance equals the
+ * sum of its postings; every master's allocation equals its virtual accounts' balances. Reads only.
+ */
+export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
+  const { db } = storage;
+  const problems: LedgerProblem[] = [];
+
+  const unbalanced = await db
+    .selectFrom('ledger_postings')
+    .select(['journal_id', (eb) => eb.fn.sum<bigint>('amount_minor').as('total')])
+    .where('account_kind', '<>', 'virtual_account')
+    .groupBy('journal_id')
+    .having((eb) => eb.fn.sum('amount_minor'), '<>', 0)
+    .execute();
+  for (const row of unbalanced) problems.push({ kind: 'unbalanced_journal', id: row.journal_id, expected: '0', actual: String(row.total) });
+
+  const fiat = await db
+    .selectFrom('fiat_accounts as account')
+    .select([
+      'account.id',
+      'account.balance_minor',
+      'account.allocated_minor',
+      (eb) =>
+        eb
+          .selectFrom('ledger_postings')
+          .select(sql<bigint>`coalesce(sum(amount_minor), 0)`.as('sum'))
+          .where('account_kind', '=', 'fiat_account')
+          .whereRef('account_id', '=', 'account.id')
+          .as('posted'),
+      (eb) =>
+        eb
+          .selectFrom('virtual_accounts')
+          .select(sql<bigint>`coalesce(sum(balance_minor), 0)`.as('sum'))
+          .whereRef('master_fiat_account_id', '=', 'account.id')
+          .as('allocated'),
+    ])
+    .execute();
+  for (const row of fiat) {
+    if (BigInt(row.posted ?? 0) !== BigInt(row.balance_minor)) {
+      problems.push({ kind: 'fiat_balance_mismatch', id: row.id, expected: String(row.posted ?? 0), actual: String(row.balance_minor) });
+    }
+    if (BigInt(row.allocated ?? 0) !== BigInt(row.allocated_minor)) {
+      problems.push({ kind: 'allocation_mismatch', id: row.id, expected: String(row.allocated ?? 0), actual: String(row.allocated_minor) });
+    }
+  }
+
+  const virtual = await db
+    .selectFrom('virtual_accounts as account')
+    .select([
+      'account.id',
+      'account.balance_minor',
+      (eb) =>
+        eb
+          .selectFrom('ledger_postings')
+          .select(sql<bigint>`coalesce(sum(amount_minor), 0)`.as('sum'))
+          .where('account_kind', '=', 'virtual_account')
+          .whereRef('account_id', '=', 'account.id')
+          .as('posted'),
+    ])
+    .execute();
+  for (const row of virtual) {
+    if (BigInt(row.posted ?? 0) !== BigInt(row.balance_minor)) {
+      problems.push({ kind: 'virtual_balance_mismatch', id: row.id, expected: String(row.posted ?? 0), actual: String(row.balance_minor) });
+    }
+  }
+
+  const system = await db
+    .selectFrom('ledger_postings')
+    .select(['account_id', (eb) => eb.fn.sum<bigint>('amount_minor').as('total')])
+    .where('account_kind', '=', 'system')
+    .groupBy('account_id')
+    .orderBy('account_id')
+    .execute();
+  const journals = await db.selectFrom('ledger_journal').select((eb) => eb.fn.countAll<bigint>().as('count')).executeTakeFirstOrThrow();
+
+  return {
+    ok: problems.length === 0,
+    checked: { journals: Number(journals.count), fiat_accounts: fiat.length, virtual_accounts: virtual.length },
+    system_balances_minor: Object.fromEntries(system.map((row) => [row.account_id, String(row.total)])),
+    problems: problems.slice(0, problemsShownMax),
+  };
+}

@@ -1,0 +1,54 @@
+import { Type, type Static } from 'typebox';
+import { Nullable, StringEnum, Uuid } from '../../http/schemas.js';
+import { fiatCurrencies } from '../fiat-accounts/schemas.js';
+import { feeTransactionTypes, paymentSchemes } from './fee-quote.js';
+import { paymentAmountMax } from '../../config/limits.js';
+
+/**
+ * Spec §4 POST /fees/preview lists the fields without required flags or allowed values ("not shown"); the
+ * choices are in docs/fees.md. That the amount has no more decimals than its currency, and that the scheme
+ * carries the currency, need more than a schema and are checked by FeeService.preview (also 400).
+ */
+export const FeePreviewBody = Type.Object(
+  {
+    amount: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: paymentAmountMax,
+      description: 'The payment amount in major units (12.34), greater than 0 and at most 10000000, with at most 2 decimals',
+    }),
+    currency: StringEnum(fiatCurrencies),
+    transactionType: Type.Optional(StringEnum(feeTransactionTypes, { description: 'Default: payment' })),
+    paymentScheme: StringEnum(paymentSchemes, {
+      description: 'SEPA and SEPA_INSTANT carry EUR, FASTER_PAYMENTS GBP, ACH USD; SWIFT and INTERNAL carry all three',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type FeePreviewInput = Static<typeof FeePreviewBody>;
+
+const Money = (description: string) => Type.Number({ description: `${description}, major units of fee_currency as a JSON number` });
+
+/** Spec §2 fee preview result. */
+export const FeePreview = Type.Object(
+  {
+    fee_amount: Money('The fee a payment with these details is charged: raw_total clamped to the minimum and maximum'),
+    fee_currency: StringEnum(fiatCurrencies, { description: 'The currency of the request' }),
+    schedule_id: Uuid,
+    schedule_name: Type.String(),
+    umbrella_link_id: Nullable(Uuid),
+    goat_member_code: Nullable(Type.String({ description: 'Meaning not shown in the spec; always null (docs/fees.md)' })),
+    breakdown: Type.Object(
+      {
+        flat_fee: Money('The flat part'),
+        percentage_fee: Type.Number({ description: 'The rate in percent of the amount (0.25 means 0.25 %)' }),
+        percentage_amount: Money('amount × percentage_fee / 100, rounded half-up to the minor unit'),
+        raw_total: Money('flat_fee + percentage_amount, before the minimum and maximum'),
+        min_applied: Type.Boolean({ description: 'raw_total was below the minimum fee; fee_amount is the minimum' }),
+        max_applied: Type.Boolean({ description: 'raw_total was above the maximum fee; fee_amount is the maximum' }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type FeePreviewRecord = Static<typeof FeePreview>;

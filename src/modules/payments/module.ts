@@ -1,0 +1,23 @@
+import type { FastifyInstance } from 'fastify';
+import { workerPollIntervalMs } from '../../config/limits.js';
+import { PollingWorker } from '../../workers/polling-worker.js';
+import { FeeService } from '../fees/service.js';
+import type { ModuleContext } from '../module-context.js';
+import { transactionRoutes } from '../transactions/routes.js';
+import { TransactionService } from '../transactions/service.js';
+import { DepositService } from './deposits.js';
+import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
+import { PaymentService } from './service.js';
+import { SettlementService } from './settlement.js';
+
+/** Payments, transaction history and, in the sandbox, funding and settlement. */
+export function registerPayments(app: FastifyInstance, context: ModuleContext): void {
+  const { storage, clock, config } = context;
+  paymentRoutes(app, new PaymentService(storage, new FeeService(storage, clock), clock, config.sandboxAutoSettleMs));
+  transactionRoutes(app, new TransactionService(storage));
+  if (config.apiEnvironment === 'sandbox') {
+    const settlement = new SettlementService(storage, clock);
+    sandboxPaymentRoutes(app, new DepositService(storage, clock), settlement);
+    context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
+  }
+}

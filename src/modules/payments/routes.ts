@@ -1,0 +1,105 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { DomainError } from '../../errors.js';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { Pagination, TransactionRecord } from '../transactions/schemas.js';
+import type { DepositService } from './deposits.js';
+import type { PaymentService } from './service.js';
+import type { SettlementService } from './settlement.js';
+import { CreatePaymentBody, DepositBody, Payment, PaymentCreated, PaymentParams, SettleBody } from './schemas.js';
+
+export function paymentRoutes(app: FastifyInstance, payments: PaymentService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Payments'];
+
+  routes.post(
+    '/payments',
+    {
+      config: { scope: 'payments:write' },
+      // Spec §4: POST /payments does not accept Idempotency-Key. Refuse it loudly, so nobody believes a retry is safe.
+      preValidation: async (request) => {
+        if (request.headers['idempotency-key'] !== undefined) {
+          throw new DomainError(
+            'IDEMPOTENCY_KEY_NOT_SUPPORTED',
+            'POST /payments does not accept Idempotency-Key: a retry would create a second payment. Use a unique reference and reconcile through GET /transactions before retrying.',
+            { fields: [{ location: 'headers', path: '/idempotency-key', reason: 'is not accepted by POST /payments' }] },
+          );
+        }
+      },
+      schema: {
+        tags,
+        summary: 'Create a payment',
+        body: CreatePaymentBody,
+        response: { 201: DataOf(PaymentCreated), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await payments.create(callerOf(request), request.body) }),
+  );
+
+  routes.get(
+    '/payments',
+    {
+      config: { scope: 'payments:read' },
+      schema: {
+        tags,
+        summary: 'List payments, newest first (paginated like GET /transactions)',
+        querystring: Type.Object(
+          { page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 50 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ data: Type.Array(Payment), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false }),
+          ...errorResponses(...authenticatedReadErrors),
+        },
+      },
+    },
+    async (request) => payments.list(callerOf(request), request.query.page ?? 1, request.query.limit ?? 50),
+  );
+
+  routes.get(
+    '/payments/:id',
+    {
+      config: { scope: 'payments:read' },
+      schema: { tags, summary: 'Get a payment', params: PaymentParams, response: { 200: DataOf(Payment), ...errorResponses(...authenticatedReadErrors, 404) } },
+    },
+    async (request) => ({ data: await payments.get(callerOf(request), request.params.id) }),
+  );
+}
+
+/** DESIGN §3 simulation endpoints: funding and settlement (sandbox only). */
+export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SettlementService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Sandbox'];
+
+  routes.post(
+    '/sandbox/fiat-accounts/:id/deposits',
+    {
+      config: { scope: 'fiat-accounts:write' },
+      schema: {
+        tags,
+        summary: 'Deposit money from outside into a fiat account or a virtual account (sandbox only)',
+        params: PaymentParams,
+        body: DepositBody,
+        response: { 201: DataOf(TransactionRecord), ...errorResponses(...authenticatedWriteErrors, 404) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await deposits.deposit(callerOf(request), request.params.id, request.body) }),
+  );
+
+  routes.post(
+    '/sandbox/payments/:id/settle',
+    {
+      config: { scope: 'payments:write' },
+      schema: {
+        tags,
+        summary: 'Settle a pending payment (sandbox only)',
+        params: PaymentParams,
+        body: SettleBody,
+        response: { 200: DataOf(Payment), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request) => ({ data: await settlement.settle(callerOf(request).customerId, request.params.id, request.body.outcome) }),
+  );
+}

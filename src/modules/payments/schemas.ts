@@ -1,0 +1,72 @@
+import { Type, type Static } from 'typebox';
+import { paymentAmountMax } from '../../config/limits.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { fiatCurrencies } from '../fiat-accounts/schemas.js';
+
+/** Spec §4 POST /payments: reference 1-200; paymentScheme up to 50. */
+export const paymentReferenceLengthMax = 200;
+export const paymentSchemeLengthMax = 50;
+export const payeeVerificationIdLengthMax = 100;
+
+export const CreatePaymentBody = Type.Object(
+  {
+    fromAccountId: Uuid,
+    amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax, description: 'Major units; at most the currency’s decimals' }),
+    currency: StringEnum(fiatCurrencies),
+    reference: Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax }),
+    fromAccountType: Type.Optional(StringEnum(['FIAT_ACCOUNT', 'VIRTUAL_ACCOUNT'] as const)),
+    toAccountId: Type.Optional(Uuid),
+    payeeId: Type.Optional(Uuid),
+    paymentScheme: Type.Optional(Type.String({ maxLength: paymentSchemeLengthMax, description: 'SEPA, SEPA_INSTANT, FASTER_PAYMENTS, SWIFT, ACH or INTERNAL' })),
+    payeeVerificationId: Type.Optional(Type.String({ minLength: 1, maxLength: payeeVerificationIdLengthMax })),
+    umbrellaLinkId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentInput = Static<typeof CreatePaymentBody>;
+
+/** Spec §2 payment creation response (camelCase, amount as a decimal string). */
+export const PaymentCreated = Type.Object(
+  {
+    id: Uuid,
+    frPaymentId: Type.String({ description: 'Provider id, prefix pmt_' }),
+    status: StringEnum(['pending', 'completed', 'failed'] as const),
+    amount: Type.String({ description: 'Decimal string, e.g. "10.00"' }),
+    currency: Type.String(),
+    reference: Type.String(),
+    transactionType: Type.String(),
+    createdAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+/** GET /payments/{id} (additive, DESIGN §3): the creation fields and what happened since. */
+export const Payment = Type.Object(
+  {
+    ...PaymentCreated.properties,
+    fee: Type.String({ description: 'Decimal string, charged on top of amount' }),
+    paymentScheme: Type.String(),
+    fromAccountId: Uuid,
+    fromAccountType: StringEnum(['FIAT_ACCOUNT', 'VIRTUAL_ACCOUNT'] as const),
+    toAccountId: Nullable(Uuid),
+    payeeId: Nullable(Uuid),
+    transactionId: Uuid,
+    failureReason: Nullable(Type.String()),
+    completedAt: Nullable(Timestamp),
+    updatedAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type PaymentRecord = Static<typeof Payment>;
+export type PaymentCreatedRecord = Static<typeof PaymentCreated>;
+
+export const PaymentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+export const SettleBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
+export const DepositBody = Type.Object(
+  {
+    amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax }),
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax })),
+    counterpartyName: Type.Optional(Type.String({ minLength: 1, maxLength: 140 })),
+  },
+  { additionalProperties: false },
+);

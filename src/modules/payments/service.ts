@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import { pageLimitMax } from '../../config/limits.js';
+import { DomainError, notFound, validationError } from '../../errors.js';
+import { appendEvent } from '../../events/outbox.js';
+import { AmountError, parseAmount } from '../../ledger/amounts.js';
+import { postJournal } from '../../ledger/ledger.js';
+import type { Currency } from '../../ledger/money.js';
+import { providerId } from '../../providers/provider-ids.js';
+import type { Storage } from '../../storage/database.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { paymentSchemes, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
+import { allocateSequences, insertTransaction } from '../transactions/repository.js';
+import { accountPostings, balanceKey, findCustomerAccount, type CustomerAccount } from './accounts.js';
+import { appendBalanceEvents } from './events.js';
+import { presentPayment, presentPaymentCreated } from './presenter.js';
+import { findPayment, insertPayment, listPayments, type PaymentRow } from './repository.js';
+import type { CreatePaymentInput, PaymentCreatedRecord, PaymentRecord } from './schemas.js';
+
+/** The schemes that can reach a payee of each currency; the first is the default (docs/payments.md). */
+const payeeSchemesByCurrency: Record<Currency, readonly PaymentScheme[]> = {
+  EUR: ['SEPA', 'SEPA_INSTANT', 'SWIFT'],
+  GBP: ['FASTER_PAYMENTS', 'SWIFT'],
+  USD: ['ACH', 'SWIFT'],
+};
+
+interface PayeeTarget {
+  id: string;
+  currency: string;
+  name: string;
+  account: string;
+  requiresSwift: boolean;
+}
+
+export class PaymentService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly fees: FeeQuoter,
+    private readonly clock: Clock,
+    /** Sandbox: payments settle by themselves after this delay; undefined = only through the simulation endpoint. */
+    private readonly autoSettleMs: number | undefined,
+  ) {}
+
+  async create(caller: AuthenticatedKey, input: CreatePaymentInput): Promise<PaymentCreatedRecord> {
+    const currency = input.currency as Currency;
+    let amountMinor: bigint;
+    try {
+      amountMinor = parseAmount(input.amount, currency);
+    } catch (error) {
+      if (error instanceof AmountError) throw validationError([{ location: 'body', path: '/amount', reason: error.message }]);
+      throw error;
+    }
+    // Spec §4 leaves open whether a target is required: a payment goes to exactly one of them (docs/payments.md).
+    if ((input.toAccountId === undefined) === (input.payeeId === undefined)) {
+      const reason = 'exactly one of toAccountId and payeeId is required';
+      throw validationError([
+        { location: 'body', path: '/toAccountId', reason },
+        { location: 'body', path: '/payeeId', reason },
+      ]);
+    }
+    if (input.paymentScheme !== undefined && !(paymentSchemes as readonly string[]).includes(input.paymentScheme)) {
+      throw validationError([{ location: 'body', path: '/paymentScheme', reason: `must be one of ${paymentSchemes.join(', ')}` }]);
+    }
+
+    const kinds: CustomerAccount['kind'][] =
+      input.fromAccountType === 'VIRTUAL_ACCOUNT' ? ['virtual_account'] : input.fromAccountType === 'FIAT_ACCOUNT' ? ['fiat_account'] : ['fiat_account', 'virtual_account'];
+    const source = await findCustomerAccount(this.storage.db, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
+    if (!source) throw notFound('account');
+    const target = input.toAccountId !== undefined ? await this.internalTarget(caller, input.toAccountId, source) : undefined;
+    const payee = input.payeeId !== undefined ? await this.payeeTarget(caller, input.payeeId) : undefined;
+    const targetCurrency = target?.currency ?? payee?.currency;
+    if (source.currency !== currency || targetCurrency !== currency) {
+      throw new DomainError('CURRENCY_MISMATCH', `The payment is in ${currency}; both accounts must be too.`, {
+        currency,
+        from_currency: source.currency,
+        to_currency: targetCurrency,
+      });
+    }
+    const scheme = this.schemeFor(input.paymentScheme as PaymentScheme | undefined, target, payee, currency);
+    // The preview and the charge are one computation (issue 4): the same quote the preview endpoint returns.
+    const quote = await this.fees.quote({ customerId: caller.customerId, amountMinor, currency, transactionType: 'payment', paymentScheme: scheme });
+
+    const now = this.clock.now();
+    const nowText = now.toISOString();
+    const paymentId = randomUUID();
+    const transactionId = randomUUID();
+    const row: PaymentRow = {
+      id: paymentId,
+      customer_id: caller.customerId,
+      fr_payment_id: providerId('pmt'),
+      status: 'pending',
+      transaction_type: 'payment',
+      payment_scheme: scheme,
+      amount_minor: amountMinor,
+      fee_minor: quote.feeMinor,
+      fee_schedule_id: quote.scheduleId,
+      currency,
+      reference: input.reference,
+      from_account_id: source.fiatAccountId,
+      from_virtual_account_id: source.kind === 'virtual_account' ? source.id : null,
+      to_account_id: target?.fiatAccountId ?? null,
+      to_virtual_account_id: target?.kind === 'virtual_account' ? target.id : null,
+      payee_id: payee?.id ?? null,
+      payee_verification_id: input.payeeVerificationId ?? null,
+      umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
+      transaction_id: transactionId,
+      settle_at: this.autoSettleMs === undefined ? null : new Date(now.getTime() + this.autoSettleMs).toISOString(),
+      failure_reason: null,
+      completed_at: null,
+      created_at: nowText,
+      updated_at: nowText,
+    };
+    const reserved = amountMinor + quote.feeMinor;
+    await this.storage.db.transaction().execute(async (trx) => {
+      const sequence = await allocateSequences(trx, caller.customerId, 1);
+      // Amount plus fee leave the account now, into suspense; settlement moves them on or back.
+      const changes = await postJournal(trx, {
+        customerId: caller.customerId,
+        kind: 'payment_reserve',
+        referenceId: paymentId,
+        currency,
+        createdAt: nowText,
+        postings: [...accountPostings(source, -reserved), { kind: 'system', code: 'suspense', amountMinor: reserved }],
+      });
+      const charged = changes.get(balanceKey(source));
+      if (!charged) throw new Error('the charged account has no balance change');
+      await insertPayment(trx, row);
+      await insertTransaction(trx, {
+        id: transactionId,
+        customer_id: caller.customerId,
+        customer_seq: sequence,
+        fr_transaction_id: providerId('txn'),
+        transaction_type: 'payment',
+        amount_minor: amountMinor,
+        currency,
+        status: 'pending',
+        direction: 'outgoing',
+        account_id: source.fiatAccountId,
+        virtual_account_id: source.kind === 'virtual_account' ? source.id : null,
+        from_account_id: source.id,
+        from_account_type: source.kind,
+        to_account_id: target?.id ?? payee?.id ?? null,
+        to_account_type: target?.kind ?? 'payee',
+        description: `Payment to ${target?.name ?? payee?.name ?? ''}`.trim(),
+        reference: input.reference,
+        counterparty_name: target?.name ?? payee?.name ?? null,
+        counterparty_account: target?.iban ?? payee?.account ?? null,
+        fee_amount_minor: quote.feeMinor,
+        fee_currency: currency,
+        payee_id: payee?.id ?? null,
+        payment_id: paymentId,
+        balance_before_minor: charged.beforeMinor,
+        balance_after_minor: charged.afterMinor,
+        completed_at: null,
+        created_at: nowText,
+        updated_at: nowText,
+      });
+      await appendEvent(trx, { customerId: caller.customerId, type: 'payment.created', data: presentPayment(row), createdAt: now });
+      const byAccount = new Map([...changes.keys()].map((key) => [key, transactionId]));
+      await appendBalanceEvents(trx, caller.customerId, currency, changes, byAccount, now);
+    });
+    return presentPaymentCreated(row);
+  }
+
+  async get(caller: AuthenticatedKey, id: string): Promise<PaymentRecord> {
+    const row = await findPayment(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('payment');
+    return presentPayment(row);
+  }
+
+  async list(caller: AuthenticatedKey, page: number, limit: number) {
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await listPayments(this.storage.db, caller.customerId, (page - 1) * size, size);
+    return { data: rows.map(presentPayment), meta: { pagination: { page, limit: size, total: Number(total) } } };
+  }
+
+  private async internalTarget(caller: AuthenticatedKey, id: string, source: CustomerAccount): Promise<CustomerAccount> {
+    const target = await findCustomerAccount(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!target) throw notFound('account');
+    if (target.id === source.id) {
+      throw validationError([{ location: 'body', path: '/toAccountId', reason: 'must differ from fromAccountId' }]);
+    }
+    return target;
+  }
+
+  private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
+    const payee = await this.storage.db
+      .selectFrom('payees')
+      .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'requires_vop'])
+      .where('customer_id', '=', caller.customerId)
+      .where('id', '=', id.toLowerCase())
+      .executeTakeFirst();
+    if (!payee) throw notFound('payee');
+    return {
+      id: payee.id,
+      currency: payee.currency,
+      name: payee.payee_name,
+      account: payee.iban ?? payee.account_number ?? '',
+      // A EUR payee outside SEPA (no Verification of Payee) is reached over SWIFT (docs/payees.md).
+      requiresSwift: payee.currency === 'EUR' && !payee.requires_vop,
+    };
+  }
+
+  private schemeFor(requested: PaymentScheme | undefined, target: CustomerAccount | undefined, payee: PayeeTarget | undefined, currency: Currency): PaymentScheme {
+    if (target) {
+      if (requested !== undefined && requested !== 'INTERNAL') {
+        throw validationError([{ location: 'body', path: '/paymentScheme', reason: 'a transfer between your own accounts uses INTERNAL' }]);
+      }
+      return 'INTERNAL';
+    }
+    const allowed = payee?.requiresSwift ? (['SWIFT'] as const) : payeeSchemesByCurrency[currency];
+    if (requested === undefined) return allowed[0] as PaymentScheme;
+    if (!(allowed as readonly string[]).includes(requested)) {
+      throw validationError([{ location: 'body', path: '/paymentScheme', reason: `must be one of ${allowed.join(', ')} for this payee` }]);
+    }
+    return requested;
+  }
+}

@@ -1,0 +1,59 @@
+import { Type, type Static } from 'typebox';
+import { pageLimitMax } from '../../config/limits.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+
+/** Spec §2 transaction record (EU rails); `account_id` and `payment_id` are additive. */
+export const TransactionRecord = Type.Object(
+  {
+    id: Uuid,
+    fr_transaction_id: Type.String({ description: 'Provider id, prefix txn_' }),
+    transaction_type: Type.String({ description: 'payment, payment_return or deposit' }),
+    amount: Type.Number(),
+    currency: Type.String(),
+    status: Type.String({ description: 'pending, completed or failed' }),
+    from_account_id: Nullable(Uuid),
+    to_account_id: Nullable(Uuid),
+    from_account_type: Nullable(Type.String({ description: 'fiat_account, virtual_account, payee or external' })),
+    to_account_type: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    reference: Nullable(Type.String()),
+    counterparty_name: Nullable(Type.String()),
+    counterparty_account: Nullable(Type.String()),
+    fee_amount: Type.Number(),
+    fee_currency: Type.String(),
+    fr_owner_business_id: Type.String(),
+    virtual_account_id: Nullable(Uuid),
+    payee_id: Nullable(Uuid),
+    balance_before: Type.Number(),
+    balance_after: Type.Number(),
+    direction: StringEnum(['incoming', 'outgoing'] as const),
+    completed_at: Nullable(Timestamp),
+    created_at: Timestamp,
+    account_id: Uuid,
+    payment_id: Nullable(Uuid),
+  },
+  { additionalProperties: false },
+);
+export type TransactionRecordType = Static<typeof TransactionRecord>;
+
+/** Spec §4.5: page (default 1) and limit (default 50, clamped to 100), plus additive filters. */
+export const TransactionsQuery = Type.Object(
+  {
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 50, description: `Clamped to ${pageLimitMax}` })),
+    account_id: Type.Optional(Uuid),
+    status: Type.Optional(StringEnum(['pending', 'completed', 'failed'] as const)),
+    direction: Type.Optional(StringEnum(['incoming', 'outgoing'] as const)),
+    created_from: Type.Optional(Timestamp),
+    created_to: Type.Optional(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type TransactionsQueryType = Static<typeof TransactionsQuery>;
+
+export const Pagination = Type.Object(
+  { page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() },
+  { additionalProperties: false },
+);
+
+export const TransactionParams = Type.Object({ id: Uuid }, { additionalProperties: false });

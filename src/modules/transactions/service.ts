@@ -1,0 +1,49 @@
+import { pageLimitMax } from '../../config/limits.js';
+import { notFound } from '../../errors.js';
+import type { Storage } from '../../storage/database.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { presentTransaction } from './presenter.js';
+import { filteredTransactions, findTransaction, transactionCount, transactionsInSequenceRange, type TransactionFilters } from './repository.js';
+import type { TransactionRecordType, TransactionsQueryType } from './schemas.js';
+
+export interface TransactionPage {
+  data: TransactionRecordType[];
+  meta: { pagination: { page: number; limit: number; total: number } };
+}
+
+export class TransactionService {
+  constructor(private readonly storage: Storage) {}
+
+  /**
+   * Spec §4.5: newest first; `total` counts every matching item. Without filters the page is a range of the
+   * customer's dense history sequence (no scan, whatever the depth); with filters it is counted and offset.
+   */
+  async list(caller: AuthenticatedKey, query: TransactionsQueryType): Promise<TransactionPage> {
+    const page = query.page ?? 1;
+    const limit = Math.min(query.limit ?? 50, pageLimitMax);
+    const filters: TransactionFilters = {
+      ...(query.account_id !== undefined ? { accountId: query.account_id.toLowerCase() } : {}),
+      ...(query.status !== undefined ? { status: query.status } : {}),
+      ...(query.direction !== undefined ? { direction: query.direction } : {}),
+      ...(query.created_from !== undefined ? { createdFrom: new Date(query.created_from).toISOString() } : {}),
+      ...(query.created_to !== undefined ? { createdTo: new Date(query.created_to).toISOString() } : {}),
+    };
+    const present = (rows: Parameters<typeof presentTransaction>[0][]) => rows.map((row) => presentTransaction(row, caller.frOwnerBusinessId));
+
+    if (Object.keys(filters).length === 0) {
+      const total = await transactionCount(this.storage.db, caller.customerId);
+      const highest = total - BigInt(page - 1) * BigInt(limit);
+      const lowest = highest - BigInt(limit) + 1n;
+      const rows = highest < 1n ? [] : await transactionsInSequenceRange(this.storage.db, caller.customerId, lowest < 1n ? 1n : lowest, highest);
+      return { data: present(rows), meta: { pagination: { page, limit, total: Number(total) } } };
+    }
+    const { rows, total } = await filteredTransactions(this.storage.db, caller.customerId, filters, (page - 1) * limit, limit);
+    return { data: present(rows), meta: { pagination: { page, limit, total: Number(total) } } };
+  }
+
+  async get(caller: AuthenticatedKey, id: string): Promise<TransactionRecordType> {
+    const row = await findTransaction(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('transaction');
+    return presentTransaction(row, caller.frOwnerBusinessId);
+  }
+}
