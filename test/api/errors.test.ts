@@ -6,29 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyLimitDefaultBytes } from '../../src/config/limits.js';
 import { errorStatusByCode, type ErrorCode } from '../../src/errors.js';
 import { createTestApp, type RequestOptions, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import { expectNoLeaks } from '../helpers/leaks.js';
 
 /** Spec §7 (errors): one envelope for every failure, a closed catalogue of codes, nothing internal in a body. */
 
 const unknownAccountId = '3f2b9a1e-7c4d-4e8f-9a0b-1c2d3e4f5a6b';
 
-/** What an error body must never show a client, whatever went wrong. */
-const leakPatterns: RegExp[] = [
-  /node_modules/,
-  /FST_/,
-  /"stack"/,
-  /\bat \S+ \(?[^)\s]*:\d+:\d+/,
-  /\.(?:ts|js|mjs|cjs):\d+/,
-  /\/(?:work|home|tmp|usr|var|src)\//,
-  /\bselect\b[^"]*\bfrom\b/i,
-  /\binsert\s+into\b/i,
-  /SQLITE_|better-sqlite3|kysely|postgres|relation "/i,
-  /fastify|ajv|secure-json-parse/i,
-  /Unexpected token|JSON\.parse|SyntaxError/,
-];
-
-function expectNoLeaks(body: string): void {
-  for (const pattern of leakPatterns) expect(body, `error body matches ${pattern}`).not.toMatch(pattern);
-}
 
 /** Spec §7 rule 1: `{ error: { code, message, details } }`, with the status the catalogue gives the code. */
 function expectEnvelope(response: LightMyRequestResponse, status: number, code: ErrorCode) {
