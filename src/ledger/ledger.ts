@@ -35,7 +35,7 @@ export interface BalanceChange {
 export type BalanceChanges = Map<string, BalanceChange>;
 
 export const insufficientFunds = (accountId: string) =>
-  new DomainError('INSUFFICIENT_FUNDS', 'The balance of the account does not cover the amount plus the fee.', { accountId });
+  new DomainError('INSUFFICIENT_FUNDS', 'The balance of the account does not cover the amount plus the fee.', { account_id: accountId });
 
 /** Virtual-account debits release the master's allocation before the master is debited; credits go the other way. */
 function applicationOrder(posting: Posting): number {
@@ -46,6 +46,12 @@ function applicationOrder(posting: Posting): number {
 export async function postJournal(trx: Transaction<Database>, entry: JournalEntry): Promise<BalanceChanges> {
   const total = entry.postings.filter((posting) => posting.kind !== 'virtual_account').reduce((sum, posting) => sum + posting.amountMinor, 0n);
   if (total !== 0n) throw new Error(`journal ${entry.kind} does not balance (${total})`);
+  // A virtual account's movement is its master's too; an unpaired one would shift money between them unseen.
+  for (const posting of entry.postings) {
+    if (posting.kind !== 'virtual_account') continue;
+    const paired = entry.postings.some((other) => other.kind === 'fiat_account' && other.accountId === posting.masterAccountId && other.amountMinor === posting.amountMinor);
+    if (!paired) throw new Error(`journal ${entry.kind} moves virtual account ${posting.accountId} without its master`);
+  }
 
   const journalId = randomUUID();
   await trx

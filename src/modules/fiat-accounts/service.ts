@@ -26,7 +26,7 @@ export class FiatAccountService {
       // Another customer's end user answers 404 like an unknown one; an individual is refused as such.
       const linked = await this.endUsers.require(caller, input.linkedBusinessId);
       if (linked.end_user_type !== 'BUSINESS') {
-        throw new DomainError('END_USER_NOT_BUSINESS', 'linkedBusinessId must be a business end user.', { linkedBusinessId: linked.id });
+        throw new DomainError('END_USER_NOT_BUSINESS', 'linkedBusinessId must be a business end user.', { linked_business_id: linked.id });
       }
     }
     // The provider is called outside the database transaction (DESIGN §4); the row and its event land together.

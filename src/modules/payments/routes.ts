@@ -46,7 +46,8 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
         tags,
         summary: 'List payments, newest first (paginated like GET /transactions)',
         querystring: Type.Object(
-          { page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 50 })) },
+          // limit has no maximum: like GET /transactions (spec §4 rule 5), a larger limit is clamped to 100, not refused.
+          { page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })), limit: Type.Optional(Type.Integer({ minimum: 1, default: 50 })) },
           { additionalProperties: false },
         ),
         response: {

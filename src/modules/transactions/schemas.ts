@@ -40,7 +40,8 @@ export type TransactionRecordType = Static<typeof TransactionRecord>;
 export const TransactionsQuery = Type.Object(
   {
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 50, description: `Clamped to ${pageLimitMax}` })),
+    // No maximum: spec §4 rule 5 clamps any larger limit to 100 (limit=5000000000 answered 400 before, not 100 items).
+    limit: Type.Optional(Type.Integer({ minimum: 1, default: 50, description: `Clamped to ${pageLimitMax}` })),
     account_id: Type.Optional(Uuid),
     status: Type.Optional(StringEnum(['pending', 'completed', 'failed'] as const)),
     direction: Type.Optional(StringEnum(['incoming', 'outgoing'] as const)),

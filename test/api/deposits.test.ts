@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createBusiness, createFiatAccount } from '../helpers/fixtures.js';
+import {
+  createVirtualAccount,
+  deposit,
+  depositRequest,
+  failingPaths,
+  fiatBalance,
+  moneySnapshot,
+  outboxEvents,
+  timestampPattern,
+  transactionFields,
+  uuidPattern,
+  virtualBalance,
+} from '../helpers/money.js';
+import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+
+const unknownId = '5e2d7c1a-9b3f-4a6e-8d0c-1f2a3b4c5d6e';
+
+/** Sandbox funding (DESIGN §3): POST /sandbox/fiat-accounts/{id}/deposits. */
+describe('sandbox deposits', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+  let bob: TestCustomer;
+  let eur: Awaited<ReturnType<typeof createFiatAccount>>;
+  let bobsEur: Awaited<ReturnType<typeof createFiatAccount>>;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
+    alice = await t.createCustomer('Alice Ltd');
+    bob = await t.createCustomer('Bob GmbH');
+    eur = await createFiatAccount(t, alice, { accountName: 'Main EUR', currency: 'EUR' });
+    bobsEur = await createFiatAccount(t, bob, { accountName: 'Bob EUR', currency: 'EUR' });
+  });
+  afterAll(async () => t.close());
+
+  it('credits a fiat account and answers 201 with the incoming, completed deposit record, every spec §2 field typed', async () => {
+    const account = await createFiatAccount(t, alice, { accountName: 'Funded', currency: 'EUR' });
+    const response = await depositRequest(t, alice, account.id, { amount: 1234.5, reference: 'Top-up 1', counterpartyName: 'Ada Lovelace' });
+    expect(response.statusCode).toBe(201);
+    expect(Object.keys(response.json())).toEqual(['data']);
+    const record = response.json().data;
+    expect(Object.keys(record).sort()).toEqual(transactionFields);
+    expect(record.id).toMatch(uuidPattern);
+    expect(record.fr_transaction_id).toMatch(/^txn_[0-9a-f]+$/);
+    expect(record.transaction_type).toBe('deposit');
+    expect(record.amount).toBe(1234.5);
+    expect(record.currency).toBe('EUR');
+    expect(record.status).toBe('completed');
+    expect(record.direction).toBe('incoming');
+    expect(record.from_account_id).toBeNull();
+    expect(record.from_account_type).toBe('external');
+    expect(record.to_account_id).toBe(account.id);
+    expect(record.to_account_type).toBe('fiat_account');
+    expect(record.reference).toBe('Top-up 1');
+    expect(record.counterparty_name).toBe('Ada Lovelace');
+    expect(typeof record.description).toBe('string');
+    expect(record.fee_amount).toBe(0);
+    expect(record.fee_currency).toBe('EUR');
+    expect(record.fr_owner_business_id).toBe(alice.frOwnerBusinessId);
+    expect(record.virtual_account_id).toBeNull();
+    expect(record.payee_id).toBeNull();
+    expect(record.payment_id).toBeNull();
+    expect(record.account_id).toBe(account.id);
+    expect(record.balance_before).toBe(0);
+    expect(record.balance_after).toBe(1234.5);
+    expect(record.created_at).toMatch(timestampPattern);
+    expect(record.completed_at).toBe(record.created_at);
+    expect(record.created_at).toBe(t.clock.now().toISOString());
+
+    expect(await fiatBalance(t, alice, account.id)).toBe(1234.5);
+    const again = await deposit(t, alice, account.id, 0.5);
+    expect(again.balance_before).toBe(1234.5);
+    expect(again.balance_after).toBe(1235);
+    expect(again.reference).toBeNull();
+    expect(again.counterparty_name).toBeNull();
+    expect(await fiatBalance(t, alice, account.id)).toBe(1235);
+
+    const fetched = await t.request({ url: `/transactions/${record.id}`, key: alice.key });
+    expect(fetched.statusCode).toBe(200);
+    expect(fetched.json().data).toEqual(record);
+  });
+
+  it('emits fiat_account.balance_updated with the new and previous balance and the explaining transaction', async () => {
+    const account = await createFiatAccount(t, alice, { accountName: 'Evented', currency: 'GBP', ibanCountry: 'GB' });
+    const before = (await outboxEvents(t, alice.id)).length;
+    const record = await deposit(t, alice, account.id, 75.25);
+    const events = (await outboxEvents(t, alice.id)).slice(before);
+    expect(events.map((event) => event.type)).toEqual(['fiat_account.balance_updated']);
+    expect(events[0]!.data).toEqual({ fiat_account_id: account.id, currency: 'GBP', balance: 75.25, previous_balance: 0, transaction_id: record.id });
+  });
+
+  it('credits a virtual account and its master (id of the virtual account), with both balance events', async () => {
+    const master = await createFiatAccount(t, alice, { accountName: 'Master', currency: 'EUR' });
+    const virtual = await createVirtualAccount(t, alice, master.id);
+    await deposit(t, alice, master.id, 100);
+    const before = (await outboxEvents(t, alice.id)).length;
+
+    const record = await deposit(t, alice, virtual.id, 40.1, { reference: 'Invoice 7' });
+    expect(record.transaction_type).toBe('deposit');
+    expect(record.direction).toBe('incoming');
+    expect(record.status).toBe('completed');
+    expect(record.to_account_id).toBe(virtual.id);
+    expect(record.to_account_type).toBe('virtual_account');
+    expect(record.virtual_account_id).toBe(virtual.id);
+    expect(record.account_id).toBe(master.id);
+    // A virtual account's record shows the virtual account's own balance (docs/transactions.md).
+    expect(record.balance_before).toBe(0);
+    expect(record.balance_after).toBe(40.1);
+
+    expect(await virtualBalance(t, alice, virtual.id)).toBe(40.1);
+    expect(await fiatBalance(t, alice, master.id)).toBe(140.1);
+    const events = (await outboxEvents(t, alice.id)).slice(before);
+    expect(events.map((event) => event.type).sort()).toEqual(['fiat_account.balance_updated', 'virtual_account.balance_updated']);
+    expect(events.find((event) => event.type === 'fiat_account.balance_updated')!.data).toEqual({
+      fiat_account_id: master.id, currency: 'EUR', balance: 140.1, previous_balance: 100, transaction_id: record.id,
+    });
+    expect(events.find((event) => event.type === 'virtual_account.balance_updated')!.data).toEqual({
+      virtual_account_id: virtual.id, currency: 'EUR', balance: 40.1, previous_balance: 0, transaction_id: record.id,
+    });
+    const row = await t.storage.db.selectFrom('fiat_accounts').select(['balance_minor', 'allocated_minor']).where('id', '=', master.id).executeTakeFirstOrThrow();
+    expect(BigInt(row.balance_minor)).toBe(14010n);
+    expect(BigInt(row.allocated_minor)).toBe(4010n);
+  });
+
+  it('credits a non-master account of a business end user', async () => {
+    const business = await createBusiness(t, alice);
+    const linked = await createFiatAccount(t, alice, { accountName: 'Linked', currency: 'USD', linkedBusinessId: business.id });
+    const record = await deposit(t, alice, linked.id, 9.99);
+    expect(record.currency).toBe('USD');
+    expect(await fiatBalance(t, alice, linked.id)).toBe(9.99);
+  });
+
+  it('accepts the amount just inside each boundary: 0.01 and 10,000,000', async () => {
+    const account = await createFiatAccount(t, alice, { accountName: 'Bounds', currency: 'EUR' });
+    expect((await depositRequest(t, alice, account.id, { amount: 0.01 })).statusCode).toBe(201);
+    expect((await depositRequest(t, alice, account.id, { amount: 10_000_000 })).statusCode).toBe(201);
+    expect(await fiatBalance(t, alice, account.id)).toBe(10_000_000.01);
+  });
+
+  it.each([
+    ['zero', { amount: 0 }, '/amount'],
+    ['negative', { amount: -5 }, '/amount'],
+    ['more than 2 decimals', { amount: 1.001 }, '/amount'],
+    ['above 10,000,000', { amount: 10_000_000.01 }, '/amount'],
+    ['a string', { amount: '10.00' }, '/amount'],
+    ['missing', {}, '/amount'],
+    ['an empty reference', { amount: 1, reference: '' }, '/reference'],
+    ['a 201-character reference', { amount: 1, reference: 'r'.repeat(201) }, '/reference'],
+    ['an empty counterpartyName', { amount: 1, counterpartyName: '' }, '/counterpartyName'],
+    ['an unknown field', { amount: 1, currency: 'EUR' }, '/currency'],
+  ])('refuses %s with 400 and moves nothing', async (_name, body, path) => {
+    const before = await moneySnapshot(t, alice.id);
+    const response = await depositRequest(t, alice, eur.id, body);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.code).toBe('VALIDATION_ERROR');
+    expect(failingPaths(response)).toContain(path);
+    expect(await moneySnapshot(t, alice.id)).toEqual(before);
+  });
+
+  it('answers 404 for another customer’s account exactly as for an unknown one, and credits nothing', async () => {
+    const bobsBefore = await moneySnapshot(t, bob.id);
+    const foreign = await depositRequest(t, alice, bobsEur.id, { amount: 10 });
+    const unknown = await depositRequest(t, alice, unknownId, { amount: 10 });
+    expect(foreign.statusCode).toBe(404);
+    expect(unknown.statusCode).toBe(404);
+    expect(foreign.json()).toEqual(unknown.json());
+    expect(await moneySnapshot(t, bob.id)).toEqual(bobsBefore);
+    expect((await depositRequest(t, alice, 'not-a-uuid', { amount: 10 })).statusCode).toBe(400);
+  });
+
+  it('needs a key, a CSRF token and the fiat-accounts:write scope', async () => {
+    expect((await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${eur.id}/deposits`, body: { amount: 1 } })).statusCode).toBe(401);
+    expect((await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${eur.id}/deposits`, key: alice.key, body: { amount: 1 } })).statusCode).toBe(403);
+    const reader = await t.createKey(alice.id, { scopes: ['fiat-accounts:read'] });
+    const refused = await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${eur.id}/deposits`, key: reader.key, csrf: true, body: { amount: 1 } });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().error.code).toBe('INSUFFICIENT_SCOPE');
+  });
+
+  it('leaves a ledger that verifies', async () => {
+    const report = await verifyLedger(t.storage);
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+  });
+});

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createFiatAccount } from '../helpers/fixtures.js';
+import { createVirtualAccount, deposit, fiatBalance, settle, virtualBalance } from '../helpers/money.js';
+import { createTestApp, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+
+/**
+ * Issue 4: "200 parallel payments of 10.00 against a balance of 1,000.00 (fee 0): exactly 100 succeed, 100 get
+ * 422, the final balance is 0.00 and `ledger verify` passes". Fee 0: INTERNAL transfers between two own accounts
+ * (default INTERNAL schedule, docs/fees.md). In-process here, on SQLite and PostgreSQL; the two-process SQLite
+ * case is test/e2e/payments-two-processes.test.ts.
+ */
+/** Generous: on PostgreSQL one customer's payments queue on its row lock, and a loaded CI machine is slow. */
+const concurrencyTestTimeoutMs = 120_000;
+
+describe(`concurrent payments on ${testDialect}`, { timeout: concurrencyTestTimeoutMs }, () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+  let csrf: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
+    alice = await t.createCustomer('Alice Ltd');
+    csrf = await t.csrfToken(alice.key);
+  });
+  afterAll(async () => t.close());
+
+  const payment = (from: string, to: string, reference: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/payments',
+      headers: { 'x-api-key': alice.key, 'x-csrf-token': csrf },
+      payload: { fromAccountId: from, toAccountId: to, amount: 10, currency: 'EUR', reference },
+    });
+
+  it('200 parallel payments of 10.00 against 1,000.00: exactly 100 succeed, 100 get 422, balance 0.00, ledger verifies', async () => {
+    const from = await createFiatAccount(t, alice, { accountName: 'Source', currency: 'EUR' });
+    const to = await createFiatAccount(t, alice, { accountName: 'Target', currency: 'EUR' });
+    await deposit(t, alice, from.id, 1000);
+
+    const responses = await Promise.all(Array.from({ length: 200 }, (_, index) => payment(from.id, to.id, `Parallel ${index}`)));
+    const statuses = responses.map((response) => response.statusCode);
+    const unexpected = responses.filter((response) => response.statusCode !== 201 && response.statusCode !== 422).map((response) => response.body);
+    expect(unexpected).toEqual([]);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(100);
+    expect(statuses.filter((status) => status === 422)).toHaveLength(100);
+    for (const response of responses.filter((candidate) => candidate.statusCode === 422)) {
+      expect(response.json().error.code).toBe('INSUFFICIENT_FUNDS');
+    }
+    expect(await fiatBalance(t, alice, from.id)).toBe(0);
+
+    // Exactly one outgoing record per accepted payment, with a gapless balance chain 1000 → 0.
+    const history = await t.request({ url: `/transactions?account_id=${from.id}&direction=outgoing&limit=100`, key: alice.key });
+    expect(history.json().meta.pagination.total).toBe(100);
+    const afters = (history.json().data as { balance_before: number; balance_after: number }[]).map((record) => [record.balance_before, record.balance_after]);
+    expect(afters.map(([, after]) => after).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 100 }, (_, index) => index * 10));
+    for (const [before, after] of afters) expect(before! - after!).toBe(10);
+    // The dense history sequence has no gap or duplicate: one deposit + 100 payments.
+    const all = await t.request({ url: '/transactions?limit=100&page=2', key: alice.key });
+    expect(all.json().meta.pagination.total).toBe(101);
+    expect(all.json().data).toHaveLength(1);
+    expect(all.json().data[0].transaction_type).toBe('deposit');
+
+    const report = await verifyLedger(t.storage);
+    expect(report.problems).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.system_balances_minor['suspense:EUR']).toBe('100000');
+
+    // Settling every accepted payment, concurrently too, moves the whole 1,000.00 to the target.
+    const accepted = responses.filter((response) => response.statusCode === 201).map((response) => response.json().data.id as string);
+    await Promise.all(accepted.map((id) => settle(t, alice, id, 'completed')));
+    expect(await fiatBalance(t, alice, to.id)).toBe(1000);
+    const settled = await verifyLedger(t.storage);
+    expect(settled.problems).toEqual([]);
+    expect(settled.system_balances_minor['suspense:EUR'] ?? '0').toBe('0');
+  });
+
+  it('parallel payments from a master and its virtual account never spend the virtual account’s money twice', async () => {
+    const master = await createFiatAccount(t, alice, { accountName: 'Master', currency: 'EUR' });
+    const to = await createFiatAccount(t, alice, { accountName: 'Target 2', currency: 'EUR' });
+    const virtual = await createVirtualAccount(t, alice, master.id);
+    await deposit(t, alice, master.id, 500);
+    await deposit(t, alice, virtual.id, 500);
+
+    const requests = Array.from({ length: 200 }, (_, index) => payment(index % 2 === 0 ? master.id : virtual.id, to.id, `Mixed ${index}`));
+    const responses = await Promise.all(requests);
+    const fromMaster = responses.filter((_, index) => index % 2 === 0);
+    const fromVirtual = responses.filter((_, index) => index % 2 === 1);
+    expect(responses.filter((response) => response.statusCode !== 201 && response.statusCode !== 422).map((response) => response.body)).toEqual([]);
+    expect(fromMaster.filter((response) => response.statusCode === 201)).toHaveLength(50);
+    expect(fromVirtual.filter((response) => response.statusCode === 201)).toHaveLength(50);
+    expect(await fiatBalance(t, alice, master.id)).toBe(0);
+    expect(await virtualBalance(t, alice, virtual.id)).toBe(0);
+    const report = await verifyLedger(t.storage);
+    expect(report.problems).toEqual([]);
+  });
+
+  it('parallel deposits and payments keep every balance equal to its postings', async () => {
+    const from = await createFiatAccount(t, alice, { accountName: 'Busy', currency: 'EUR' });
+    const to = await createFiatAccount(t, alice, { accountName: 'Busy target', currency: 'EUR' });
+    await deposit(t, alice, from.id, 100);
+    // 50 deposits of 10.00 race 100 payments of 10.00: whatever the interleaving, 10 + 50 payments at most succeed.
+    const work = [
+      ...Array.from({ length: 50 }, () => t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${from.id}/deposits`, key: alice.key, csrf, body: { amount: 10 } })),
+      ...Array.from({ length: 100 }, (_, index) => payment(from.id, to.id, `Busy ${index}`)),
+    ];
+    const responses = await Promise.all(work);
+    expect(responses.filter((response) => response.statusCode !== 201 && response.statusCode !== 422).map((response) => response.body)).toEqual([]);
+    const paid = responses.slice(50).filter((response) => response.statusCode === 201).length;
+    expect(responses.slice(0, 50).every((response) => response.statusCode === 201)).toBe(true);
+    expect(paid).toBeLessThanOrEqual(60);
+    expect(await fiatBalance(t, alice, from.id)).toBe(600 - paid * 10);
+    const report = await verifyLedger(t.storage);
+    expect(report.problems).toEqual([]);
+  });
+});

@@ -1,0 +1,332 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/errors.js';
+import { postJournal, type JournalEntry, type Posting } from '../../src/ledger/ledger.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import type { Storage } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { freshStorage, testDialect } from '../helpers/test-app.js';
+
+/**
+ * The ledger at the database level, on the dialect of this vitest project (issue 4, docs/ledger.md): the CHECK
+ * constraints refuse what the conditional updates of postJournal are meant to prevent, even when the code is
+ * bypassed; postJournal refuses an unbalanced entry and an overdraft and writes nothing; verifyLedger finds
+ * each kind of inconsistency.
+ */
+
+const now = '2025-01-01T00:00:00.000Z';
+const unique = () => randomUUID().replaceAll('-', '');
+
+describe(`ledger on ${testDialect}`, () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+  let dataDir: string;
+  let customerId: string;
+  /** A master account with a virtual account; reset to empty balances before every test. */
+  let master: string;
+  let virtual: string;
+  let other: string;
+
+  async function insertFiatAccount(): Promise<string> {
+    const id = randomUUID();
+    await storage.db
+      .insertInto('fiat_accounts')
+      .values({
+        id,
+        customer_id: customerId,
+        fr_account_id: `facc_${unique()}`,
+        account_name: 'Ledger test',
+        currency: 'EUR',
+        balance_minor: 0n,
+        allocated_minor: 0n,
+        status: 'active',
+        is_master: 1,
+        linked_business_id: null,
+        umbrella_link_id: null,
+        iban: `DE${unique()}`,
+        bic: 'TESTDEFFXXX',
+        account_number: '1234567890',
+        sort_code: null,
+        routing_number: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    return id;
+  }
+
+  async function insertVirtualAccount(masterId: string): Promise<string> {
+    const id = randomUUID();
+    await storage.db
+      .insertInto('virtual_accounts')
+      .values({
+        id,
+        customer_id: customerId,
+        master_fiat_account_id: masterId,
+        end_user_id: null,
+        fr_virtual_account_id: `vacc_${unique()}`,
+        account_name: 'Ledger test VA',
+        currency: 'EUR',
+        status: 'active',
+        balance_minor: 0n,
+        iban: `DE${unique()}`,
+        bic: 'TESTDEFFXXX',
+        bank_name: 'Test',
+        account_holder_name: 'Test',
+        bank_country: 'DE',
+        account_number: '1',
+        sort_code: null,
+        umbrella_link_id: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    return id;
+  }
+
+  const fiat = async (id: string) => {
+    const row = await storage.db.selectFrom('fiat_accounts').select(['balance_minor', 'allocated_minor']).where('id', '=', id).executeTakeFirstOrThrow();
+    return { balance: BigInt(row.balance_minor), allocated: BigInt(row.allocated_minor) };
+  };
+  const virtualBalance = async (id: string) =>
+    BigInt((await storage.db.selectFrom('virtual_accounts').select('balance_minor').where('id', '=', id).executeTakeFirstOrThrow()).balance_minor);
+  const count = async (table: 'ledger_journal' | 'ledger_postings') =>
+    Number((await storage.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+  const entry = (postings: Posting[], kind = 'test'): JournalEntry => ({ customerId, kind, referenceId: randomUUID(), currency: 'EUR', postings, createdAt: now });
+  const post = (postings: Posting[]) => storage.db.transaction().execute((trx) => postJournal(trx, entry(postings)));
+  const fromClearing = (accountId: string, amountMinor: bigint): Posting[] => [
+    { kind: 'system', code: 'clearing', amountMinor: -amountMinor },
+    { kind: 'fiat_account', accountId, amountMinor },
+  ];
+  const intoVirtual = (amountMinor: bigint): Posting[] => [
+    { kind: 'system', code: 'clearing', amountMinor: -amountMinor },
+    { kind: 'fiat_account', accountId: master, amountMinor },
+    { kind: 'virtual_account', accountId: virtual, masterAccountId: master, amountMinor },
+  ];
+
+  /** An SQL statement that must be refused by a constraint, leaving the row as it was. */
+  async function expectRefused(statement: () => Promise<unknown>) {
+    await expect(statement()).rejects.toThrow(/check|constraint/i);
+  }
+
+  beforeAll(async () => {
+    ({ storage, drop, config: { dataDir } } = await freshStorage());
+    await migrateToLatest(storage);
+    customerId = randomUUID();
+    await storage.db.insertInto('customers').values({ id: customerId, name: 'Ledger test', fr_owner_business_id: `busi_${unique()}`, created_at: now }).execute();
+  });
+  beforeEach(async () => {
+    // Fresh accounts per test; earlier tests' postings stay, and the ledger must still verify.
+    master = await insertFiatAccount();
+    other = await insertFiatAccount();
+    virtual = await insertVirtualAccount(master);
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await drop?.();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  describe('CHECK constraints (the database refuses even when the code is bypassed)', () => {
+    it('refuses a negative fiat balance', async () => {
+      await post(fromClearing(master, 100n));
+      await expectRefused(() => storage.db.updateTable('fiat_accounts').set({ balance_minor: -1n }).where('id', '=', master).execute());
+      await expectRefused(() => storage.db.updateTable('fiat_accounts').set({ balance_minor: sql`balance_minor - 101` }).where('id', '=', master).execute());
+      expect(await fiat(master)).toEqual({ balance: 100n, allocated: 0n });
+      // Just inside: exactly 0 is allowed.
+      await storage.db.updateTable('fiat_accounts').set({ balance_minor: sql`balance_minor - 100` }).where('id', '=', master).execute();
+      expect((await fiat(master)).balance).toBe(0n);
+      await storage.db.updateTable('fiat_accounts').set({ balance_minor: 100n }).where('id', '=', master).execute();
+    });
+
+    it('refuses an allocation above the balance, and a negative allocation', async () => {
+      await post(fromClearing(master, 100n));
+      await expectRefused(() => storage.db.updateTable('fiat_accounts').set({ allocated_minor: 101n }).where('id', '=', master).execute());
+      await expectRefused(() => storage.db.updateTable('fiat_accounts').set({ allocated_minor: -1n }).where('id', '=', master).execute());
+      await storage.db.updateTable('fiat_accounts').set({ allocated_minor: 100n }).where('id', '=', master).execute();
+      // With everything allocated, the balance cannot drop below the allocation either.
+      await expectRefused(() => storage.db.updateTable('fiat_accounts').set({ balance_minor: 99n }).where('id', '=', master).execute());
+      expect(await fiat(master)).toEqual({ balance: 100n, allocated: 100n });
+      await storage.db.updateTable('fiat_accounts').set({ allocated_minor: 0n }).where('id', '=', master).execute();
+    });
+
+    it('refuses a negative virtual account balance', async () => {
+      await expectRefused(() => storage.db.updateTable('virtual_accounts').set({ balance_minor: -1n }).where('id', '=', virtual).execute());
+      expect(await virtualBalance(virtual)).toBe(0n);
+    });
+
+    it('refuses a zero posting and an unknown account kind', async () => {
+      const journalId = randomUUID();
+      await storage.db.insertInto('ledger_journal').values({ id: journalId, customer_id: customerId, kind: 'test', reference_id: randomUUID(), created_at: now }).execute();
+      await expectRefused(() =>
+        storage.db.insertInto('ledger_postings').values({ journal_id: journalId, account_kind: 'fiat_account', account_id: master, currency: 'EUR', amount_minor: 0n }).execute(),
+      );
+      await expectRefused(() =>
+        storage.db
+          .insertInto('ledger_postings')
+          .values({ journal_id: journalId, account_kind: 'wallet' as never, account_id: master, currency: 'EUR', amount_minor: 1n })
+          .execute(),
+      );
+      await storage.db.deleteFrom('ledger_journal').where('id', '=', journalId).execute();
+    });
+  });
+
+  describe('postJournal', () => {
+    it('applies a balanced entry: balances, postings, before/after from the same transaction', async () => {
+      const journals = await count('ledger_journal');
+      const postings = await count('ledger_postings');
+      const changes = await post(fromClearing(master, 2500n));
+      expect(changes.get(`fiat_account:${master}`)).toEqual({ beforeMinor: 0n, afterMinor: 2500n });
+      expect(await fiat(master)).toEqual({ balance: 2500n, allocated: 0n });
+      expect(await count('ledger_journal')).toBe(journals + 1);
+      expect(await count('ledger_postings')).toBe(postings + 2);
+      const second = await post(fromClearing(master, 500n));
+      expect(second.get(`fiat_account:${master}`)).toEqual({ beforeMinor: 2500n, afterMinor: 3000n });
+      expect((await verifyLedger(storage)).problems).toEqual([]);
+    });
+
+    it.each([
+      ['credits without a debit', (account: string): Posting[] => [{ kind: 'fiat_account', accountId: account, amountMinor: 100n }]],
+      ['a debit larger than the credit', (account: string): Posting[] => [{ kind: 'system', code: 'clearing', amountMinor: -101n }, { kind: 'fiat_account', accountId: account, amountMinor: 100n }]],
+      [
+        'virtual postings that do not balance the real ones',
+        (account: string): Posting[] => [{ kind: 'fiat_account', accountId: account, amountMinor: 100n }, { kind: 'virtual_account', accountId: virtual, masterAccountId: master, amountMinor: -100n }],
+      ],
+    ])('refuses an unbalanced entry (%s) and writes nothing', async (_name, postings) => {
+      await post(fromClearing(master, 1000n));
+      const journals = await count('ledger_journal');
+      const rows = await count('ledger_postings');
+      await expect(post(postings(master))).rejects.toThrow(/does not balance/);
+      expect(await count('ledger_journal')).toBe(journals);
+      expect(await count('ledger_postings')).toBe(rows);
+      expect(await fiat(master)).toEqual({ balance: 1000n, allocated: 0n });
+    });
+
+    it('refuses a debit beyond the balance with INSUFFICIENT_FUNDS, rolling back the postings before it', async () => {
+      await post(fromClearing(master, 1000n));
+      const journals = await count('ledger_journal');
+      const rows = await count('ledger_postings');
+      const overdraft: Posting[] = [
+        // Applied first (a credit of another account), then rolled back with the refused debit.
+        { kind: 'fiat_account', accountId: other, amountMinor: 1001n },
+        { kind: 'fiat_account', accountId: master, amountMinor: -1001n },
+      ];
+      const error = await post(overdraft).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).code).toBe('INSUFFICIENT_FUNDS');
+      expect((error as DomainError).details).toEqual({ account_id: master });
+      expect(await fiat(master)).toEqual({ balance: 1000n, allocated: 0n });
+      expect(await fiat(other)).toEqual({ balance: 0n, allocated: 0n });
+      expect(await count('ledger_journal')).toBe(journals);
+      expect(await count('ledger_postings')).toBe(rows);
+      // Exactly the balance is allowed.
+      await post([{ kind: 'fiat_account', accountId: other, amountMinor: 1000n }, { kind: 'fiat_account', accountId: master, amountMinor: -1000n }]);
+      expect(await fiat(master)).toEqual({ balance: 0n, allocated: 0n });
+    });
+
+    it('keeps a virtual account’s money inside its master: allocation follows the virtual balance', async () => {
+      await post(fromClearing(master, 1000n));
+      const changes = await post(intoVirtual(600n));
+      expect(changes.get(`fiat_account:${master}`)).toEqual({ beforeMinor: 1000n, afterMinor: 1600n });
+      expect(changes.get(`virtual_account:${virtual}`)).toEqual({ beforeMinor: 0n, afterMinor: 600n });
+      expect(await fiat(master)).toEqual({ balance: 1600n, allocated: 600n });
+      expect(await virtualBalance(virtual)).toBe(600n);
+      expect((await verifyLedger(storage)).problems).toEqual([]);
+    });
+
+    it('refuses a master debit that would use its virtual accounts’ money', async () => {
+      await post(fromClearing(master, 1000n));
+      await post(intoVirtual(600n));
+      // Free: 1600 - 600 = 1000.
+      const spend = (amountMinor: bigint) => post([{ kind: 'fiat_account', accountId: master, amountMinor: -amountMinor }, { kind: 'system', code: 'suspense', amountMinor }]);
+      await expect(spend(1001n)).rejects.toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+      expect(await fiat(master)).toEqual({ balance: 1600n, allocated: 600n });
+      await spend(1000n);
+      expect(await fiat(master)).toEqual({ balance: 600n, allocated: 600n });
+      await expect(spend(1n)).rejects.toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+    });
+
+    it('debits a virtual account and its master together, never beyond the virtual balance', async () => {
+      await post(fromClearing(master, 1000n));
+      await post(intoVirtual(600n));
+      const fromVirtual = (amountMinor: bigint): Posting[] => [
+        { kind: 'fiat_account', accountId: master, amountMinor: -amountMinor },
+        { kind: 'virtual_account', accountId: virtual, masterAccountId: master, amountMinor: -amountMinor },
+        { kind: 'system', code: 'suspense', amountMinor },
+      ];
+      await expect(post(fromVirtual(601n))).rejects.toMatchObject({ code: 'INSUFFICIENT_FUNDS', details: { account_id: virtual } });
+      expect(await fiat(master)).toEqual({ balance: 1600n, allocated: 600n });
+      const changes = await post(fromVirtual(600n));
+      expect(changes.get(`virtual_account:${virtual}`)).toEqual({ beforeMinor: 600n, afterMinor: 0n });
+      expect(changes.get(`fiat_account:${master}`)).toEqual({ beforeMinor: 1600n, afterMinor: 1000n });
+      expect(await fiat(master)).toEqual({ balance: 1000n, allocated: 0n });
+      expect((await verifyLedger(storage)).problems).toEqual([]);
+    });
+
+    it('serialises concurrent debits: of 20 parallel debits of 100 against 1000, exactly 10 pass', async () => {
+      await post(fromClearing(master, 1000n));
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, () => post([{ kind: 'fiat_account', accountId: master, amountMinor: -100n }, { kind: 'system', code: 'suspense', amountMinor: 100n }])),
+      );
+      expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(10);
+      for (const result of results) if (result.status === 'rejected') expect(result.reason).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+      expect(await fiat(master)).toEqual({ balance: 0n, allocated: 0n });
+    });
+  });
+
+  describe('verifyLedger', () => {
+    it('passes on a consistent ledger, reporting what it checked and the system balances', async () => {
+      await post(fromClearing(master, 1234n));
+      const report = await verifyLedger(storage);
+      expect(report.ok).toBe(true);
+      expect(report.problems).toEqual([]);
+      expect(report.checked.journals).toBe(await count('ledger_journal'));
+      expect(report.checked.fiat_accounts).toBeGreaterThanOrEqual(2);
+      expect(report.checked.virtual_accounts).toBeGreaterThanOrEqual(1);
+      expect(typeof report.system_balances_minor['clearing:EUR']).toBe('string');
+      expect(BigInt(report.system_balances_minor['clearing:EUR']!)).toBeLessThan(0n);
+    });
+
+    it('finds a balance that does not match its postings', async () => {
+      await post(fromClearing(master, 100n));
+      await storage.db.updateTable('fiat_accounts').set({ balance_minor: 150n }).where('id', '=', master).execute();
+      const report = await verifyLedger(storage);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([{ kind: 'fiat_balance_mismatch', id: master, expected: '100', actual: '150' }]);
+      await storage.db.updateTable('fiat_accounts').set({ balance_minor: 100n }).where('id', '=', master).execute();
+      expect((await verifyLedger(storage)).ok).toBe(true);
+    });
+
+    it('finds a virtual balance and an allocation that do not match', async () => {
+      await post(fromClearing(master, 100n));
+      await post(intoVirtual(40n));
+      await storage.db.updateTable('virtual_accounts').set({ balance_minor: 30n }).where('id', '=', virtual).execute();
+      const report = await verifyLedger(storage);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual(
+        expect.arrayContaining([
+          { kind: 'virtual_balance_mismatch', id: virtual, expected: '40', actual: '30' },
+          { kind: 'allocation_mismatch', id: master, expected: '30', actual: '40' },
+        ]),
+      );
+      expect(report.problems).toHaveLength(2);
+      await storage.db.updateTable('virtual_accounts').set({ balance_minor: 40n }).where('id', '=', virtual).execute();
+      expect((await verifyLedger(storage)).ok).toBe(true);
+    });
+
+    it('finds a journal entry whose postings do not sum to zero', async () => {
+      const journalId = randomUUID();
+      await storage.db.insertInto('ledger_journal').values({ id: journalId, customer_id: customerId, kind: 'forged', reference_id: randomUUID(), created_at: now }).execute();
+      await storage.db.insertInto('ledger_postings').values({ journal_id: journalId, account_kind: 'system', account_id: 'clearing:EUR', currency: 'EUR', amount_minor: 7n }).execute();
+      const report = await verifyLedger(storage);
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([{ kind: 'unbalanced_journal', id: journalId, expected: '0', actual: '7' }]);
+      await storage.db.deleteFrom('ledger_postings').where('journal_id', '=', journalId).execute();
+      await storage.db.deleteFrom('ledger_journal').where('id', '=', journalId).execute();
+      expect((await verifyLedger(storage)).ok).toBe(true);
+    });
+  });
+});
