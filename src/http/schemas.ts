@@ -1,4 +1,4 @@
-import { Type, type TSchema, type TUnsafe } from 'typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { errorStatusByCode, type ErrorCode } from '../errors.js';
 
 /** Schema primitives shared by every route; TypeBox is the one source of validation, types and OpenAPI. */
@@ -15,8 +15,16 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
 
-export function Nullable<T extends TSchema>(schema: T) {
-  return Type.Union([schema, Type.Null()]);
+/**
+ * `T | null`. A scalar becomes `{ type: [T, "null"] }` rather than `anyOf`: the response serialiser picks an
+ * anyOf branch by validating each value, which made every nullable field of every record cost a validation.
+ */
+export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
+  const type = (schema as { type?: unknown }).type;
+  if (typeof type === 'string' && type !== 'object' && type !== 'array') {
+    return Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] });
+  }
+  return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]));
 }
 
 /** Spec §4 convention 2: every success body is `{ data: ... }`. */
