@@ -1,0 +1,263 @@
+// The raw payment baseline of `npm run bench`: node:http and the database driver, nothing of ours. Per request it
+// runs exactly the SQL statements one POST /payments runs in the real server (listed by bench/count-queries.mjs),
+// against the same schema and the same database, with the same settings: better-sqlite3 with WAL,
+// synchronous=FULL, foreign_keys=ON and BEGIN IMMEDIATE; or a pg Pool of the same size (DATABASE_POOL_SIZE,
+// default 10) when DATABASE_URL is set. What it leaves out is what the comparison measures: Fastify, the API-key
+// and CSRF hooks, schema validation and serialisation, Kysely, the fee service, presenters, error handling.
+//
+// Reads before the write transaction (4): API key by SHA-256 joined to its customer; source and target fiat
+// accounts; the fee schedule rows. Write transaction (11): BEGIN, customer sequence, journal, conditional debit
+// with RETURNING, 2 postings, payment, transaction record, 2 outbox events, COMMIT.
+//
+// Env: PORT, HOST (default 127.0.0.1), DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL), DATABASE_POOL_SIZE.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+
+const port = Number(process.env.PORT ?? 3100);
+const host = process.env.HOST ?? '127.0.0.1';
+const databaseUrl = process.env.DATABASE_URL?.trim() || undefined;
+const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
+
+const sql = {
+  apiKey:
+    'select "api_keys".*, "customers"."fr_owner_business_id" from "api_keys" inner join "customers" on "customers"."id" = "api_keys"."customer_id" where "api_keys"."key_hash" = ?',
+  account: 'select "id", "currency", "account_name", "iban" from "fiat_accounts" where "customer_id" = ? and "id" = ?',
+  fees: 'select * from "fee_schedules" where "scope" in (?, ?) and "transaction_type" = ? and "payment_scheme" = ? and "currency" = ?',
+  sequence: 'update "customers" set "transaction_count" = transaction_count + ? where "id" = ? returning "transaction_count"',
+  journal: 'insert into "ledger_journal" ("id", "customer_id", "kind", "reference_id", "created_at") values (?, ?, ?, ?, ?)',
+  debit:
+    'update "fiat_accounts" set "balance_minor" = balance_minor + ?, "updated_at" = ? where "id" = ? and balance_minor - allocated_minor + ? >= 0 returning "balance_minor"',
+  posting: 'insert into "ledger_postings" ("journal_id", "account_kind", "account_id", "currency", "amount_minor") values (?, ?, ?, ?, ?)',
+  payment:
+    'insert into "payments" ("id", "customer_id", "fr_payment_id", "status", "transaction_type", "payment_scheme", "amount_minor", "fee_minor", "fee_schedule_id", "currency", "reference", "from_account_id", "from_virtual_account_id", "to_account_id", "to_virtual_account_id", "payee_id", "payee_verification_id", "umbrella_link_id", "transaction_id", "settle_at", "failure_reason", "completed_at", "created_at", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  transaction:
+    'insert into "transactions" ("id", "customer_id", "customer_seq", "fr_transaction_id", "transaction_type", "amount_minor", "currency", "status", "direction", "account_id", "virtual_account_id", "from_account_id", "from_account_type", "to_account_id", "to_account_type", "description", "reference", "counterparty_name", "counterparty_account", "fee_amount_minor", "fee_currency", "payee_id", "payment_id", "balance_before_minor", "balance_after_minor", "completed_at", "created_at", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  outbox: 'insert into "outbox_events" ("id", "customer_id", "event_type", "payload", "created_at", "published_at") values (?, ?, ?, ?, ?, ?)',
+};
+
+/** The same statements in PostgreSQL's placeholder style ($1, $2 …). */
+function numbered(text) {
+  let index = 0;
+  return text.replace(/\?/g, () => `$${++index}`);
+}
+
+class HttpError extends Error {
+  constructor(status, code) {
+    super(code);
+    this.status = status;
+  }
+}
+
+/** One payment's rows, built the way the service builds them (ids, provider ids, timestamps, event payloads). */
+function paymentRows(customerId, body, source, target, fee) {
+  const amountMinor = BigInt(Math.round(body.amount * 100));
+  const feeMinor = fee.flat + (amountMinor * fee.millionths) / 1_000_000n;
+  const nowText = new Date().toISOString();
+  const paymentId = randomUUID();
+  const transactionId = randomUUID();
+  const payment = {
+    id: paymentId,
+    frPaymentId: `pmt_${randomBytes(12).toString('hex')}`,
+    status: 'pending',
+    amount: (Number(amountMinor) / 100).toFixed(2),
+    currency: body.currency,
+    reference: body.reference,
+    transactionType: 'payment',
+    createdAt: nowText,
+  };
+  return { amountMinor, feeMinor, reserved: amountMinor + feeMinor, nowText, paymentId, transactionId, payment, source, target, customerId };
+}
+
+function paymentValues(p, scheduleId) {
+  return [
+    p.paymentId, p.customerId, p.payment.frPaymentId, 'pending', 'payment', 'INTERNAL', p.amountMinor, p.feeMinor, scheduleId,
+    p.payment.currency, p.payment.reference, p.source.id, null, p.target.id, null, null, null, null, p.transactionId, null, null, null,
+    p.nowText, p.nowText,
+  ];
+}
+
+function transactionValues(p, sequence, before, after) {
+  return [
+    p.transactionId, p.customerId, sequence, `txn_${randomBytes(12).toString('hex')}`, 'payment', p.amountMinor, p.payment.currency, 'pending',
+    'outgoing', p.source.id, null, p.source.id, 'fiat_account', p.target.id, 'fiat_account', `Payment to ${p.target.account_name}`,
+    p.payment.reference, p.target.account_name, p.target.iban, p.feeMinor, p.payment.currency, null, p.paymentId, before, after, null,
+    p.nowText, p.nowText,
+  ];
+}
+
+function eventValues(p, type, data) {
+  const id = randomUUID();
+  return [id, p.customerId, type, JSON.stringify({ id, type, created_at: p.nowText, data }), p.nowText, null];
+}
+
+function createdEvent(p) {
+  return eventValues(p, 'payment.created', {
+    ...p.payment,
+    fee: (Number(p.feeMinor) / 100).toFixed(2),
+    paymentScheme: 'INTERNAL',
+    fromAccountId: p.source.id,
+    fromAccountType: 'FIAT_ACCOUNT',
+    toAccountId: p.target.id,
+    payeeId: null,
+    transactionId: p.transactionId,
+    failureReason: null,
+    completedAt: null,
+    updatedAt: p.nowText,
+  });
+}
+
+function balanceEvent(p, before, after) {
+  return eventValues(p, 'fiat_account.balance_updated', {
+    fiat_account_id: p.source.id,
+    currency: p.payment.currency,
+    balance: Number(after) / 100,
+    previous_balance: Number(before) / 100,
+    transaction_id: p.transactionId,
+  });
+}
+
+function pickFee(rows, customerId) {
+  const row = rows.find((candidate) => candidate.scope === customerId) ?? rows.find((candidate) => candidate.scope === 'default');
+  if (!row) throw new HttpError(422, 'FEE_SCHEDULE_NOT_FOUND');
+  return { id: row.id, flat: BigInt(row.flat_fee_minor), millionths: BigInt(row.percentage_millionths) };
+}
+
+async function sqliteBackend() {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(path.join(process.env.DATA_DIR ?? './data', 'customer-api.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  if (db.pragma('journal_mode', { simple: true }) !== 'wal' || db.pragma('synchronous', { simple: true }) !== 2) {
+    throw new Error('the raw baseline needs WAL and synchronous=FULL');
+  }
+  db.defaultSafeIntegers(true);
+  const s = Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, db.prepare(text)]));
+  const begin = db.prepare('begin immediate');
+  const commit = db.prepare('commit');
+  const rollback = db.prepare('rollback');
+  return {
+    async pay(keyHash, body) {
+      const key = s.apiKey.get(keyHash);
+      if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
+      const source = s.account.get(key.customer_id, body.fromAccountId);
+      const target = s.account.get(key.customer_id, body.toAccountId);
+      if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
+      const fee = pickFee(s.fees.all(key.customer_id, 'default', 'payment', 'INTERNAL', body.currency), key.customer_id);
+      const p = paymentRows(key.customer_id, body, source, target, fee);
+      begin.run();
+      try {
+        const sequence = s.sequence.get(1n, p.customerId).transaction_count;
+        const journalId = randomUUID();
+        s.journal.run(journalId, p.customerId, 'payment_reserve', p.paymentId, p.nowText);
+        const debited = s.debit.get(-p.reserved, p.nowText, source.id, -p.reserved);
+        if (!debited) throw new HttpError(422, 'INSUFFICIENT_FUNDS');
+        const after = debited.balance_minor;
+        const before = after + p.reserved;
+        s.posting.run(journalId, 'fiat_account', source.id, p.payment.currency, -p.reserved);
+        s.posting.run(journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, p.reserved);
+        s.payment.run(...paymentValues(p, fee.id));
+        s.transaction.run(...transactionValues(p, sequence, before, after));
+        s.outbox.run(...createdEvent(p));
+        s.outbox.run(...balanceEvent(p, before, after));
+        commit.run();
+      } catch (error) {
+        if (db.inTransaction) rollback.run();
+        throw error;
+      }
+      return p.payment;
+    },
+    close: async () => db.close(),
+  };
+}
+
+async function postgresBackend() {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  pool.on('error', () => undefined);
+  const q = Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, numbered(text)]));
+  return {
+    async pay(keyHash, body) {
+      const key = (await pool.query(q.apiKey, [keyHash])).rows[0];
+      if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
+      const source = (await pool.query(q.account, [key.customer_id, body.fromAccountId])).rows[0];
+      const target = (await pool.query(q.account, [key.customer_id, body.toAccountId])).rows[0];
+      if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
+      const fee = pickFee((await pool.query(q.fees, [key.customer_id, 'default', 'payment', 'INTERNAL', body.currency])).rows, key.customer_id);
+      const p = paymentRows(key.customer_id, body, source, target, fee);
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const sequence = BigInt((await client.query(q.sequence, [1, p.customerId])).rows[0].transaction_count);
+        const journalId = randomUUID();
+        await client.query(q.journal, [journalId, p.customerId, 'payment_reserve', p.paymentId, p.nowText]);
+        const debited = (await client.query(q.debit, [String(-p.reserved), p.nowText, source.id, String(-p.reserved)])).rows[0];
+        if (!debited) throw new HttpError(422, 'INSUFFICIENT_FUNDS');
+        const after = BigInt(debited.balance_minor);
+        const before = after + p.reserved;
+        await client.query(q.posting, [journalId, 'fiat_account', source.id, p.payment.currency, String(-p.reserved)]);
+        await client.query(q.posting, [journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, String(p.reserved)]);
+        await client.query(q.payment, paymentValues(p, fee.id).map(toPg));
+        await client.query(q.transaction, transactionValues(p, sequence, before, after).map(toPg));
+        await client.query(q.outbox, createdEvent(p));
+        await client.query(q.outbox, balanceEvent(p, before, after));
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+      return p.payment;
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** pg sends bigint parameters as text (as Kysely's pg dialect does). */
+function toPg(value) {
+  return typeof value === 'bigint' ? String(value) : value;
+}
+
+const backend = databaseUrl ? await postgresBackend() : await sqliteBackend();
+
+function send(response, status, body) {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+const server = http.createServer((request, response) => {
+  if (request.method === 'GET' && request.url === '/health') return send(response, 200, { status: 'ok' });
+  if (request.method !== 'POST' || request.url !== '/payments') return send(response, 404, { error: { code: 'NOT_FOUND' } });
+  const chunks = [];
+  request.on('data', (chunk) => chunks.push(chunk));
+  request.on('end', () => {
+    Promise.resolve()
+      .then(() => {
+        const presented = request.headers['x-api-key'];
+        if (typeof presented !== 'string') throw new HttpError(401, 'UNAUTHENTICATED');
+        const keyHash = createHash('sha256').update(presented).digest('hex');
+        return backend.pay(keyHash, JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      })
+      .then(
+        (payment) => send(response, 201, { data: payment }),
+        (error) => send(response, error instanceof HttpError ? error.status : 500, { error: { code: error instanceof HttpError ? error.message : 'INTERNAL', message: String(error?.message) } }),
+      );
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(port, host);
+
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  server.close();
+  server.closeAllConnections();
+  backend.close().finally(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

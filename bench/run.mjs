@@ -1,0 +1,431 @@
+// `npm run bench` (issue 4; docs/benchmarks.md): starts everything it needs on 127.0.0.1, loads each scenario with
+// autocannon and prints requests/s, p50/p99 latency, peak RSS and the ratios. SQLite by default; PostgreSQL when
+// DATABASE_URL is set (in a schema of its own, dropped at the end). It prints figures and never fails on a slow
+// machine: the exit code is non-zero only when the benchmark itself is broken (a server does not start, most
+// requests fail, a total is wrong).
+//
+// Env: BENCH_DURATION_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (2) before each, BENCH_CONNECTIONS (10),
+// BENCH_ROUNDS (1; more runs every scenario again, interleaved, and reports medians), BENCH_TRANSACTIONS
+// (1000000) records in the customer's history, BENCH_DEEP_PAGE (20000) the deep page, limit 50, BENCH_CPU_PROF=1
+// writes V8 CPU profiles of the raw baseline and the API server to .bench/profiles/ (open them in Chrome DevTools).
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, startNode, waitForHttp, withSearchPath } from './lib.mjs';
+import { seedHistoryPostgres, seedHistorySqlite } from './seed.mjs';
+
+function setting(name, fallback, min) {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number >= ${min}, got "${raw}"`);
+  return value;
+}
+
+const durationSeconds = setting('BENCH_DURATION_SECONDS', 10, 1);
+const warmupSeconds = setting('BENCH_WARMUP_SECONDS', 2, 0);
+const connections = setting('BENCH_CONNECTIONS', 10, 1);
+const rounds = setting('BENCH_ROUNDS', 1, 1);
+const historySize = setting('BENCH_TRANSACTIONS', 1_000_000, 100);
+const pageLimit = 50;
+const deepPage = setting('BENCH_DEEP_PAGE', 20_000, 2);
+if (deepPage * pageLimit > historySize) throw new Error(`BENCH_DEEP_PAGE ${deepPage} × ${pageLimit} is beyond BENCH_TRANSACTIONS ${historySize}`);
+
+const cpuProfileDir = process.env.BENCH_CPU_PROF === '1' ? path.join(checkout, '.bench/profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
+/** Node options of a profiled server: the profile is written when it exits after SIGTERM. */
+const profiling = (name) => (cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProfileDir, name)}`] : []);
+const baseDatabaseUrl = process.env.DATABASE_URL?.trim() || undefined;
+const dialect = baseDatabaseUrl ? 'postgres' : 'sqlite';
+/** Deposited once into the paying account: 10,000,000.00 EUR, enough for 10 million payments of 1.00. */
+const fundingAmount = 10_000_000;
+const targets = {
+  bareReqPerSecond: 60_000,
+  rawReqPerSecond: dialect === 'sqlite' ? 2_700 : 1_800,
+  paymentsVsRawMin: 0.7,
+  paymentsP99MsMax: 30,
+  deepVsFirstMax: 1.5,
+  pagesReqPerSecondMin: dialect === 'sqlite' ? 3_000 : undefined,
+  peakRssMbMax: 250,
+};
+
+const loadAtStart = os.loadavg();
+const log = (line) => process.stdout.write(`${line}\n`);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Clean-up: every child by PID, the temp dir, the PostgreSQL schema. Runs once, on success, error or signal.
+
+const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'customer-api-bench-'));
+const schema = `bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+let admin;
+let cleanedUp = false;
+
+async function cleanUp() {
+  if (cleanedUp) return;
+  cleanedUp = true;
+  killChildren();
+  if (admin) {
+    try {
+      await admin.query(`drop schema if exists ${schema} cascade`);
+    } catch (error) {
+      process.stderr.write(`bench: could not drop schema ${schema}: ${error.message}\n`);
+    }
+    await admin.end().catch(() => undefined);
+  }
+  fs.rmSync(tempDir, { recursive: true, force: true });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping the servers and cleaning up\n`);
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+// A synchronous last resort (an uncaught error that skipped the finally below): no child outlives the run.
+process.on('exit', () => killChildren());
+
+// ---------------------------------------------------------------------------------------------------------------
+// Environment of the servers and the CLI: this process's, minus settings that would change what is measured.
+
+const dataDir = path.join(tempDir, 'data');
+const serverDatabaseUrl = baseDatabaseUrl ? withSearchPath(baseDatabaseUrl, schema) : undefined;
+
+function serverEnv(port) {
+  const env = { ...process.env };
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS']) {
+    delete env[name];
+  }
+  return {
+    ...env,
+    API_ENVIRONMENT: 'sandbox',
+    HOST: '127.0.0.1',
+    PORT: String(port ?? 0),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_SECOND: 'off',
+    SANDBOX_AUTO_SETTLE_MS: 'off',
+    ...(serverDatabaseUrl ? { DATABASE_URL: serverDatabaseUrl } : {}),
+  };
+}
+
+function cli(args) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(checkout, 'bin/customer-api.js'), ...args], { cwd: checkout, env: serverEnv(), timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`customer-api ${args.join(' ')} failed: ${error.message}\n${stderr}`));
+      resolve(JSON.parse(stdout));
+    });
+  });
+}
+
+async function startRealServer(nodeArgs = []) {
+  const port = await freePort();
+  const server = startNode(path.join(checkout, 'dist/server.js'), [], serverEnv(port), 'customer-api server', nodeArgs);
+  await waitForHttp(`http://127.0.0.1:${port}/health`, server);
+  return { ...server, port, url: `http://127.0.0.1:${port}` };
+}
+
+async function call(baseUrl, key, method, url, body, csrf) {
+  const response = await fetch(`${baseUrl}${url}`, {
+    method,
+    headers: { 'x-api-key': key, ...(csrf ? { 'x-csrf-token': csrf } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Load: autocannon, with every response's latency kept (autocannon's own histogram has 1 ms resolution, too coarse
+// for sub-millisecond latencies), so p50/p99 are exact over the 2xx responses of the measured run.
+
+async function load({ url, method = 'GET', headers = {}, body, seconds }) {
+  const latencies = [];
+  const statusCounts = {};
+  const instance = autocannon({ url, method, headers, body, connections, pipelining: 1, duration: seconds, timeout: 10 });
+  instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
+    statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
+    if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs);
+  });
+  const result = await instance;
+  latencies.sort((a, b) => a - b);
+  const percentile = (p) => (latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]);
+  const ok = latencies.length;
+  const failed = result.non2xx + result.errors + result.timeouts;
+  return {
+    seconds: result.duration,
+    requests: ok + result.non2xx,
+    ok,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCounts,
+    reqPerSecond: ok / result.duration,
+    p50Ms: percentile(50),
+    p99Ms: percentile(99),
+    meanMs: ok === 0 ? NaN : latencies.reduce((sum, value) => sum + value, 0) / ok,
+    failedShare: failed / Math.max(1, ok + failed),
+  };
+}
+
+async function scenario(name, proc, options) {
+  if (warmupSeconds > 0) await load({ ...options, seconds: warmupSeconds });
+  const cpuBefore = cpuSecondsOf(proc.pid);
+  const measured = await load({ ...options, seconds: durationSeconds });
+  const cpuAfter = cpuSecondsOf(proc.pid);
+  const memory = memoryOf(proc.pid);
+  const cpuMsPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : ((cpuAfter - cpuBefore) * 1000) / Math.max(1, measured.requests);
+  const row = { scenario: name, ...measured, cpuMsPerRequest, peakRssMb: memory?.peakMb, rssMb: memory?.currentMb, pid: proc.pid };
+  const broken = measured.ok === 0 || measured.failedShare > 0.5;
+  log(
+    `  ${name.padEnd(28)} ${fmt(row.reqPerSecond, 0).padStart(8)} req/s  p50 ${fmt(row.p50Ms, 2)} ms  p99 ${fmt(row.p99Ms, 2)} ms  server CPU ${fmt(cpuMsPerRequest, 3)} ms/req  ` +
+      `non-2xx ${measured.non2xx}  errors ${measured.errors + measured.timeouts}  peak RSS ${fmt(row.peakRssMb, 1)} MB`,
+  );
+  if (measured.non2xx + measured.errors + measured.timeouts > 0) log(`    status codes: ${JSON.stringify(measured.statusCounts)}`);
+  if (broken) {
+    throw new Error(`${name}: ${measured.ok} of ${measured.requests + measured.errors + measured.timeouts} requests succeeded (${JSON.stringify(measured.statusCounts)}); a benchmark of errors is worthless.\n${proc.output().slice(-4000)}`);
+  }
+  return row;
+}
+
+function fmt(value, digits) {
+  return value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async function countHistory(customerId) {
+  if (dialect === 'postgres') {
+    const { rows } = await admin.query(`select count(*)::bigint as n from transactions where customer_id = $1`, [customerId]);
+    return Number(rows[0].n);
+  }
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(path.join(dataDir, 'customer-api.sqlite'), { readonly: true });
+  try {
+    return Number(db.prepare('select count(*) as n from transactions where customer_id = ?').get(customerId).n);
+  } finally {
+    db.close();
+  }
+}
+
+async function main() {
+  const startedAt = new Date();
+  log(`Customer API benchmark — ${startedAt.toISOString()}`);
+  log(
+    `node ${process.version}, ${os.cpus().length} CPU (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}, ` +
+      `${connections} connections, ${durationSeconds} s per run after ${warmupSeconds} s warm-up, ${rounds} round(s)`,
+  );
+  if (!fs.existsSync(path.join(checkout, 'dist/server.js'))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)');
+
+  if (baseDatabaseUrl) {
+    admin = new pg.Client({ connectionString: baseDatabaseUrl });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    // Seeding and counting use unqualified names, like the servers.
+    await admin.query(`set search_path to ${schema}`);
+    log(`database: PostgreSQL ${describeDatabaseUrl(baseDatabaseUrl)}, schema ${schema} (dropped at the end)`);
+  } else {
+    log(`database: SQLite ${path.join(dataDir, 'customer-api.sqlite')} (WAL, synchronous=FULL; removed at the end)`);
+  }
+
+  // --- Seeding: customer and key through the CLI, accounts and funding through the API, history by direct SQL.
+  const seedStarted = Date.now();
+  const customer = await cli(['customers', 'create', '--name', 'Bench Customer']);
+  const { key } = await cli(['keys', 'create', '--customer', customer.id]);
+  let server = await startRealServer();
+  const csrfForSeed = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
+  const from = (await call(server.url, key, 'POST', '/fiat-accounts', { accountName: 'Bench source', currency: 'EUR' }, csrfForSeed)).data.id;
+  const to = (await call(server.url, key, 'POST', '/fiat-accounts', { accountName: 'Bench target', currency: 'EUR' }, csrfForSeed)).data.id;
+  await call(server.url, key, 'POST', `/sandbox/fiat-accounts/${from}/deposits`, { amount: fundingAmount, reference: 'bench funding' }, csrfForSeed);
+  const funded = (await call(server.url, key, 'GET', `/fiat-accounts/${from}`)).data.balance;
+  if (funded !== fundingAmount) throw new Error(`the source account holds ${funded}, expected ${fundingAmount}`);
+  await server.stop();
+  const historyStarted = Date.now();
+  const seeded =
+    dialect === 'postgres'
+      ? await seedHistoryPostgres(admin, customer.id, from, historySize)
+      : await seedHistorySqlite(dataDir, customer.id, from, historySize);
+  const historySeconds = (Date.now() - historyStarted) / 1000;
+  const seedSeconds = (Date.now() - seedStarted) / 1000;
+  if ((await countHistory(customer.id)) !== historySize) throw new Error(`seeding left ${await countHistory(customer.id)} records, expected ${historySize}`);
+  log(`seeded: customer ${customer.id} with ${historySize.toLocaleString('en')} history records (${seeded.toLocaleString('en')} by direct SQL in ${historySeconds.toFixed(1)} s, the rest through the API; all seeding ${seedSeconds.toFixed(1)} s); payments go ${from} → ${to}`);
+
+  // --- The three servers, started once and loaded one at a time (idle ones use no CPU).
+  const barePort = await freePort();
+  const bare = startNode(path.join(checkout, 'bench/bare-fastify.mjs'), [], serverEnv(barePort), 'bare Fastify');
+  await waitForHttp(`http://127.0.0.1:${barePort}/`, bare);
+  const rawPort = await freePort();
+  const raw = startNode(path.join(checkout, 'bench/raw-payment-server.mjs'), [], serverEnv(rawPort), 'raw payment baseline', profiling('raw-payment-baseline'));
+  await waitForHttp(`http://127.0.0.1:${rawPort}/health`, raw);
+  server = await startRealServer(profiling('customer-api-server'));
+
+  const paymentBody = JSON.stringify({ fromAccountId: from, toAccountId: to, amount: 1, currency: 'EUR', reference: 'bench payment' });
+  const json = { 'content-type': 'application/json' };
+  // One request of each kind first: a failure shows its body here instead of a count of non-2xx later.
+  await call(`http://127.0.0.1:${rawPort}`, key, 'POST', '/payments', JSON.parse(paymentBody));
+  const csrf = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
+  const created = await call(server.url, key, 'POST', '/payments', JSON.parse(paymentBody), csrf);
+  if (created.data.status !== 'pending' || created.data.amount !== '1.00') throw new Error(`unexpected payment: ${JSON.stringify(created)}`);
+
+  const pageUrl = (page) => `${server.url}/transactions?page=${page}&limit=${pageLimit}`;
+  // autocannon returns when its time is up, with up to `connections` payments still in flight in the server: the
+  // exact count is only exact once they have committed, so it is read until two readings 250 ms apart agree.
+  const settledCount = async () => {
+    let previous = await countHistory(customer.id);
+    for (let attempt = 0; attempt < 120; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const current = await countHistory(customer.id);
+      if (current === previous) return current;
+      previous = current;
+    }
+    throw new Error('the number of history records did not settle within 30 s after the payments load');
+  };
+  const verifyPages = async () => {
+    const exact = await settledCount();
+    for (const page of [1, deepPage]) {
+      const body = await call(server.url, key, 'GET', `/transactions?page=${page}&limit=${pageLimit}`);
+      if (body.meta.pagination.total !== exact) throw new Error(`page ${page}: total ${body.meta.pagination.total}, but the customer has ${exact} records`);
+      if (body.data.length !== pageLimit) throw new Error(`page ${page}: ${body.data.length} records, expected ${pageLimit}`);
+    }
+    return exact;
+  };
+
+  const runs = [];
+  for (let round = 1; round <= rounds; round++) {
+    log(`\nround ${round} of ${rounds}`);
+    const results = [];
+    results.push(await scenario('bare Fastify GET /', bare, { url: `http://127.0.0.1:${barePort}/` }));
+    results.push(await scenario('raw payment baseline', raw, { url: `http://127.0.0.1:${rawPort}/payments`, method: 'POST', headers: { ...json, 'x-api-key': key }, body: paymentBody }));
+    const token = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
+    results.push(
+      await scenario('POST /payments', server, { url: `${server.url}/payments`, method: 'POST', headers: { ...json, 'x-api-key': key, 'x-csrf-token': token }, body: paymentBody }),
+    );
+    const total = await verifyPages();
+    log(`  GET /transactions total ${total.toLocaleString('en')} = exact count of the customer's records (checked on page 1 and page ${deepPage.toLocaleString('en')})`);
+    results.push({ ...(await scenario(`GET /transactions page 1`, server, { url: pageUrl(1), headers: { 'x-api-key': key } })), total });
+    results.push({ ...(await scenario(`GET /transactions page ${deepPage}`, server, { url: pageUrl(deepPage), headers: { 'x-api-key': key } })), total });
+    runs.push(results);
+  }
+  const finalTotal = await verifyPages();
+
+  // --- Summary: medians over rounds, ratios, targets.
+  const names = runs[0].map((row) => row.scenario);
+  const summary = names.map((name, index) => {
+    const rows = runs.map((results) => results[index]);
+    return {
+      scenario: name,
+      reqPerSecond: median(rows.map((row) => row.reqPerSecond)),
+      p50Ms: median(rows.map((row) => row.p50Ms)),
+      p99Ms: median(rows.map((row) => row.p99Ms)),
+      cpuMsPerRequest: median(rows.map((row) => row.cpuMsPerRequest)),
+      peakRssMb: Math.max(...rows.map((row) => row.peakRssMb ?? NaN)),
+      requests: rows.reduce((sum, row) => sum + row.requests, 0),
+      non2xx: rows.reduce((sum, row) => sum + row.non2xx, 0),
+      errors: rows.reduce((sum, row) => sum + row.errors + row.timeouts, 0),
+    };
+  });
+  const [bareRow, rawRow, paymentsRow, firstRow, deepRow] = summary;
+  for (const row of summary) row.vsBare = row.reqPerSecond / bareRow.reqPerSecond;
+  // Ratios are taken within each round (its scenarios ran minutes apart at most, under the same background load),
+  // then the median over rounds: steadier than a ratio of medians taken from different rounds.
+  const ratiosOf = ([bare, raw, payments, first, deep]) => ({
+    paymentsVsRaw: payments.reqPerSecond / raw.reqPerSecond,
+    deepVsFirstThroughput: deep.reqPerSecond / first.reqPerSecond,
+    deepVsFirstP50: deep.p50Ms / first.p50Ms,
+    deepVsFirstP99: deep.p99Ms / first.p99Ms,
+    rawVsBare: raw.reqPerSecond / bare.reqPerSecond,
+    paymentsVsBare: payments.reqPerSecond / bare.reqPerSecond,
+    firstPageVsBare: first.reqPerSecond / bare.reqPerSecond,
+    deepPageVsBare: deep.reqPerSecond / bare.reqPerSecond,
+    paymentsVsRawCpu: payments.cpuMsPerRequest / raw.cpuMsPerRequest,
+    deepVsFirstCpu: deep.cpuMsPerRequest / first.cpuMsPerRequest,
+  });
+  const roundRatios = runs.map(ratiosOf);
+  const ratios = Object.fromEntries(Object.keys(roundRatios[0]).map((name) => [name, median(roundRatios.map((round) => round[name]))]));
+  const serverPeakRssMb = Math.max(paymentsRow.peakRssMb, firstRow.peakRssMb, deepRow.peakRssMb);
+
+  log(`\nResults (${dialect}${rounds > 1 ? `, medians of ${rounds} rounds` : ''}; ${connections} connections, ${durationSeconds} s each)`);
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'peak RSS MB', 'vs bare', 'requests', 'non-2xx'];
+  const table = summary.map((row) => [
+    row.scenario,
+    fmt(row.reqPerSecond, 0),
+    fmt(row.p50Ms, 2),
+    fmt(row.p99Ms, 2),
+    fmt(row.cpuMsPerRequest, 3),
+    fmt(row.peakRssMb, 1),
+    `${fmt(row.vsBare, 3)}×`,
+    String(row.requests),
+    String(row.non2xx + row.errors),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column].length)));
+  const line = (cells) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(' | ')} |`;
+  log(line(header));
+  log(`|${widths.map((width, column) => (column === 0 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`);
+  for (const cells of table) log(line(cells));
+
+  const verdict = (ok) => (ok ? 'meets target' : 'BELOW TARGET');
+  const checks = [
+    ['POST /payments / raw baseline, req/s', `${fmt(ratios.paymentsVsRaw, 3)}×`, `>= ${targets.paymentsVsRawMin}×`, ratios.paymentsVsRaw >= targets.paymentsVsRawMin],
+    ['POST /payments p99', `${fmt(paymentsRow.p99Ms, 2)} ms`, `< ${targets.paymentsP99MsMax} ms`, paymentsRow.p99Ms < targets.paymentsP99MsMax],
+    [`page ${deepPage} / page 1, p50 latency`, `${fmt(ratios.deepVsFirstP50, 3)}×`, `<= ${targets.deepVsFirstMax}×`, ratios.deepVsFirstP50 <= targets.deepVsFirstMax],
+    [`page ${deepPage} / page 1, req/s`, `${fmt(ratios.deepVsFirstThroughput, 3)}×`, `>= ${fmt(1 / targets.deepVsFirstMax, 3)}×`, ratios.deepVsFirstThroughput >= 1 / targets.deepVsFirstMax],
+    ...(targets.pagesReqPerSecondMin !== undefined
+      ? [['GET /transactions, slower page', `${fmt(Math.min(firstRow.reqPerSecond, deepRow.reqPerSecond), 0)} req/s`, `>= ${targets.pagesReqPerSecondMin}`, Math.min(firstRow.reqPerSecond, deepRow.reqPerSecond) >= targets.pagesReqPerSecondMin]]
+      : []),
+    ['server peak RSS under load', `${fmt(serverPeakRssMb, 1)} MB`, `< ${targets.peakRssMbMax} MB`, serverPeakRssMb < targets.peakRssMbMax],
+    ['bare Fastify', `${fmt(bareRow.reqPerSecond, 0)} req/s`, `~${targets.bareReqPerSecond} (2 cores)`, undefined],
+    ['raw payment baseline', `${fmt(rawRow.reqPerSecond, 0)} req/s`, `~${targets.rawReqPerSecond} (2 cores)`, undefined],
+  ];
+  log(`\nRatios and targets (issue 4; absolute req/s depend on the machine and its load, ratios much less${rounds > 1 ? `; ratios are medians of the per-round ratios` : ''})`);
+  const labelWidth = Math.max(...checks.map(([label]) => label.length));
+  const valueWidth = Math.max(...checks.map(([, value]) => value.length));
+  const targetWidth = Math.max(...checks.map(([, , target]) => target.length));
+  for (const [label, value, target, ok] of checks) {
+    log(`  ${label.padEnd(labelWidth)}  ${value.padStart(valueWidth)}  target ${target.padEnd(targetWidth)}  ${ok === undefined ? 'reference' : verdict(ok)}`);
+  }
+  if (rounds > 1) {
+    log(`  per round, POST /payments / raw baseline: ${roundRatios.map((round) => `${fmt(round.paymentsVsRaw, 3)}×`).join(', ')}; page ${deepPage} / page 1 p50: ${roundRatios.map((round) => `${fmt(round.deepVsFirstP50, 3)}×`).join(', ')}`);
+  }
+  log(`  server CPU per request: payments / raw baseline ${fmt(ratios.paymentsVsRawCpu, 2)}×; page ${deepPage} / page 1 ${fmt(ratios.deepVsFirstCpu, 2)}×`);
+  log(`  vs bare Fastify (req/s): raw ${fmt(ratios.rawVsBare, 3)}×, payments ${fmt(ratios.paymentsVsBare, 3)}×, page 1 ${fmt(ratios.firstPageVsBare, 3)}×, page ${deepPage} ${fmt(ratios.deepPageVsBare, 3)}×`);
+  log(`  load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(' ')} (at the start: ${loadAtStart.map((v) => v.toFixed(2)).join(' ')}; other work on the machine moves every figure)`);
+  log(`  history total after the run: ${finalTotal.toLocaleString('en')} records (${historySize.toLocaleString('en')} seeded + payments made by the run)`);
+
+  const report = {
+    dialect,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), totalMemoryMb: Math.round(os.totalmem() / 2 ** 20) },
+    settings: { durationSeconds, warmupSeconds, connections, rounds, historySize, pageLimit, deepPage },
+    seeding: { historyRecords: seeded, historySeconds, totalSeconds: seedSeconds },
+    summary,
+    ratios,
+    roundRatios,
+    serverPeakRssMb,
+    targets,
+    finalTotal,
+    rounds: runs,
+  };
+  const outDir = path.join(checkout, '.bench');
+  fs.mkdirSync(outDir, { recursive: true });
+  const outFile = path.join(outDir, `results-${dialect}.json`);
+  fs.writeFileSync(outFile, `${JSON.stringify(report, null, 2)}\n`);
+  log(`\nwritten: ${path.relative(checkout, outFile)}`);
+
+  for (const proc of [bare, raw, server]) await proc.stop(30_000);
+  if (cpuProfileDir) log(`CPU profiles (raw baseline; API server over all its scenarios): ${path.relative(checkout, cpuProfileDir)}`);
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`\nbench failed: ${error.stack ?? error}\n`);
+  exitCode = 1;
+} finally {
+  await cleanUp();
+}
+process.exit(exitCode);
