@@ -6,8 +6,8 @@
 // and CSRF hooks, schema validation and serialisation, Kysely, the fee service, presenters, error handling.
 //
 // Reads before the write transaction (4): API key by SHA-256 joined to its customer; source and target fiat
-// accounts; the fee schedule rows. Write transaction (11): BEGIN, customer sequence, journal, conditional debit
-// with RETURNING, 2 postings, payment, transaction record, 2 outbox events, COMMIT.
+// accounts; the fee schedule rows. Write transaction (9): BEGIN, customer sequence, journal, conditional debit
+// with RETURNING, 2 postings (one statement), payment, transaction record, 2 outbox events (one statement), COMMIT.
 //
 // Env: PORT, HOST (default 127.0.0.1), DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL), DATABASE_POOL_SIZE.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -28,12 +28,12 @@ const sql = {
   journal: 'insert into "ledger_journal" ("id", "customer_id", "kind", "reference_id", "created_at") values (?, ?, ?, ?, ?)',
   debit:
     'update "fiat_accounts" set "balance_minor" = balance_minor + ?, "updated_at" = ? where "id" = ? and balance_minor - allocated_minor + ? >= 0 returning "balance_minor"',
-  posting: 'insert into "ledger_postings" ("journal_id", "account_kind", "account_id", "currency", "amount_minor") values (?, ?, ?, ?, ?)',
+  postings: 'insert into "ledger_postings" ("journal_id", "account_kind", "account_id", "currency", "amount_minor") values (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)',
   payment:
     'insert into "payments" ("id", "customer_id", "fr_payment_id", "status", "transaction_type", "payment_scheme", "amount_minor", "fee_minor", "fee_schedule_id", "currency", "reference", "from_account_id", "from_virtual_account_id", "to_account_id", "to_virtual_account_id", "payee_id", "payee_verification_id", "umbrella_link_id", "transaction_id", "settle_at", "failure_reason", "completed_at", "created_at", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   transaction:
     'insert into "transactions" ("id", "customer_id", "customer_seq", "fr_transaction_id", "transaction_type", "amount_minor", "currency", "status", "direction", "account_id", "virtual_account_id", "from_account_id", "from_account_type", "to_account_id", "to_account_type", "description", "reference", "counterparty_name", "counterparty_account", "fee_amount_minor", "fee_currency", "payee_id", "payment_id", "balance_before_minor", "balance_after_minor", "completed_at", "created_at", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  outbox: 'insert into "outbox_events" ("id", "customer_id", "event_type", "payload", "created_at", "published_at") values (?, ?, ?, ?, ?, ?)',
+  outbox: 'insert into "outbox_events" ("id", "customer_id", "event_type", "payload", "created_at", "published_at") values (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)',
 };
 
 /** The same statements in PostgreSQL's placeholder style ($1, $2 …). */
@@ -156,12 +156,10 @@ async function sqliteBackend() {
         if (!debited) throw new HttpError(422, 'INSUFFICIENT_FUNDS');
         const after = debited.balance_minor;
         const before = after + p.reserved;
-        s.posting.run(journalId, 'fiat_account', source.id, p.payment.currency, -p.reserved);
-        s.posting.run(journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, p.reserved);
+        s.postings.run(journalId, 'fiat_account', source.id, p.payment.currency, -p.reserved, journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, p.reserved);
         s.payment.run(...paymentValues(p, fee.id));
         s.transaction.run(...transactionValues(p, sequence, before, after));
-        s.outbox.run(...createdEvent(p));
-        s.outbox.run(...balanceEvent(p, before, after));
+        s.outbox.run(...createdEvent(p), ...balanceEvent(p, before, after));
         commit.run();
       } catch (error) {
         if (db.inTransaction) rollback.run();
@@ -197,12 +195,10 @@ async function postgresBackend() {
         if (!debited) throw new HttpError(422, 'INSUFFICIENT_FUNDS');
         const after = BigInt(debited.balance_minor);
         const before = after + p.reserved;
-        await client.query(q.posting, [journalId, 'fiat_account', source.id, p.payment.currency, String(-p.reserved)]);
-        await client.query(q.posting, [journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, String(p.reserved)]);
+        await client.query(q.postings, [journalId, 'fiat_account', source.id, p.payment.currency, String(-p.reserved), journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, String(p.reserved)]);
         await client.query(q.payment, paymentValues(p, fee.id).map(toPg));
         await client.query(q.transaction, transactionValues(p, sequence, before, after).map(toPg));
-        await client.query(q.outbox, createdEvent(p));
-        await client.query(q.outbox, balanceEvent(p, before, after));
+        await client.query(q.outbox, [...createdEvent(p), ...balanceEvent(p, before, after)]);
         await client.query('commit');
       } catch (error) {
         await client.query('rollback').catch(() => undefined);

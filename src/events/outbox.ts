@@ -12,22 +12,30 @@ export interface NewEvent {
 }
 
 /**
- * Appends an event to the outbox. Call it with the transaction that makes the change, so the event exists if
- * and only if the change does; a worker delivers it later.
+ * Appends events to the outbox, in one statement. Call it with the transaction that makes the change, so the
+ * events exist if and only if the change does; a worker delivers them later.
  */
-export async function appendEvent(trx: Transaction<Database> | Kysely<Database>, event: NewEvent): Promise<string> {
-  const id = randomUUID();
-  const createdAt = event.createdAt.toISOString();
+export async function appendEvents(trx: Transaction<Database> | Kysely<Database>, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
   await trx
     .insertInto('outbox_events')
-    .values({
-      id,
-      customer_id: event.customerId,
-      event_type: event.type,
-      payload: JSON.stringify({ id, type: event.type, created_at: createdAt, data: event.data }),
-      created_at: createdAt,
-      published_at: null,
-    })
+    .values(
+      events.map((event) => {
+        const id = randomUUID();
+        const createdAt = event.createdAt.toISOString();
+        return {
+          id,
+          customer_id: event.customerId,
+          event_type: event.type,
+          payload: JSON.stringify({ id, type: event.type, created_at: createdAt, data: event.data }),
+          created_at: createdAt,
+          published_at: null,
+        };
+      }),
+    )
     .execute();
-  return id;
+}
+
+export async function appendEvent(trx: Transaction<Database> | Kysely<Database>, event: NewEvent): Promise<void> {
+  await appendEvents(trx, [event]);
 }

@@ -60,6 +60,7 @@ export async function postJournal(trx: Transaction<Database>, entry: JournalEntr
     .execute();
 
   const changes: BalanceChanges = new Map();
+  const rows: Array<{ journal_id: string; account_kind: Posting['kind']; account_id: string; currency: string; amount_minor: bigint }> = [];
   const ordered = [...entry.postings].sort((left, right) => applicationOrder(left) - applicationOrder(right));
   for (const posting of ordered) {
     if (posting.amountMinor === 0n) continue;
@@ -91,16 +92,14 @@ export async function postJournal(trx: Transaction<Database>, entry: JournalEntr
         .execute();
       changes.set(`virtual_account:${posting.accountId}`, { beforeMinor: BigInt(row.balance_minor) - delta, afterMinor: BigInt(row.balance_minor) });
     }
-    await trx
-      .insertInto('ledger_postings')
-      .values({
-        journal_id: journalId,
-        account_kind: posting.kind,
-        account_id: posting.kind === 'system' ? `${posting.code}:${entry.currency}` : posting.accountId,
-        currency: entry.currency,
-        amount_minor: delta,
-      })
-      .execute();
+    rows.push({
+      journal_id: journalId,
+      account_kind: posting.kind,
+      account_id: posting.kind === 'system' ? `${posting.code}:${entry.currency}` : posting.accountId,
+      currency: entry.currency,
+      amount_minor: delta,
+    });
   }
+  if (rows.length > 0) await trx.insertInto('ledger_postings').values(rows).execute();
   return changes;
 }

@@ -11,7 +11,8 @@ import { presentTransaction } from '../transactions/presenter.js';
 import { allocateSequences, insertTransaction, type TransactionRow } from '../transactions/repository.js';
 import type { TransactionRecordType } from '../transactions/schemas.js';
 import { accountPostings, balanceKey, findCustomerAccount } from './accounts.js';
-import { appendBalanceEvents } from './events.js';
+import { balanceEvents } from './events.js';
+import { appendEvents } from '../../events/outbox.js';
 
 export interface DepositInput {
   amount: number;
@@ -86,7 +87,7 @@ export class DepositService {
         updated_at: nowText,
       };
       await insertTransaction(trx, record);
-      await appendBalanceEvents(trx, caller.customerId, account.currency, changes, new Map([...changes.keys()].map((key) => [key, id])), now);
+      await appendEvents(trx, balanceEvents(caller.customerId, account.currency, changes, new Map([...changes.keys()].map((key) => [key, id])), now));
     });
     if (!record) throw new Error('deposit not recorded');
     return presentTransaction(record, caller.frOwnerBusinessId);

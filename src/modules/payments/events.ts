@@ -1,25 +1,22 @@
-import type { Transaction } from 'kysely';
-import { appendEvent } from '../../events/outbox.js';
+import type { NewEvent } from '../../events/outbox.js';
 import { toJsonNumber, type Currency } from '../../ledger/money.js';
 import type { BalanceChanges } from '../../ledger/ledger.js';
-import type { Database } from '../../storage/tables.js';
 
 /**
  * `fiat_account.balance_updated` / `virtual_account.balance_updated` for every customer balance a journal entry
- * changed, in the same transaction. The payload names the account, its new and previous balance and the
- * transaction record that explains the change.
+ * changed, to append in the same transaction. The payload names the account, its new and previous balance and
+ * the transaction record that explains the change.
  */
-export async function appendBalanceEvents(
-  trx: Transaction<Database>,
+export function balanceEvents(
   customerId: string,
   currency: string,
   changes: BalanceChanges,
   transactionIdByAccount: Map<string, string>,
   createdAt: Date,
-): Promise<void> {
-  for (const [key, change] of changes) {
+): NewEvent[] {
+  return [...changes].map(([key, change]) => {
     const [kind, accountId] = key.split(':') as ['fiat_account' | 'virtual_account', string];
-    await appendEvent(trx, {
+    return {
       customerId,
       type: kind === 'fiat_account' ? 'fiat_account.balance_updated' : 'virtual_account.balance_updated',
       data: {
@@ -30,6 +27,6 @@ export async function appendBalanceEvents(
         transaction_id: transactionIdByAccount.get(key) ?? null,
       },
       createdAt,
-    });
-  }
+    };
+  });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
-import { appendEvent } from '../../events/outbox.js';
+import { appendEvents } from '../../events/outbox.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { postJournal } from '../../ledger/ledger.js';
 import type { Currency } from '../../ledger/money.js';
@@ -12,7 +12,7 @@ import type { AuthenticatedKey } from '../api-keys/service.js';
 import { paymentSchemes, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
 import { allocateSequences, insertTransaction } from '../transactions/repository.js';
 import { accountPostings, balanceKey, findCustomerAccount, type CustomerAccount } from './accounts.js';
-import { appendBalanceEvents } from './events.js';
+import { balanceEvents } from './events.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, insertPayment, listPayments, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, PaymentCreatedRecord, PaymentRecord } from './schemas.js';
@@ -155,9 +155,11 @@ export class PaymentService {
         created_at: nowText,
         updated_at: nowText,
       });
-      await appendEvent(trx, { customerId: caller.customerId, type: 'payment.created', data: presentPayment(row), createdAt: now });
       const byAccount = new Map([...changes.keys()].map((key) => [key, transactionId]));
-      await appendBalanceEvents(trx, caller.customerId, currency, changes, byAccount, now);
+      await appendEvents(trx, [
+        { customerId: caller.customerId, type: 'payment.created', data: presentPayment(row), createdAt: now },
+        ...balanceEvents(caller.customerId, currency, changes, byAccount, now),
+      ]);
     });
     return presentPaymentCreated(row);
   }

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
-import { appendEvent } from '../../events/outbox.js';
+import { appendEvents } from '../../events/outbox.js';
 import { postJournal, type Posting } from '../../ledger/ledger.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import { allocateSequences, insertTransaction, updateTransactionStatus } from '../transactions/repository.js';
 import { accountPostings, balanceKey, type CustomerAccount } from './accounts.js';
-import { appendBalanceEvents } from './events.js';
+import { balanceEvents } from './events.js';
 import { presentPayment } from './presenter.js';
 import { duePayments, findPayment, settlePaymentRow, type PaymentRow } from './repository.js';
 
@@ -141,9 +141,11 @@ export class SettlementService {
         for (const key of changes.keys()) recordIds.set(key, recordId);
       }
       const payment = presentPayment(settled);
-      await appendEvent(trx, { customerId: row.customer_id, type: 'payment.status_updated', data: payment, createdAt: now });
-      await appendEvent(trx, { customerId: row.customer_id, type: outcome === 'failed' ? 'payment.failed' : 'payment.completed', data: payment, createdAt: now });
-      await appendBalanceEvents(trx, row.customer_id, row.currency, changes, recordIds, now);
+      await appendEvents(trx, [
+        { customerId: row.customer_id, type: 'payment.status_updated', data: payment, createdAt: now },
+        { customerId: row.customer_id, type: outcome === 'failed' ? 'payment.failed' : 'payment.completed', data: payment, createdAt: now },
+        ...balanceEvents(row.customer_id, row.currency, changes, recordIds, now),
+      ]);
     });
     return settled;
   }
