@@ -3,7 +3,7 @@ import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { ApiKeyService } from '../modules/api-keys/service.js';
 import { CustomerService, InvalidInputError } from '../modules/customers/service.js';
-import { FeeService } from '../modules/fees/service.js';
+import { FeeService, type SetFeeScheduleInput } from '../modules/fees/service.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { verifyLedger } from '../ledger/verify.js';
@@ -135,37 +135,9 @@ function buildProgram(): Command {
     .option('--max <amount>', 'maximum fee in major units (default none)')
     .option('--name <name>', 'schedule name shown in fee previews (default "Custom <SCHEME> <CURRENCY>")')
     .option('--umbrella-link-id <uuid>', 'umbrella link the schedule belongs to (default none)')
-    .action(
-      async (options: {
-        customer: string;
-        scheme: string;
-        currency: string;
-        transactionType?: string;
-        flat?: string;
-        percentage?: string;
-        min?: string;
-        max?: string;
-        name?: string;
-        umbrellaLinkId?: string;
-      }) => {
-        print(
-          await withStorage((storage) =>
-            new FeeService(storage, systemClock).setSchedule({
-              customerId: options.customer,
-              paymentScheme: options.scheme,
-              currency: options.currency,
-              ...(options.transactionType !== undefined ? { transactionType: options.transactionType } : {}),
-              ...(options.flat !== undefined ? { flat: options.flat } : {}),
-              ...(options.percentage !== undefined ? { percentage: options.percentage } : {}),
-              ...(options.min !== undefined ? { min: options.min } : {}),
-              ...(options.max !== undefined ? { max: options.max } : {}),
-              ...(options.name !== undefined ? { name: options.name } : {}),
-              ...(options.umbrellaLinkId !== undefined ? { umbrellaLinkId: options.umbrellaLinkId } : {}),
-            }),
-          ),
-        );
-      },
-    );
+    .action(async ({ customer, scheme, ...schedule }: Omit<SetFeeScheduleInput, 'customerId' | 'paymentScheme'> & { customer: string; scheme: string }) => {
+      print(await withStorage((storage) => new FeeService(storage, systemClock).setSchedule({ customerId: customer, paymentScheme: scheme, ...schedule })));
+    });
   fees
     .command('list')
     .description("list the default fee schedule, or with --customer the customer's effective schedule")
