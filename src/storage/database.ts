@@ -20,7 +20,13 @@ export interface Storage {
 export const sqliteBusyTimeoutMs = 5000;
 const sqliteFileName = 'customer-api.sqlite';
 const preparedStatementCacheSize = 500;
+/** Start-up gives up on an unreachable server after this long (one clear line instead of a hang). */
 const postgresConnectTimeoutMs = 5000;
+/**
+ * Under load a request may queue for a pooled connection longer than a fresh connect takes; pg applies one timeout
+ * to both, so the pool's is longer than the start-up check's.
+ */
+const postgresPoolWaitTimeoutMs = 30_000;
 
 // pg returns int8 (bigint, count(*)) as strings by default; money is bigint minor units, so parse it as bigint.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
@@ -126,21 +132,21 @@ export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl'
     return { db, dialect: 'sqlite', location: path.join(config.dataDir, sqliteFileName), close: () => db.destroy() };
   }
   const location = describePostgres(config.databaseUrl);
-  const pool = new pg.Pool({
+  const connection = {
     connectionString: config.databaseUrl,
-    max: config.databasePoolSize,
-    connectionTimeoutMillis: postgresConnectTimeoutMs,
     ...(options.postgresSchema ? { options: `-c search_path=${options.postgresSchema}` } : {}),
-  });
+  };
+  const probe = new pg.Client({ ...connection, connectionTimeoutMillis: postgresConnectTimeoutMs });
+  try {
+    await probe.connect();
+  } catch (error) {
+    throw new ConfigError(`cannot connect to PostgreSQL at ${location}: ${(error as Error).message}`);
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+  const pool = new pg.Pool({ ...connection, max: config.databasePoolSize, connectionTimeoutMillis: postgresPoolWaitTimeoutMs });
   // An idle client that loses its connection emits 'error'; without a listener that would crash the process.
   pool.on('error', () => undefined);
-  try {
-    const client = await pool.connect();
-    client.release();
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw new ConfigError(`cannot connect to PostgreSQL at ${location}: ${(error as Error).message}`);
-  }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', location, close: () => db.destroy() };
 }
