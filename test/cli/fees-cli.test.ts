@@ -5,27 +5,13 @@ import { FeeService } from '../../src/modules/fees/service.js';
 import { openStorage } from '../../src/storage/database.js';
 import { temporaryDirectory } from '../helpers/test-app.js';
 import { childEnv, ensureBuilt, lines, processTestTimeoutMs, run, stackFrame, type ProcessResult } from '../e2e/support.js';
+import type { FeeScheduleView } from '../../src/modules/fees/presenter.js';
 
 /** `customer-api fees set|list` (DESIGN §3, docs/fees.md) run as an operator runs them: a child process on a DATA_DIR. */
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-interface ScheduleOutput {
-  id: string;
-  scope: 'default' | 'customer';
-  customer_id: string | null;
-  name: string;
-  transaction_type: string;
-  payment_scheme: string;
-  currency: string;
-  flat_fee: string;
-  percentage: string;
-  min_fee: string | null;
-  max_fee: string | null;
-  umbrella_link_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+type ScheduleOutput = FeeScheduleView;
 
 /** The documented default schedule (docs/fees.md), in `fees list` order. */
 const defaultSchedule = [

@@ -7,6 +7,7 @@ import { postJournal, type JournalEntry, type Posting } from '../../src/ledger/l
 import { verifyLedger } from '../../src/ledger/verify.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
+import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, testDialect } from '../helpers/test-app.js';
 
 /**
@@ -28,34 +29,6 @@ describe(`ledger on ${testDialect}`, () => {
   let master: string;
   let virtual: string;
   let other: string;
-
-  async function insertFiatAccount(): Promise<string> {
-    const id = randomUUID();
-    await storage.db
-      .insertInto('fiat_accounts')
-      .values({
-        id,
-        customer_id: customerId,
-        fr_account_id: `facc_${unique()}`,
-        account_name: 'Ledger test',
-        currency: 'EUR',
-        balance_minor: 0n,
-        allocated_minor: 0n,
-        status: 'active',
-        is_master: 1,
-        linked_business_id: null,
-        umbrella_link_id: null,
-        iban: `DE${unique()}`,
-        bic: 'TESTDEFFXXX',
-        account_number: '1234567890',
-        sort_code: null,
-        routing_number: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
-    return id;
-  }
 
   async function insertVirtualAccount(masterId: string): Promise<string> {
     const id = randomUUID();
@@ -115,13 +88,12 @@ describe(`ledger on ${testDialect}`, () => {
   beforeAll(async () => {
     ({ storage, drop, config: { dataDir } } = await freshStorage());
     await migrateToLatest(storage);
-    customerId = randomUUID();
-    await storage.db.insertInto('customers').values({ id: customerId, name: 'Ledger test', fr_owner_business_id: `busi_${unique()}`, created_at: now }).execute();
+    customerId = await insertCustomerRow(storage, 'Ledger test');
   });
   beforeEach(async () => {
     // Fresh accounts per test; earlier tests' postings stay, and the ledger must still verify.
-    master = await insertFiatAccount();
-    other = await insertFiatAccount();
+    master = await insertFiatAccountRow(storage, customerId);
+    other = await insertFiatAccountRow(storage, customerId);
     virtual = await insertVirtualAccount(master);
   });
   afterAll(async () => {

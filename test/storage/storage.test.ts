@@ -5,47 +5,10 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteDatabase, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
+import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, temporaryDirectory, testDialect } from '../helpers/test-app.js';
 
 /** The database layer on the dialect of this vitest project (SQLite, and PostgreSQL when TEST_DB=postgres). */
-
-async function insertCustomer(storage: Storage): Promise<string> {
-  const id = randomUUID();
-  await storage.db
-    .insertInto('customers')
-    .values({ id, name: 'Storage test', fr_owner_business_id: `busi_${randomUUID().replaceAll('-', '')}`, created_at: new Date().toISOString() })
-    .execute();
-  return id;
-}
-
-async function insertFiatAccount(storage: Storage, customerId: string, balance: bigint): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  const unique = randomUUID().replaceAll('-', '');
-  await storage.db
-    .insertInto('fiat_accounts')
-    .values({
-      id,
-      customer_id: customerId,
-      fr_account_id: `facc_${unique}`,
-      account_name: 'Storage test',
-      currency: 'EUR',
-      balance_minor: balance,
-      status: 'active',
-      is_master: 1,
-      linked_business_id: null,
-      umbrella_link_id: null,
-      iban: `DE${unique}`,
-      bic: 'TESTDEFFXXX',
-      account_number: '1234567890',
-      sort_code: null,
-      routing_number: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return id;
-}
 
 async function balanceOf(storage: Storage, accountId: string): Promise<bigint> {
   const row = await storage.db.selectFrom('fiat_accounts').select('balance_minor').where('id', '=', accountId).executeTakeFirstOrThrow();
@@ -75,26 +38,26 @@ describe(`storage on ${testDialect}`, () => {
     expect(await pendingMigrations(storage)).toEqual([]);
     expect(await migrateToLatest(storage)).toEqual([]);
     expect(await pendingMigrations(storage)).toEqual([]);
-    customerId = await insertCustomer(storage);
+    customerId = await insertCustomerRow(storage);
   });
 
   it('refuses a negative fiat account balance by a CHECK constraint, whatever the application does', async () => {
-    const accountId = await insertFiatAccount(storage, customerId, 0n);
+    const accountId = await insertFiatAccountRow(storage, customerId, 0n);
     await expect(storage.db.updateTable('fiat_accounts').set({ balance_minor: -1n }).where('id', '=', accountId).execute()).rejects.toThrow(/check/i);
     expect(await balanceOf(storage, accountId)).toBe(0n);
-    await expect(insertFiatAccount(storage, customerId, -5n)).rejects.toThrow(/check/i);
+    await expect(insertFiatAccountRow(storage, customerId, -5n)).rejects.toThrow(/check/i);
   });
 
   it('keeps bigint minor units exact beyond 2^53', async () => {
     const large = 9007199254740993n; // 2^53 + 1: a JS number would read it back as ...992
-    const accountId = await insertFiatAccount(storage, customerId, large);
+    const accountId = await insertFiatAccountRow(storage, customerId, large);
     const read = await balanceOf(storage, accountId);
     expect(typeof read).toBe('bigint');
     expect(read).toBe(large);
     await storage.db.updateTable('fiat_accounts').set({ balance_minor: sql<bigint>`balance_minor + 2` }).where('id', '=', accountId).execute();
     expect(await balanceOf(storage, accountId)).toBe(9007199254740995n);
     const max = 9223372036854775807n;
-    const maxId = await insertFiatAccount(storage, customerId, max);
+    const maxId = await insertFiatAccountRow(storage, customerId, max);
     expect(await balanceOf(storage, maxId)).toBe(max);
   });
 
@@ -121,7 +84,7 @@ describe(`storage on ${testDialect}`, () => {
   });
 
   it('rolls a failed transaction back completely', async () => {
-    const accountId = await insertFiatAccount(storage, customerId, 100n);
+    const accountId = await insertFiatAccountRow(storage, customerId, 100n);
     await expect(
       storage.db.transaction().execute(async (trx) => {
         await trx.updateTable('fiat_accounts').set({ balance_minor: 60n }).where('id', '=', accountId).execute();
