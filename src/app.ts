@@ -113,7 +113,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installAuthentication(app, apiKeys);
   installCsrfProtection(app, csrfTokens);
   await installRateLimit(app, { perSecond: config.rateLimitPerSecond, redisUrl: config.redisUrl });
-  installMetrics(app);
+  installMetrics(app, storage.groupCommits);
   await installOpenApi(app);
 
   const files = deps.files ?? new LocalFileStore(config.dataDir);

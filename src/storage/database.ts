@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
+import { GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
 import type { Database } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -13,6 +14,8 @@ export interface Storage {
   readonly dialect: Dialect;
   /** Human-readable location for logs, without credentials. */
   readonly location: string;
+  /** SQLite only: how many commits made how many transactions durable (sqlite-group-commit.ts). */
+  readonly groupCommits?: GroupCommitStats;
   close(): Promise<void>;
 }
 
@@ -30,28 +33,6 @@ const postgresPoolWaitTimeoutMs = 30_000;
 
 // pg returns int8 (bigint, count(*)) as strings by default; money is bigint minor units, so parse it as bigint.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
-
-/**
- * Kysely's SQLite driver opens transactions with a deferred BEGIN, which lets two writers both read and then
- * deadlock on the upgrade to a write lock. Every transaction here is a write transaction, so it takes the write
- * lock up front; busy_timeout then queues writers from other processes instead of failing them.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #database: BetterSqlite3.Database;
-  constructor(database: BetterSqlite3.Database) {
-    super({ database });
-    this.#database = database;
-  }
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver({ database: this.#database });
-  }
-}
 
 /**
  * Kysely prepares every query anew; better-sqlite3 statements are reusable, so keep the most recent ones.
@@ -127,9 +108,13 @@ export interface StorageOptions {
 
 export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>, options: StorageOptions = {}): Promise<Storage> {
   if (config.databaseUrl === undefined) {
-    const database = withStatementCache(openSqliteDatabase(config.dataDir));
-    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(database) });
-    return { db, dialect: 'sqlite', location: path.join(config.dataDir, sqliteFileName), close: () => db.destroy() };
+    const writer = withStatementCache(openSqliteDatabase(config.dataDir));
+    const reader = withStatementCache(openSqliteDatabase(config.dataDir));
+    // The reading connection only ever runs statements SQLite calls read-only; this makes sure of it.
+    reader.pragma('query_only = ON');
+    const driver = new GroupCommitDriver(writer, reader);
+    const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(driver) });
+    return { db, dialect: 'sqlite', location: path.join(config.dataDir, sqliteFileName), groupCommits: driver.stats, close: () => db.destroy() };
   }
   const location = describePostgres(config.databaseUrl);
   const connection = {

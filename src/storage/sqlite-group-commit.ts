@@ -1,0 +1,319 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import {
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+} from 'kysely';
+
+/**
+ * Group commit for the embedded database (docs/decisions/0004-sqlite-group-commit.md).
+ *
+ * With synchronous=FULL every COMMIT waits for an fsync, about a millisecond here, and better-sqlite3 waits on the
+ * event loop's thread: one commit per payment caps the whole server at the disk's flush rate. Instead, the
+ * transactions that run during one turn of the event loop share one database transaction: each runs inside its own
+ * SAVEPOINT (so one that fails rolls back alone), and a single COMMIT, scheduled with setImmediate, makes them all
+ * durable at once. No caller is answered before the COMMIT that holds its changes has returned, and if that COMMIT
+ * fails every transaction in the group fails with it.
+ *
+ * Reads outside a transaction go to a second connection of the same file. In WAL mode it sees only committed data,
+ * so nothing outside the group ever reads a change that is not yet durable, and reads never wait for writers.
+ */
+
+/** What an operator can watch: commits made, and the transactions (or single writes) they made durable. */
+export interface GroupCommitStats {
+  commits: number;
+  transactions: number;
+}
+
+/**
+ * A group is committed before it takes more transactions than this, so a stream of writers cannot hold the write
+ * lock (and the first writer's answer) for long, nor keep another process sharing the file waiting.
+ */
+const groupTransactionsMax = 64;
+
+/** Strict first-come-first-served lock on the writing connection. */
+class WriterLock {
+  #held = false;
+  readonly #waiting: Array<() => void> = [];
+
+  lock(): Promise<void> {
+    if (!this.#held) {
+      this.#held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  unlock(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#held = false;
+  }
+}
+
+/** The transactions sharing one database transaction, and the promise of its COMMIT. */
+class CommitGroup {
+  transactions = 0;
+  readonly durable: Promise<void>;
+  resolve!: () => void;
+  reject!: (error: unknown) => void;
+
+  constructor() {
+    this.durable = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // A group whose only transaction rolled back has nobody waiting on it; its failure must not be "unhandled".
+    this.durable.catch(() => undefined);
+  }
+}
+
+/** What Kysely calls a connection: one caller's use of the database, a single query or a transaction. */
+class Session implements DatabaseConnection {
+  /** Inside a SAVEPOINT of the current group, holding the writer lock. */
+  inTransaction = false;
+  holdsWriter = false;
+  /** The group the transaction began in: if that group is abandoned, the rest of the transaction must not run. */
+  group: CommitGroup | undefined;
+
+  constructor(private readonly driver: GroupCommitDriver) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.driver.execute<R>(this, query);
+  }
+
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not supported by the SQLite storage');
+  }
+}
+
+function runStatement<R>(statement: BetterSqlite3.Statement, parameters: readonly unknown[]): QueryResult<R> {
+  if (statement.reader) return { rows: statement.all(parameters) as R[] };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+export class GroupCommitDriver implements Driver {
+  readonly #writer: BetterSqlite3.Database;
+  readonly #reader: BetterSqlite3.Database;
+  readonly #writerLock = new WriterLock();
+  #group: CommitGroup | undefined;
+  #commitScheduled = false;
+  readonly stats: GroupCommitStats = { commits: 0, transactions: 0 };
+
+  /** `reader` must be a second connection to the file `writer` has open, in WAL mode. */
+  constructor(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database) {
+    this.#writer = writer;
+    this.#reader = reader;
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new Session(this);
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    const session = connection as Session;
+    await this.#lockWriter(session);
+    this.#openGroup();
+    this.#control('savepoint member');
+    session.inTransaction = true;
+    session.group = this.#group;
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const session = connection as Session;
+    if (!session.inTransaction) return;
+    session.inTransaction = false;
+    const group = session.group;
+    if (!group || group !== this.#group) throw new Error('the transaction was rolled back with its commit group');
+    this.#control('release member');
+    group.transactions += 1;
+    this.#unlockWriter(session);
+    this.#scheduleCommit();
+    await group.durable;
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const session = connection as Session;
+    // After a failed group COMMIT there is nothing left to undo: the whole group was rolled back.
+    if (!session.inTransaction) return;
+    session.inTransaction = false;
+    try {
+      if (session.group === this.#group && this.#writer.inTransaction) {
+        this.#control('rollback to member');
+        this.#control('release member');
+      }
+    } finally {
+      this.#unlockWriter(session);
+      this.#scheduleCommit();
+    }
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // A transaction that failed to begin still holds the lock it waited for.
+    this.#unlockWriter(connection as Session);
+  }
+
+  async destroy(): Promise<void> {
+    await this.#writerLock.lock();
+    try {
+      this.#commitGroup();
+    } finally {
+      this.#writer.close();
+      this.#reader.close();
+    }
+  }
+
+  async execute<R>(session: Session, query: CompiledQuery): Promise<QueryResult<R>> {
+    if (session.inTransaction) {
+      // Without its group the writer is outside any transaction: a statement now would commit on its own.
+      if (session.group !== this.#group) throw new Error('the transaction was rolled back with its commit group');
+      return this.#onWriter<R>(query);
+    }
+    const reading = this.#readOnlyStatement(query.sql);
+    if (reading) return runStatement<R>(reading, query.parameters);
+    // A write outside a transaction joins the group like a transaction of one statement.
+    await this.#lockWriter(session);
+    let result: QueryResult<R>;
+    let group: CommitGroup | undefined;
+    try {
+      this.#openGroup();
+      group = this.#group;
+      result = this.#onWriter<R>(query);
+      if (group) group.transactions += 1;
+    } finally {
+      this.#unlockWriter(session);
+      this.#scheduleCommit();
+    }
+    await group?.durable;
+    return result;
+  }
+
+  /** The statement on the reading connection, when it only reads; undefined sends it to the writer. */
+  #readOnlyStatement(sqlText: string): BetterSqlite3.Statement | undefined {
+    try {
+      const statement = this.#reader.prepare(sqlText);
+      return statement.readonly ? statement : undefined;
+    } catch {
+      // Not preparable on the reader (a table the writer is still creating, say): the writer decides.
+      return undefined;
+    }
+  }
+
+  #onWriter<R>(query: CompiledQuery): QueryResult<R> {
+    try {
+      return runStatement<R>(this.#writer.prepare(query.sql), query.parameters);
+    } catch (error) {
+      this.#abandonGroupIfRolledBack(error);
+      throw error;
+    }
+  }
+
+  /** Transaction control on the writer (savepoints, BEGIN, COMMIT). */
+  #control(statementText: string): void {
+    try {
+      this.#writer.prepare(statementText).run();
+    } catch (error) {
+      this.#abandonGroupIfRolledBack(error);
+      throw error;
+    }
+  }
+
+  /**
+   * Some errors (disk full, I/O) make SQLite roll the whole transaction back, not just the statement: the group's
+   * earlier transactions are gone, so they fail, and the next transaction starts a new group.
+   */
+  #abandonGroupIfRolledBack(error: unknown): void {
+    if (this.#group && !this.#writer.inTransaction) {
+      const group = this.#group;
+      this.#group = undefined;
+      group.reject(error);
+    }
+  }
+
+  #openGroup(): void {
+    if (this.#group && this.#group.transactions >= groupTransactionsMax) this.#commitGroup();
+    if (this.#group) return;
+    // The write lock is taken up front: a deferred BEGIN lets two writers of two processes deadlock on the upgrade.
+    this.#writer.prepare('begin immediate').run();
+    this.#group = new CommitGroup();
+  }
+
+  #scheduleCommit(): void {
+    if (this.#commitScheduled || !this.#group) return;
+    this.#commitScheduled = true;
+    // After the I/O callbacks of this turn of the event loop: every request that arrived meanwhile can join.
+    setImmediate(() => {
+      this.#commitScheduled = false;
+      void this.#commitWhenWriterFree();
+    });
+  }
+
+  async #commitWhenWriterFree(): Promise<void> {
+    await this.#writerLock.lock();
+    try {
+      this.#commitGroup();
+    } finally {
+      this.#writerLock.unlock();
+    }
+  }
+
+  /** Call with the writer lock held. */
+  #commitGroup(): void {
+    const group = this.#group;
+    if (!group) return;
+    this.#group = undefined;
+    try {
+      this.#writer.prepare('commit').run();
+    } catch (error) {
+      if (this.#writer.inTransaction) this.#writer.prepare('rollback').run();
+      group.reject(error);
+      return;
+    }
+    this.stats.commits += 1;
+    this.stats.transactions += group.transactions;
+    group.resolve();
+  }
+
+  async #lockWriter(session: Session): Promise<void> {
+    await this.#writerLock.lock();
+    session.holdsWriter = true;
+  }
+
+  #unlockWriter(session: Session): void {
+    if (!session.holdsWriter) return;
+    session.holdsWriter = false;
+    this.#writerLock.unlock();
+  }
+}
+
+export class GroupCommitSqliteDialect implements Dialect {
+  constructor(private readonly driver: GroupCommitDriver) {}
+
+  createAdapter(): DialectAdapter {
+    return new SqliteAdapter();
+  }
+
+  createDriver(): Driver {
+    return this.driver;
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return new SqliteQueryCompiler();
+  }
+
+  createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
+  }
+}
