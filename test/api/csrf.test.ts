@@ -168,7 +168,7 @@ describe('CSRF tokens', () => {
 
     it('is accepted by a second app instance sharing the database', async () => {
       // A non-owning view: closing the second app must not close the first app's database.
-      const shared: Storage = { db: t.storage.db, dialect: t.storage.dialect, location: t.storage.location, close: async () => {} };
+      const shared: Storage = { ...t.storage, close: async () => {} };
       const second = await buildApp(t.config, { storage: shared, clock: t.clock });
       try {
         const { csrf_token } = await fetchToken(alice.key);

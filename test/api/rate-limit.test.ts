@@ -143,7 +143,7 @@ describe.skipIf(!redisUrl)('rate limiting shared through Redis (TEST_REDIS_URL)'
     t = await createTestApp({ env: { RATE_LIMIT_PER_SECOND: String(limit), REDIS_URL: redisUrl! } });
     // A second instance on the same database and Redis, as behind a load balancer. The storage view is
     // non-owning: closing the second app must not close the first app's database.
-    const shared: Storage = { db: t.storage.db, dialect: t.storage.dialect, location: t.storage.location, close: async () => {} };
+    const shared: Storage = { ...t.storage, close: async () => {} };
     second = await buildApp(t.config, { storage: shared, clock: t.clock });
     redis = new Redis(redisUrl!);
     alice = await t.createCustomer('Alice Ltd');

@@ -7,6 +7,7 @@ import type { Currency } from '../../ledger/money.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
+import { historyValuesOf } from '../transactions/history.js';
 import { presentTransaction } from '../transactions/presenter.js';
 import { allocateSequences, insertTransaction, type TransactionRow } from '../transactions/repository.js';
 import type { TransactionRecordType } from '../transactions/schemas.js';
@@ -90,6 +91,6 @@ export class DepositService {
       await appendEvents(trx, balanceEvents(caller.customerId, account.currency, changes, new Map([...changes.keys()].map((key) => [key, id])), now));
     });
     if (!record) throw new Error('deposit not recorded');
-    return presentTransaction(record, caller.frOwnerBusinessId);
+    return presentTransaction(historyValuesOf(record), caller.frOwnerBusinessId);
   }
 }

@@ -1,35 +1,35 @@
 import { toJsonNumber, type Currency } from '../../ledger/money.js';
-import type { TransactionRow } from './repository.js';
+import { valueOf, type HistoryValues } from './history.js';
 import type { TransactionRecordType } from './schemas.js';
 
-export function presentTransaction(row: TransactionRow, frOwnerBusinessId: string): TransactionRecordType {
-  const currency = row.currency as Currency;
+export function presentTransaction(values: HistoryValues, frOwnerBusinessId: string): TransactionRecordType {
+  const currency = valueOf(values, 'currency') as Currency;
   return {
-    id: row.id,
-    fr_transaction_id: row.fr_transaction_id,
-    transaction_type: row.transaction_type,
-    amount: toJsonNumber(BigInt(row.amount_minor), currency),
+    id: valueOf(values, 'id'),
+    fr_transaction_id: valueOf(values, 'fr_transaction_id'),
+    transaction_type: valueOf(values, 'transaction_type'),
+    amount: toJsonNumber(BigInt(valueOf(values, 'amount_minor')), currency),
     currency,
-    status: row.status,
-    from_account_id: row.from_account_id,
-    to_account_id: row.to_account_id,
-    from_account_type: row.from_account_type,
-    to_account_type: row.to_account_type,
-    description: row.description,
-    reference: row.reference,
-    counterparty_name: row.counterparty_name,
-    counterparty_account: row.counterparty_account,
-    fee_amount: toJsonNumber(BigInt(row.fee_amount_minor), row.fee_currency as Currency),
-    fee_currency: row.fee_currency,
+    status: valueOf(values, 'status'),
+    from_account_id: valueOf(values, 'from_account_id'),
+    to_account_id: valueOf(values, 'to_account_id'),
+    from_account_type: valueOf(values, 'from_account_type'),
+    to_account_type: valueOf(values, 'to_account_type'),
+    description: valueOf(values, 'description'),
+    reference: valueOf(values, 'reference'),
+    counterparty_name: valueOf(values, 'counterparty_name'),
+    counterparty_account: valueOf(values, 'counterparty_account'),
+    fee_amount: toJsonNumber(BigInt(valueOf(values, 'fee_amount_minor')), valueOf(values, 'fee_currency') as Currency),
+    fee_currency: valueOf(values, 'fee_currency'),
     fr_owner_business_id: frOwnerBusinessId,
-    virtual_account_id: row.virtual_account_id,
-    payee_id: row.payee_id,
-    balance_before: toJsonNumber(BigInt(row.balance_before_minor), currency),
-    balance_after: toJsonNumber(BigInt(row.balance_after_minor), currency),
-    direction: row.direction,
-    completed_at: row.completed_at,
-    created_at: row.created_at,
-    account_id: row.account_id,
-    payment_id: row.payment_id,
+    virtual_account_id: valueOf(values, 'virtual_account_id'),
+    payee_id: valueOf(values, 'payee_id'),
+    balance_before: toJsonNumber(BigInt(valueOf(values, 'balance_before_minor')), currency),
+    balance_after: toJsonNumber(BigInt(valueOf(values, 'balance_after_minor')), currency),
+    direction: valueOf(values, 'direction'),
+    completed_at: valueOf(values, 'completed_at'),
+    created_at: valueOf(values, 'created_at'),
+    account_id: valueOf(values, 'account_id'),
+    payment_id: valueOf(values, 'payment_id'),
   };
 }

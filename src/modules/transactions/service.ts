@@ -3,7 +3,7 @@ import { notFound } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { presentTransaction } from './presenter.js';
-import { filteredTransactions, findTransaction, transactionCount, transactionsInSequenceRange, type TransactionFilters } from './repository.js';
+import { filteredTransactions, findTransaction, transactionCount, transactionsInSequenceRange, type HistoryValues, type TransactionFilters } from './history.js';
 import type { TransactionRecordType, TransactionsQueryType } from './schemas.js';
 
 export interface TransactionPage {
@@ -28,21 +28,21 @@ export class TransactionService {
       ...(query.created_from !== undefined ? { createdFrom: new Date(query.created_from).toISOString() } : {}),
       ...(query.created_to !== undefined ? { createdTo: new Date(query.created_to).toISOString() } : {}),
     };
-    const present = (rows: Parameters<typeof presentTransaction>[0][]) => rows.map((row) => presentTransaction(row, caller.frOwnerBusinessId));
+    const present = (rows: HistoryValues[]) => rows.map((row) => presentTransaction(row, caller.frOwnerBusinessId));
 
     if (Object.keys(filters).length === 0) {
       const total = await transactionCount(this.storage.db, caller.customerId);
       const highest = total - BigInt(page - 1) * BigInt(limit);
       const lowest = highest - BigInt(limit) + 1n;
-      const rows = highest < 1n ? [] : await transactionsInSequenceRange(this.storage.db, caller.customerId, lowest < 1n ? 1n : lowest, highest);
+      const rows = highest < 1n ? [] : await transactionsInSequenceRange(this.storage, caller.customerId, lowest < 1n ? 1n : lowest, highest);
       return { data: present(rows), meta: { pagination: { page, limit, total: Number(total) } } };
     }
-    const { rows, total } = await filteredTransactions(this.storage.db, caller.customerId, filters, (page - 1) * limit, limit);
+    const { rows, total } = await filteredTransactions(this.storage, caller.customerId, filters, (page - 1) * limit, limit);
     return { data: present(rows), meta: { pagination: { page, limit, total: Number(total) } } };
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<TransactionRecordType> {
-    const row = await findTransaction(this.storage.db, caller.customerId, id.toLowerCase());
+    const row = await findTransaction(this.storage, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('transaction');
     return presentTransaction(row, caller.frOwnerBusinessId);
   }
