@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../storage/tables.js';
+import { insertRowsTemplate } from '../storage/query-template.js';
+import type { Database, OutboxEventsTable } from '../storage/tables.js';
 import type { EventType } from './catalog.js';
 
 export interface NewEvent {
@@ -11,29 +12,33 @@ export interface NewEvent {
   createdAt: Date;
 }
 
+/** Every payment writes events: the insert is compiled once per number of events. */
+const insertOutboxRows = insertRowsTemplate<Omit<OutboxEventsTable, 'sequence'>>()(
+  ['id', 'customer_id', 'event_type', 'payload', 'created_at', 'published_at'],
+  (db, rows) => db.insertInto('outbox_events').values(rows),
+);
+
 /**
  * Appends events to the outbox, in one statement. Call it with the transaction that makes the change, so the
  * events exist if and only if the change does; a worker delivers them later.
  */
 export async function appendEvents(trx: Transaction<Database> | Kysely<Database>, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx
-    .insertInto('outbox_events')
-    .values(
-      events.map((event) => {
-        const id = randomUUID();
-        const createdAt = event.createdAt.toISOString();
-        return {
-          id,
-          customer_id: event.customerId,
-          event_type: event.type,
-          payload: JSON.stringify({ id, type: event.type, created_at: createdAt, data: event.data }),
-          created_at: createdAt,
-          published_at: null,
-        };
-      }),
-    )
-    .execute();
+  await insertOutboxRows.execute(
+    trx,
+    events.map((event) => {
+      const id = randomUUID();
+      const createdAt = event.createdAt.toISOString();
+      return {
+        id,
+        customer_id: event.customerId,
+        event_type: event.type,
+        payload: JSON.stringify({ id, type: event.type, created_at: createdAt, data: event.data }),
+        created_at: createdAt,
+        published_at: null,
+      };
+    }),
+  );
 }
 
 export async function appendEvent(trx: Transaction<Database> | Kysely<Database>, event: NewEvent): Promise<void> {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
 import { DomainError } from '../errors.js';
-import type { Database } from '../storage/tables.js';
+import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js';
+import type { Database, LedgerJournalTable, LedgerPostingsTable } from '../storage/tables.js';
 
 /**
  * The only code that changes a balance (DESIGN §4 rule 3). A journal entry is a set of signed postings (credit
@@ -43,6 +44,49 @@ function applicationOrder(posting: Posting): number {
   return 1;
 }
 
+// Every money movement runs these statements, so they are compiled once (storage/query-template.ts).
+
+const insertJournal = queryTemplate<LedgerJournalTable>()(['id', 'customer_id', 'kind', 'reference_id', 'created_at'], (db, row) =>
+  db.insertInto('ledger_journal').values(row),
+);
+
+interface BalanceUpdate {
+  accountId: string;
+  delta: bigint;
+  updatedAt: string;
+}
+
+/** Only the unallocated part of a master pays its own debits: its virtual accounts' money stays theirs. */
+const moveFiatBalance = queryTemplate<BalanceUpdate>()(['accountId', 'delta', 'updatedAt'], (db, { accountId, delta, updatedAt }) =>
+  db
+    .updateTable('fiat_accounts')
+    .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: updatedAt })
+    .where('id', '=', accountId)
+    .where(sql<boolean>`balance_minor - allocated_minor + ${delta} >= 0`)
+    .returning('balance_minor'),
+);
+
+const moveVirtualBalance = queryTemplate<BalanceUpdate>()(['accountId', 'delta', 'updatedAt'], (db, { accountId, delta, updatedAt }) =>
+  db
+    .updateTable('virtual_accounts')
+    .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: updatedAt })
+    .where('id', '=', accountId)
+    .where(sql<boolean>`balance_minor + ${delta} >= 0`)
+    .returning('balance_minor'),
+);
+
+const moveMasterAllocation = queryTemplate<{ masterAccountId: string; delta: bigint }>()(['masterAccountId', 'delta'], (db, { masterAccountId, delta }) =>
+  db
+    .updateTable('fiat_accounts')
+    .set({ allocated_minor: sql`allocated_minor + ${delta}` })
+    .where('id', '=', masterAccountId),
+);
+
+const insertPostings = insertRowsTemplate<Omit<LedgerPostingsTable, 'sequence'>>()(
+  ['journal_id', 'account_kind', 'account_id', 'currency', 'amount_minor'],
+  (db, rows) => db.insertInto('ledger_postings').values(rows),
+);
+
 export async function postJournal(trx: Transaction<Database>, entry: JournalEntry): Promise<BalanceChanges> {
   const total = entry.postings.filter((posting) => posting.kind !== 'virtual_account').reduce((sum, posting) => sum + posting.amountMinor, 0n);
   if (total !== 0n) throw new Error(`journal ${entry.kind} does not balance (${total})`);
@@ -54,42 +98,22 @@ export async function postJournal(trx: Transaction<Database>, entry: JournalEntr
   }
 
   const journalId = randomUUID();
-  await trx
-    .insertInto('ledger_journal')
-    .values({ id: journalId, customer_id: entry.customerId, kind: entry.kind, reference_id: entry.referenceId, created_at: entry.createdAt })
-    .execute();
+  await insertJournal.execute(trx, { id: journalId, customer_id: entry.customerId, kind: entry.kind, reference_id: entry.referenceId, created_at: entry.createdAt });
 
   const changes: BalanceChanges = new Map();
-  const rows: Array<{ journal_id: string; account_kind: Posting['kind']; account_id: string; currency: string; amount_minor: bigint }> = [];
+  const rows: Array<Omit<LedgerPostingsTable, 'sequence'>> = [];
   const ordered = [...entry.postings].sort((left, right) => applicationOrder(left) - applicationOrder(right));
   for (const posting of ordered) {
     if (posting.amountMinor === 0n) continue;
     const delta = posting.amountMinor;
     if (posting.kind === 'fiat_account') {
-      // Only the unallocated part of a master pays its own debits: its virtual accounts' money stays theirs.
-      const row = await trx
-        .updateTable('fiat_accounts')
-        .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: entry.createdAt })
-        .where('id', '=', posting.accountId)
-        .where(sql<boolean>`balance_minor - allocated_minor + ${delta} >= 0`)
-        .returning('balance_minor')
-        .executeTakeFirst();
+      const row = await moveFiatBalance.executeTakeFirst(trx, { accountId: posting.accountId, delta, updatedAt: entry.createdAt });
       if (!row) throw insufficientFunds(posting.accountId);
       changes.set(`fiat_account:${posting.accountId}`, { beforeMinor: BigInt(row.balance_minor) - delta, afterMinor: BigInt(row.balance_minor) });
     } else if (posting.kind === 'virtual_account') {
-      const row = await trx
-        .updateTable('virtual_accounts')
-        .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: entry.createdAt })
-        .where('id', '=', posting.accountId)
-        .where(sql<boolean>`balance_minor + ${delta} >= 0`)
-        .returning('balance_minor')
-        .executeTakeFirst();
+      const row = await moveVirtualBalance.executeTakeFirst(trx, { accountId: posting.accountId, delta, updatedAt: entry.createdAt });
       if (!row) throw insufficientFunds(posting.accountId);
-      await trx
-        .updateTable('fiat_accounts')
-        .set({ allocated_minor: sql`allocated_minor + ${delta}` })
-        .where('id', '=', posting.masterAccountId)
-        .execute();
+      await moveMasterAllocation.execute(trx, { masterAccountId: posting.masterAccountId, delta });
       changes.set(`virtual_account:${posting.accountId}`, { beforeMinor: BigInt(row.balance_minor) - delta, afterMinor: BigInt(row.balance_minor) });
     }
     rows.push({
@@ -100,6 +124,6 @@ export async function postJournal(trx: Transaction<Database>, entry: JournalEntr
       amount_minor: delta,
     });
   }
-  if (rows.length > 0) await trx.insertInto('ledger_postings').values(rows).execute();
+  if (rows.length > 0) await insertPostings.execute(trx, rows);
   return changes;
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { queryTemplate } from '../../storage/query-template.js';
 import type { ApiKeysTable, Database } from '../../storage/tables.js';
 
 export type ApiKeyRow = ApiKeysTable;
@@ -7,18 +8,21 @@ export async function insertApiKey(db: Kysely<Database>, row: ApiKeyRow): Promis
   await db.insertInto('api_keys').values(row).execute();
 }
 
-/** The key with its customer's provider id, in one round trip: this runs on every request. */
-export async function findApiKeyByHash(
-  db: Kysely<Database>,
-  keyHash: string,
-): Promise<(ApiKeyRow & { fr_owner_business_id: string }) | undefined> {
-  return db
+/** The key with its customer's provider id, in one round trip: this runs on every request, so it is compiled once. */
+const apiKeyByHash = queryTemplate<{ keyHash: string }>()(['keyHash'], (db, { keyHash }) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('customers', 'customers.id', 'api_keys.customer_id')
     .selectAll('api_keys')
     .select('customers.fr_owner_business_id')
-    .where('api_keys.key_hash', '=', keyHash)
-    .executeTakeFirst();
+    .where('api_keys.key_hash', '=', keyHash),
+);
+
+export async function findApiKeyByHash(
+  db: Kysely<Database>,
+  keyHash: string,
+): Promise<(ApiKeyRow & { fr_owner_business_id: string }) | undefined> {
+  return apiKeyByHash.executeTakeFirst(db, { keyHash });
 }
 
 export async function listApiKeys(db: Kysely<Database>, customerId: string): Promise<ApiKeyRow[]> {

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { queryTemplate } from '../../storage/query-template.js';
 import type { Database, FeeSchedulesTable } from '../../storage/tables.js';
 
 export type FeeScheduleRow = FeeSchedulesTable;
@@ -6,20 +7,38 @@ export type FeeScheduleRow = FeeSchedulesTable;
 /** The `scope` of the default schedule's rows; a customer's rows have the customer id (0004-fees.ts). */
 export const defaultScope = 'default';
 
+interface ScheduleKey {
+  customerId: string;
+  transactionType: string;
+  paymentScheme: string;
+  currency: string;
+}
+
+/** Every payment and fee preview prices itself with this lookup, so it is compiled once. */
+const candidateSchedules = queryTemplate<ScheduleKey>()(
+  ['customerId', 'transactionType', 'paymentScheme', 'currency'],
+  (db, { customerId, transactionType, paymentScheme, currency }) =>
+    db
+      .selectFrom('fee_schedules')
+      .selectAll()
+      .where('scope', 'in', [customerId, defaultScope])
+      .where('transaction_type', '=', transactionType)
+      .where('payment_scheme', '=', paymentScheme)
+      .where('currency', '=', currency),
+);
+
 /** The rows that can price this (type, scheme, currency) for the customer: its own and the default's (0-2 rows). */
 export async function findCandidateSchedules(
   db: Kysely<Database>,
   customerId: string,
   key: { transactionType: string; paymentScheme: string; currency: string },
 ): Promise<FeeScheduleRow[]> {
-  return db
-    .selectFrom('fee_schedules')
-    .selectAll()
-    .where('scope', 'in', [customerId, defaultScope])
-    .where('transaction_type', '=', key.transactionType)
-    .where('payment_scheme', '=', key.paymentScheme)
-    .where('currency', '=', key.currency)
-    .execute();
+  return candidateSchedules.execute(db, {
+    customerId,
+    transactionType: key.transactionType,
+    paymentScheme: key.paymentScheme,
+    currency: key.currency,
+  });
 }
 
 /** Every row of the given scopes (the default, and a customer's own when asked). */

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
 
 /** A caller's fiat account, or one of its virtual accounts (which lives inside a master fiat account). */
@@ -12,6 +13,19 @@ export interface CustomerAccount {
   iban: string;
 }
 
+/** Every payment looks up its accounts: these lookups are compiled once. */
+const fiatAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
+  db.selectFrom('fiat_accounts').select(['id', 'currency', 'account_name', 'iban']).where('customer_id', '=', customerId).where('id', '=', id),
+);
+
+const virtualAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
+  db
+    .selectFrom('virtual_accounts')
+    .select(['id', 'currency', 'account_name', 'iban', 'master_fiat_account_id'])
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id),
+);
+
 export async function findCustomerAccount(
   db: Kysely<Database>,
   customerId: string,
@@ -19,21 +33,11 @@ export async function findCustomerAccount(
   kinds: ReadonlyArray<CustomerAccount['kind']> = ['fiat_account', 'virtual_account'],
 ): Promise<CustomerAccount | undefined> {
   if (kinds.includes('fiat_account')) {
-    const fiat = await db
-      .selectFrom('fiat_accounts')
-      .select(['id', 'currency', 'account_name', 'iban'])
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const fiat = await fiatAccountOfCustomer.executeTakeFirst(db, { customerId, id });
     if (fiat) return { kind: 'fiat_account', id: fiat.id, fiatAccountId: fiat.id, currency: fiat.currency, name: fiat.account_name, iban: fiat.iban };
   }
   if (kinds.includes('virtual_account')) {
-    const virtual = await db
-      .selectFrom('virtual_accounts')
-      .select(['id', 'currency', 'account_name', 'iban', 'master_fiat_account_id'])
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const virtual = await virtualAccountOfCustomer.executeTakeFirst(db, { customerId, id });
     if (virtual) {
       return { kind: 'virtual_account', id: virtual.id, fiatAccountId: virtual.master_fiat_account_id, currency: virtual.currency, name: virtual.account_name, iban: virtual.iban };
     }
