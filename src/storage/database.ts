@@ -4,7 +4,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
-import { SqliteCheckpointer, fallbackAutocheckpointPages } from './sqlite-checkpointer.js';
 import { GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
 import type { Database } from './tables.js';
 
@@ -118,21 +117,15 @@ export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl'
     const reader = withStatementCache(openSqliteDatabase(config.dataDir));
     // The reading connection only ever runs statements SQLite calls read-only; this makes sure of it.
     reader.pragma('query_only = ON');
-    const location = path.join(config.dataDir, sqliteFileName);
-    writer.pragma(`wal_autocheckpoint = ${fallbackAutocheckpointPages}`);
-    const checkpointer = new SqliteCheckpointer(location);
     const driver = new GroupCommitDriver(writer, reader);
     const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(driver) });
     return {
       db,
       dialect: 'sqlite',
-      location,
+      location: path.join(config.dataDir, sqliteFileName),
       groupCommits: driver.stats,
       selectArrays: async (query) => driver.selectArrays(query),
-      close: async () => {
-        await checkpointer.stop();
-        await db.destroy();
-      },
+      close: () => db.destroy(),
     };
   }
   const location = describePostgres(config.databaseUrl);

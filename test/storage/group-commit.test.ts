@@ -3,7 +3,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
-import { fallbackAutocheckpointPages } from '../../src/storage/sqlite-checkpointer.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { deposit, payRequest } from '../helpers/money.js';
 import { insertCustomerRow } from '../helpers/rows.js';
@@ -137,38 +136,5 @@ describe.skipIf(testDialect !== 'sqlite')('GET /metrics on SQLite', () => {
     expect(transactions).toBeGreaterThanOrEqual(10);
     expect(commits).toBeGreaterThanOrEqual(1);
     expect(commits).toBeLessThan(transactions);
-  });
-});
-
-describe.skipIf(testDialect !== 'sqlite')('SQLite background checkpoints', () => {
-  it('copies the WAL into the database file from the worker thread, long before the writer’s fallback threshold', async () => {
-    const { storage, drop, config } = await freshStorage();
-    try {
-      await migrateToLatest(storage);
-      const databaseBytes = () => fs.statSync(storage.location).size;
-      const walPages = () => fs.statSync(`${storage.location}-wal`).size / 4096;
-      // Let the migrations' pages be checkpointed first, so any growth below comes from these writes.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const before = databaseBytes();
-      // About 800 pages of rows: well under the writer's fallback of 10,000 pages, so the writer never checkpoints.
-      for (let batch = 0; batch < 20; batch += 1) {
-        await storage.db.transaction().execute(async (trx) => {
-          for (let row = 0; row < 40; row += 1) {
-            await trx
-              .insertInto('customers')
-              .values({ id: crypto.randomUUID(), name: 'x'.repeat(4000), fr_owner_business_id: `busi_${crypto.randomUUID()}`, created_at: new Date().toISOString() })
-              .execute();
-          }
-        });
-      }
-      expect(walPages()).toBeLessThan(fallbackAutocheckpointPages);
-      const deadline = Date.now() + 5000;
-      while (databaseBytes() < before + 2_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(databaseBytes()).toBeGreaterThanOrEqual(before + 2_000_000);
-    } finally {
-      await storage.close();
-      await drop();
-      fs.rmSync(config.dataDir, { recursive: true, force: true });
-    }
   });
 });
