@@ -117,6 +117,9 @@ export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl'
     const reader = withStatementCache(openSqliteDatabase(config.dataDir));
     // The reading connection only ever runs statements SQLite calls read-only; this makes sure of it.
     reader.pragma('query_only = ON');
+    // Every grouped transaction runs in a savepoint, whose journal of original pages spills to a temporary file
+    // past 64 KiB (a payment touches more): kept in memory, a payment's inserts cost a third of the time.
+    writer.pragma('temp_store = MEMORY');
     const driver = new GroupCommitDriver(writer, reader);
     const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(driver) });
     return {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
@@ -99,6 +100,11 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite group commit', () => {
     ]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
     expect(committedNames([name])).toEqual([name]);
+  });
+
+  it('keeps the savepoints’ journals in memory on the writing connection (temp_store=MEMORY), not in temporary files', async () => {
+    const result = await storage.db.transaction().execute((trx) => sql<{ temp_store: number | bigint }>`pragma temp_store`.execute(trx));
+    expect(Number(result.rows[0]?.temp_store)).toBe(2);
   });
 
   it('commits a group before it grows past 64 transactions', async () => {
