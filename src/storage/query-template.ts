@@ -49,6 +49,8 @@ export interface QueryTemplate<Params, Row> {
   executeTakeFirst(db: Db, params: Params): Promise<Row | undefined>;
   /** Throws Kysely's NoResultError when there is no row, as the builder's executeTakeFirstOrThrow does. */
   executeTakeFirstOrThrow(db: Db, params: Params): Promise<Row>;
+  /** The query with these values, for an executor other than Kysely's (Storage.selectArrays). */
+  compile(db: Db, params: Params): CompiledQuery;
 }
 
 /** The parameter objects as the build sees them: placeholders where the values will be. */
@@ -83,7 +85,7 @@ class CompiledTemplate<Params, Row> implements QueryTemplate<Params, Row> {
     return rows[0];
   }
 
-  async #run(db: Db, params: Params): Promise<{ compiled: CompiledQuery; rows: Row[] }> {
+  compile(db: Db, params: Params): CompiledQuery {
     const objects = this.parameterObjects(params);
     const compiled = this.#compiledFor(db, objects.length);
     const parameters = compiled.parameters.map((parameter) => {
@@ -93,7 +95,12 @@ class CompiledTemplate<Params, Row> implements QueryTemplate<Params, Row> {
       if (value === undefined) throw new Error(`query template: parameter "${parameter.name}" is undefined in: ${compiled.sql}`);
       return value;
     });
-    const result = await db.getExecutor().executeQuery<Row>({ ...compiled, parameters });
+    return { ...compiled, parameters };
+  }
+
+  async #run(db: Db, params: Params): Promise<{ compiled: CompiledQuery; rows: Row[] }> {
+    const compiled = this.compile(db, params);
+    const result = await db.getExecutor().executeQuery<Row>(compiled);
     return { compiled, rows: result.rows };
   }
 

@@ -163,6 +163,20 @@ describe.each<Compiler>(['sqlite', 'postgres'])('query templates compiled by the
     expect(sent[0]?.parameters).toEqual([-7n, 'c-1', -7n]);
   });
 
+  it('compile to the same query for another executor, sending nothing themselves', () => {
+    const { db, sent } = recordingDb(compiler);
+    const compiled = addToCount.compile(db, { customerId: 'c-2', delta: 5n });
+    const built = db
+      .updateTable('customers')
+      .set({ transaction_count: sql`transaction_count + ${5n}` })
+      .where('id', '=', 'c-2')
+      .where(sql<boolean>`transaction_count + ${5n} >= 0`)
+      .returning('transaction_count')
+      .compile();
+    expectSentAsBuilt(compiled, built);
+    expect(sent).toEqual([]);
+  });
+
   it('send a whole-row insert with its columns in the order of the names, nulls included', async () => {
     const { db, sent } = recordingDb(compiler);
     const row = scheduleRow('c-1', 20n);

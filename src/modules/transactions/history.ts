@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Storage } from '../../storage/database.js';
+import { queryTemplate } from '../../storage/query-template.js';
 import type { Database, TransactionsTable } from '../../storage/tables.js';
 
 /**
@@ -55,27 +56,41 @@ export function historyValuesOf(row: TransactionsTable): HistoryValues {
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+// Every page reads the count and a range: compiled once (storage/query-template.ts).
+
+const customerTransactionCount = queryTemplate<{ customerId: string }>()(['customerId'], (db, { customerId }) =>
+  db.selectFrom('customers').select('transaction_count').where('id', '=', customerId),
+);
+
+const transactionById = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
+  db.selectFrom('transactions').select(historyColumns).where('customer_id', '=', customerId).where('id', '=', id),
+);
+
+const transactionsBySequence = queryTemplate<{ customerId: string; lowest: bigint; highest: bigint }>()(
+  ['customerId', 'lowest', 'highest'],
+  (db, { customerId, lowest, highest }) =>
+    db
+      .selectFrom('transactions')
+      .select(historyColumns)
+      .where('customer_id', '=', customerId)
+      .where('customer_seq', '>=', lowest)
+      .where('customer_seq', '<=', highest)
+      .orderBy('customer_seq', 'desc'),
+);
+
 export async function transactionCount(db: Db, customerId: string): Promise<bigint> {
-  const row = await db.selectFrom('customers').select('transaction_count').where('id', '=', customerId).executeTakeFirst();
+  const row = await customerTransactionCount.executeTakeFirst(db, { customerId });
   return row ? BigInt(row.transaction_count) : 0n;
 }
 
 export async function findTransaction(storage: Storage, customerId: string, id: string): Promise<HistoryValues | undefined> {
-  const query = storage.db.selectFrom('transactions').select(historyColumns).where('customer_id', '=', customerId).where('id', '=', id);
-  const [values] = await storage.selectArrays(query.compile());
+  const [values] = await storage.selectArrays(transactionById.compile(storage.db, { customerId, id }));
   return values;
 }
 
 /** Newest first, by sequence range: the cost of page 20,000 is the cost of page 1. */
 export async function transactionsInSequenceRange(storage: Storage, customerId: string, lowest: bigint, highest: bigint): Promise<HistoryValues[]> {
-  const query = storage.db
-    .selectFrom('transactions')
-    .select(historyColumns)
-    .where('customer_id', '=', customerId)
-    .where('customer_seq', '>=', lowest)
-    .where('customer_seq', '<=', highest)
-    .orderBy('customer_seq', 'desc');
-  return storage.selectArrays(query.compile());
+  return storage.selectArrays(transactionsBySequence.compile(storage.db, { customerId, lowest, highest }));
 }
 
 export interface TransactionFilters {
