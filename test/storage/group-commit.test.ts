@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,12 +13,11 @@ import { createTestApp, freshStorage, testDialect, type TestApp } from '../helpe
 describe.skipIf(testDialect !== 'sqlite')('SQLite group commit', () => {
   let storage: Storage;
   let drop: () => Promise<void>;
-  let dataDir: string;
   /** A connection of its own, as another process would have: it sees only what is committed. */
   let outside: BetterSqlite3.Database;
 
   beforeAll(async () => {
-    ({ storage, drop, config: { dataDir } } = await freshStorage());
+    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     outside = new BetterSqlite3(storage.location, { readonly: true });
   });
@@ -27,7 +25,6 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite group commit', () => {
     outside?.close();
     await storage?.close();
     await drop?.();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   const committedNames = (names: string[]) =>

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
@@ -23,7 +22,6 @@ const unique = () => randomUUID().replaceAll('-', '');
 describe(`ledger on ${testDialect}`, () => {
   let storage: Storage;
   let drop: () => Promise<void>;
-  let dataDir: string;
   let customerId: string;
   /** A master account with a virtual account; reset to empty balances before every test. */
   let master: string;
@@ -86,7 +84,7 @@ describe(`ledger on ${testDialect}`, () => {
   }
 
   beforeAll(async () => {
-    ({ storage, drop, config: { dataDir } } = await freshStorage());
+    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     customerId = await insertCustomerRow(storage, 'Ledger test');
   });
@@ -99,7 +97,6 @@ describe(`ledger on ${testDialect}`, () => {
   afterAll(async () => {
     await storage?.close();
     await drop?.();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   describe('CHECK constraints (the database refuses even when the code is bypassed)', () => {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import {
   Kysely,
   NoResultError,
@@ -275,19 +274,16 @@ describe('query templates compile', () => {
 describe(`query templates on ${testDialect}`, () => {
   let storage: Storage;
   let drop: () => Promise<void>;
-  let dataDir: string;
   let customerId: string;
 
   beforeAll(async () => {
-    ({ storage, drop, config: { dataDir } } = await freshStorage());
+    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     customerId = await insertCustomerRow(storage, 'Template customer');
   });
   afterAll(async () => {
     await storage?.close();
     await drop?.();
-    // freshStorage makes a DATA_DIR on PostgreSQL too and leaves it behind.
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('insert a whole row and read it back, bigint beyond 2^53 exact, from the join', async () => {

@@ -18,17 +18,14 @@ async function balanceOf(storage: Storage, accountId: string): Promise<bigint> {
 describe(`storage on ${testDialect}`, () => {
   let storage: Storage;
   let drop: () => Promise<void>;
-  let dataDir: string;
   let customerId: string;
 
   beforeAll(async () => {
-    ({ storage, drop, config: { dataDir } } = await freshStorage());
+    ({ storage, drop } = await freshStorage());
   });
   afterAll(async () => {
     await storage?.close();
     await drop?.();
-    // freshStorage makes a DATA_DIR on PostgreSQL too and leaves it behind.
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('applies the migrations to an empty database, then has none pending and applies nothing the second time', async () => {
