@@ -23,12 +23,12 @@ import { EndUserService } from './modules/end-users/service.js';
 import { VerificationService } from './modules/end-users/verification.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { registerDocuments } from './modules/documents/module.js';
-import { registerFees } from './modules/fees/module.js';
 import type { ModuleContext } from './modules/module-context.js';
 import { registerPayees } from './modules/payees/module.js';
 import { registerPayments } from './modules/payments/module.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
+import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { LocalFileStore, type FileStore } from './storage/files.js';
@@ -122,14 +122,15 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
 
   healthRoutes(app, storage);
   csrfTokenRoutes(app, csrfTokens);
-  const endUsers = new EndUserService(storage, providers, files, clock, config.sandboxAutoSettleMs);
-  fiatAccountRoutes(app, new FiatAccountService(storage, providers, clock, endUsers));
+  const provisioning = new Provisioning(storage, providers, clock, app.log);
+  workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
+  const endUsers = new EndUserService(storage, provisioning, files, clock, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
+  fiatAccountRoutes(app, new FiatAccountService(storage, provisioning, clock, endUsers));
   endUserRoutes(app, endUsers);
-  const context: ModuleContext = { config, storage, providers, clock, files, endUsers, workers, log: app.log };
+  const context: ModuleContext = { config, storage, providers, provisioning, clock, files, endUsers, workers, log: app.log };
   registerPayees(app, context);
   registerVirtualAccounts(app, context);
   registerDocuments(app, context);
-  registerFees(app, context);
   registerPayments(app, context);
 
   if (config.apiEnvironment === 'sandbox') {

@@ -9,3 +9,50 @@ export const systemClock: Clock = { now: () => new Date() };
 export function isoTimestamp(date: Date): string {
   return date.toISOString();
 }
+
+/** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it: any case of T and Z, any fraction, ±hh[[:]mm]. */
+const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
+const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** The range a timestamp is stored in: four-digit UTC years, so that the text sorts as time (docs/decisions/0001). */
+const earliestMs = Date.parse('0000-01-01T00:00:00.000Z');
+const latestMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+function isLeapYear(year: number): boolean {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
+
+/**
+ * An RFC 3339 date-time → the spec §2 form (UTC, milliseconds: `2026-01-31T10:00:00.000Z`), or undefined when it is
+ * not one or falls outside the years 0000-9999 once in UTC. Written by hand because `new Date` refuses forms the
+ * format allows (a leap second, `+02` offsets). Digits beyond the millisecond are cut, not rounded, so the order of
+ * two timestamps never flips; a leap second (`23:59:60`) is read as the last millisecond of its minute.
+ */
+export function normalizeTimestamp(text: string): string | undefined {
+  const match = rfc3339.exec(text);
+  if (!match) return undefined;
+  const [, yearText, monthText, dayText, hourText, minuteText, secondText, fraction = '', zulu, sign, offsetHourText = '0', offsetMinuteText = '0'] = match;
+  const year = Number(yearText);
+  const month = Number(monthText);
+  const day = Number(dayText);
+  const hour = Number(hourText);
+  const minute = Number(minuteText);
+  const second = Number(secondText);
+  const offsetHours = Number(offsetHourText);
+  const offsetMinutes = Number(offsetMinuteText);
+  const monthDays = month === 2 && isLeapYear(year) ? 29 : daysInMonth[month - 1];
+  if (monthDays === undefined || day < 1 || day > monthDays) return undefined;
+  if (hour > 23 || minute > 59 || second > 60 || offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const offsetMinutesSigned = zulu ? 0 : (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
+  const leapSecond = second === 60;
+  // A leap second exists only as the last second of a UTC day.
+  const utcMinuteOfDay = (((hour * 60 + minute - offsetMinutesSigned) % 1440) + 1440) % 1440;
+  if (leapSecond && utcMinuteOfDay !== 23 * 60 + 59) return undefined;
+  const milliseconds = leapSecond ? 999 : Number(fraction.slice(0, 3).padEnd(3, '0'));
+  const offsetMs = offsetMinutesSigned * 60_000;
+  // Date.UTC maps years 0-99 to 1900-1999; setUTCFullYear does not.
+  const local = new Date(Date.UTC(2000, month - 1, day, hour, minute, leapSecond ? 59 : second, milliseconds));
+  local.setUTCFullYear(year);
+  const utcMs = local.getTime() - offsetMs;
+  if (Number.isNaN(utcMs) || utcMs < earliestMs || utcMs > latestMs) return undefined;
+  return new Date(utcMs).toISOString();
+}

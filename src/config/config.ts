@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
+import { documentStorageQuotaBytesDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -22,6 +22,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Sandbox: delay after which simulated decisions and settlements happen by themselves; undefined = never. */
   readonly sandboxAutoSettleMs: number | undefined;
+  /** Bytes of document files (uploads and end-user reports) one customer may have stored. */
+  readonly documentStorageQuotaBytes: number;
 }
 
 /** A setting that cannot work: the process prints the message as one line and exits non-zero. */
@@ -115,5 +117,6 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMsDefault, 0, 600_000),
     sandboxAutoSettleMs: parseAutoSettle(env.SANDBOX_AUTO_SETTLE_MS),
+    documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
   });
 }

@@ -55,9 +55,11 @@ export const addressLineLengthMax = 200;
 export const cityLengthMax = 100;
 export const postalCodeLengthMax = 20;
 export const stateLengthMax = 100;
+/** metadata: any JSON object with at most 50 keys of 1-40 characters, nested at most 5 levels, at most 16 KiB as JSON. */
 export const metadataKeysMax = 50;
 export const metadataKeyLengthMax = 40;
-export const metadataValueLengthMax = 500;
+export const metadataDepthMax = 5;
+export const metadataBytesMax = 16 * 1024;
 export const companyNameLengthMax = 200;
 export const registrationNumberLengthMax = 100;
 export const websiteLengthMax = 255;
@@ -65,6 +67,8 @@ export const businessPersonsMax = 25;
 
 /** Spec §8: report upload strings (kyc, kyb, provider) are 1-14,680,064 characters. */
 export const reportLengthMax = 14_680_064;
+/** What the longest report string decodes to: every report the spec's length allows fits. */
+export const reportSizeMaxBytes = (reportLengthMax / 4) * 3;
 export const reportFileNameLengthMax = 255;
 /** Two reports at their maximum plus the rest of an end-user body. */
 export const endUserBodyLimitBytes = 2 * reportLengthMax + 1024 * 1024;
@@ -72,8 +76,15 @@ export const endUserBodyLimitBytes = 2 * reportLengthMax + 1024 * 1024;
 /** Spec §4 POST /documents: fileName 1-255; decoded files up to 10 MiB (docs/documents.md). */
 export const documentFileNameLengthMax = 255;
 export const documentSizeMaxBytes = 10 * 1024 * 1024;
-/** base64 of the largest file, plus the JSON around it. */
-export const documentBodyLimitBytes = Math.ceil(documentSizeMaxBytes / 3) * 4 + 64 * 1024;
+/**
+ * Characters of the base64 of the largest file, broken into lines as encoders do: the shortest lines in use are
+ * 60 characters (Ruby's encode64), the longest line end CRLF, so at most 2 extra characters per 60.
+ */
+export const documentBase64LengthMax = Math.ceil((Math.ceil(documentSizeMaxBytes / 3) * 4 * 62) / 60);
+/** That base64, plus the JSON around it. */
+export const documentBodyLimitBytes = documentBase64LengthMax + 64 * 1024;
+/** Stored document bytes per customer unless DOCUMENT_STORAGE_QUOTA_BYTES says otherwise: 1 GiB. */
+export const documentStorageQuotaBytesDefault = 1024 * 1024 * 1024;
 /** Provider sync of stored documents: attempts before `failed`, and the backoff between them. */
 export const documentSyncAttemptsMax = 6;
 export const documentSyncBackoffBaseMs = 1000;

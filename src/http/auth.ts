@@ -15,20 +15,31 @@ declare module 'fastify' {
   }
 }
 
+/** How often a header appears in the request as sent (Node keeps only the first Authorization of several). */
+function occurrences(request: FastifyRequest, name: string): number {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let index = 0; index < raw.length; index += 2) if (raw[index]?.toLowerCase() === name) count += 1;
+  return count;
+}
+
 /**
- * Spec §5 rule 1: the key comes as `x-api-key` or `Authorization: Bearer`. Both present and different is
- * ambiguous and refused like any bad key; an Authorization header of another scheme is a malformed key.
+ * Spec §5 rule 1: the key comes as `x-api-key` or `Authorization: Bearer` (docs/authentication.md). An Authorization
+ * header of another scheme (a gateway's `Basic …`) is not a credential of ours: beside an `x-api-key` it is ignored,
+ * alone it is a missing key. Two credentials that could disagree are ambiguous and refused like any bad key: an
+ * `x-api-key` and a Bearer token that differ, or either header sent twice.
  */
 function presentedKey(request: FastifyRequest): string | undefined {
+  if (occurrences(request, 'x-api-key') > 1 || occurrences(request, 'authorization') > 1) throw unauthenticated();
   const headerKey = request.headers['x-api-key'];
+  if (Array.isArray(headerKey)) throw unauthenticated();
   const authorization = request.headers.authorization;
   let bearer: string | undefined;
-  if (authorization !== undefined) {
+  if (authorization !== undefined && /^bearer(\s|$)/i.test(authorization)) {
     const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization);
     if (!match) throw unauthenticated();
     bearer = match[1];
   }
-  if (Array.isArray(headerKey)) throw unauthenticated();
   if (headerKey !== undefined && bearer !== undefined && headerKey !== bearer) throw unauthenticated();
   return headerKey ?? bearer;
 }

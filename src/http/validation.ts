@@ -1,24 +1,115 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type SchemaValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FastifyInstance } from 'fastify';
+import { normalizeTimestamp } from '../clock.js';
 import type { FieldError } from '../errors.js';
+import {
+  canonicalEnumValue,
+  caseInsensitiveEnumKeyword,
+  jsonDepthExceeds,
+  jsonLimitsKeyword,
+  nullAsAbsent,
+  prepareRequestSchema,
+  timestampKeyword,
+} from './request-schema.js';
+import { textProblems } from './text-hygiene.js';
+
+/** Where a modifying keyword writes the value it normalised. */
+interface DataContext {
+  parentData?: Record<string | number, unknown>;
+  parentDataProperty?: string | number;
+}
+
+/** A custom keyword's validate function; like Ajv's own, it reports why through its `errors` property. */
+type KeywordValidator<Schema> = ((schema: Schema, data: unknown, parentSchema?: unknown, context?: DataContext) => boolean) & {
+  errors?: Array<Partial<ErrorObject>>;
+};
+
+function replaceValue(context: DataContext | undefined, value: unknown): void {
+  if (context?.parentData !== undefined && context.parentDataProperty !== undefined) context.parentData[context.parentDataProperty] = value;
+}
+
+function keywordError(keyword: string, message: string, params: Record<string, unknown> = {}): Partial<ErrorObject> {
+  return { keyword, message, params };
+}
+
+const caseInsensitiveEnum: KeywordValidator<string[]> = (values, data, _parent, context) => {
+  if (typeof data !== 'string') return true; // `type` reports it
+  const canonical = canonicalEnumValue(values, data);
+  if (canonical === undefined) {
+    caseInsensitiveEnum.errors = [keywordError('enum', `must be one of ${values.join(', ')}`, { allowedValues: values })];
+    return false;
+  }
+  if (canonical !== data) replaceValue(context, canonical);
+  return true;
+};
+
+const rfc3339Timestamp: KeywordValidator<boolean> = (_enabled, data, _parent, context) => {
+  if (typeof data !== 'string') return true;
+  const normalized = normalizeTimestamp(data);
+  if (normalized === undefined) {
+    rfc3339Timestamp.errors = [keywordError('format', 'must be an RFC 3339 date-time between the years 0000 and 9999 in UTC, e.g. 2026-01-31T09:30:00.000Z')];
+    return false;
+  }
+  if (normalized !== data) replaceValue(context, normalized);
+  return true;
+};
+
+const jsonLimits: KeywordValidator<{ depthMax: number; bytesMax: number }> = (limits, data) => {
+  if (jsonDepthExceeds(data, limits.depthMax)) {
+    jsonLimits.errors = [keywordError(jsonLimitsKeyword, `must not nest objects and arrays more than ${limits.depthMax} levels deep`)];
+    return false;
+  }
+  if (Buffer.byteLength(JSON.stringify(data)) > limits.bytesMax) {
+    jsonLimits.errors = [keywordError(jsonLimitsKeyword, `must be at most ${limits.bytesMax} bytes as JSON`)];
+    return false;
+  }
+  return true;
+};
 
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, removeAdditional: false, useDefaults: true, strict: false, ...options });
   addFormats.default(ajv);
+  const keyword = (name: string, schemaType: 'array' | 'boolean' | 'object', modifying: boolean, validate: KeywordValidator<never>) =>
+    ajv.addKeyword({ keyword: name, schemaType, modifying, errors: true, validate: validate as unknown as SchemaValidateFunction });
+  keyword(caseInsensitiveEnumKeyword, 'array', true, caseInsensitiveEnum);
+  keyword(timestampKeyword, 'boolean', true, rfc3339Timestamp);
+  keyword(jsonLimitsKeyword, 'object', false, jsonLimits);
   return ajv;
 }
 
+/** What Fastify calls: true, or false with the errors on the function (as Ajv's own validators do). */
+interface RequestValidator {
+  (data: unknown): boolean;
+  errors?: FastifySchemaValidationError[];
+}
+
 /**
- * Bodies are validated exactly as sent (DESIGN §2: no coercion, unknown properties refused); query strings,
- * path parameters and headers are text by nature, so those are coerced ("2" → 2 for `page`).
- * allErrors lets one response list every failing field.
+ * Bodies are validated exactly as sent (DESIGN §2: no type coercion, unknown properties refused); query strings,
+ * path parameters and headers are text by nature, so those are coerced ("2" → 2 for `page`), and unknown query
+ * parameters are dropped rather than refused on every route (cache busters such as `_=123`; removeAdditional only
+ * acts where `additionalProperties: false` is declared, which no headers schema does). Every part first passes the
+ * text rules of text-hygiene.ts; then optional nulls are dropped and the schema, prepared by request-schema.ts, is
+ * checked. allErrors lets one response list every failing field.
  */
 export function installValidators(app: FastifyInstance): void {
   const bodyAjv = makeAjv({ coerceTypes: false });
-  const textAjv = makeAjv({ coerceTypes: true });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+  const textAjv = makeAjv({ coerceTypes: true, removeAdditional: true });
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const prepared = prepareRequestSchema(schema);
+    const validateSchema = (httpPart === 'body' ? bodyAjv : textAjv).compile(prepared as object);
+    const dropNulls = nullAsAbsent(prepared);
+    const validator: RequestValidator = (data) => {
+      const textErrors = textProblems(data).map((problem) => ({ keyword: 'text', instancePath: problem.path, schemaPath: '', message: problem.reason, params: {} }));
+      dropNulls?.(data);
+      const valid = validateSchema(data);
+      if (valid && textErrors.length === 0) return true;
+      validator.errors = [...textErrors, ...(validateSchema.errors ?? [])];
+      return false;
+    };
+    return validator;
+  });
 }
 
 const locationByContext: Record<string, FieldError['location']> = {

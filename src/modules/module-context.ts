@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { Providers } from '../providers/providers.js';
+import type { Provisioning } from '../providers/provisioning.js';
 import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
 import type { PollingWorker } from '../workers/polling-worker.js';
@@ -12,6 +13,8 @@ export interface ModuleContext {
   readonly config: Config;
   readonly storage: Storage;
   readonly providers: Providers;
+  /** Creates objects at the provider undoably (providers/provisioning.ts). */
+  readonly provisioning: Provisioning;
   readonly clock: Clock;
   readonly files: FileStore;
   /** Resolves the caller's end users (404 for anyone else's). */

@@ -49,8 +49,16 @@ export interface RegisterPayeeRequest {
   currency: FiatCurrency;
 }
 
+/**
+ * Calls that create an object take an idempotency key: a repeated call with the same key answers the same object
+ * (providers/provisioning.ts relies on it to find, and undo, an object whose creation was not recorded). Each has
+ * its undo, for when the row that would record the object cannot be written.
+ */
 export interface BankingProvider {
-  openAccount(request: OpenAccountRequest): Promise<OpenedAccount>;
-  openVirtualAccount(request: OpenVirtualAccountRequest): Promise<OpenedVirtualAccount>;
-  registerPayee(request: RegisterPayeeRequest): Promise<{ frPayeeId: string }>;
+  openAccount(request: OpenAccountRequest, idempotencyKey: string): Promise<OpenedAccount>;
+  closeAccount(frAccountId: string): Promise<void>;
+  openVirtualAccount(request: OpenVirtualAccountRequest, idempotencyKey: string): Promise<OpenedVirtualAccount>;
+  closeVirtualAccount(frVirtualAccountId: string): Promise<void>;
+  registerPayee(request: RegisterPayeeRequest, idempotencyKey: string): Promise<{ frPayeeId: string }>;
+  removePayee(frPayeeId: string): Promise<void>;
 }

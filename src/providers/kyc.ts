@@ -27,7 +27,9 @@ export interface DocumentUpload {
 }
 
 export interface KycProvider {
-  registerEndUser(request: RegisterEndUserRequest): Promise<RegisteredEndUser>;
+  /** Idempotent per key, like the banking provider's creating calls; removeEndUser undoes it. */
+  registerEndUser(request: RegisterEndUserRequest, idempotencyKey: string): Promise<RegisteredEndUser>;
+  removeEndUser(frEndUserId: string): Promise<void>;
   /** Hands a stored document to the provider; throws when the provider refuses or cannot be reached. */
   uploadDocument(upload: DocumentUpload): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { foundationMigration } from './migrations/0001-foundation.js';
 import { onboardingMigration } from './migrations/0002-onboarding.js';
 import { moneyMigration } from './migrations/0003-money.js';
 import { feesMigration } from './migrations/0004-fees.js';
+import { providerOperationsMigration } from './migrations/0005-provider-operations.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -12,6 +13,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0002-onboarding': onboardingMigration(),
     '0003-money': moneyMigration(dialect),
     '0004-fees': feesMigration(dialect),
+    '0005-provider-operations': providerOperationsMigration(),
   };
 }
 

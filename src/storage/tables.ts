@@ -14,6 +14,8 @@ export interface CustomersTable {
   name: string;
   fr_owner_business_id: string;
   transaction_count: Generated<bigint>;
+  /** Bytes of the customer's stored document files, against DOCUMENT_STORAGE_QUOTA_BYTES. */
+  stored_document_bytes: Generated<bigint>;
   created_at: string;
 }
 
@@ -288,6 +290,21 @@ export interface FeeSchedulesTable {
   updated_at: string;
 }
 
+/** A call that creates an object at the provider, recorded before it is made (providers/provisioning.ts). */
+export interface ProviderOperationsTable {
+  id: string;
+  customer_id: string;
+  kind: string;
+  request: string;
+  status: 'calling' | 'done' | 'undoing' | 'undone' | 'failed';
+  provider_object_id: string | null;
+  lease_until: string | null;
+  undo_attempts: Generated<number | bigint>;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -304,4 +321,5 @@ export interface Database {
   ledger_postings: LedgerPostingsTable;
   payments: PaymentsTable;
   transactions: TransactionsTable;
+  provider_operations: ProviderOperationsTable;
 }

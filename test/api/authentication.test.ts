@@ -61,11 +61,27 @@ describe('authentication', () => {
       expect(response.body).toBe(missingKeyAnswer.body);
     });
 
-    it('refuses an Authorization header of another scheme, even with a valid key in x-api-key', async () => {
+    it('ignores an Authorization header of another scheme beside x-api-key (a gateway’s Basic), and refuses it alone', async () => {
       const basic = `Basic ${Buffer.from(`user:${alice.key}`).toString('base64')}`;
+      expect((await list({ 'x-api-key': alice.key, authorization: basic })).statusCode).toBe(200);
       expect((await list({ authorization: basic })).statusCode).toBe(401);
-      expect((await list({ 'x-api-key': alice.key, authorization: basic })).statusCode).toBe(401);
       expect((await list({ authorization: alice.key })).statusCode).toBe(401);
+    });
+
+    it('refuses a malformed Bearer beside a valid x-api-key: two credentials that disagree', async () => {
+      const response = await list({ 'x-api-key': alice.key, authorization: 'Bearer' });
+      expect(response.statusCode).toBe(401);
+      expect(response.body).toBe(missingKeyAnswer.body);
+    });
+
+    it.each([
+      ['Authorization twice', () => ({ authorization: [`Bearer ${alice.key}`, `Bearer ${bob.key}`] })],
+      ['Authorization twice with the same key', () => ({ authorization: [`Bearer ${alice.key}`, `Bearer ${alice.key}`] })],
+      ['x-api-key twice', () => ({ 'x-api-key': [alice.key, alice.key] })],
+    ])('refuses %s with the one 401 body', async (_label, headers) => {
+      const response = await t.app.inject({ method: 'GET', url: '/fiat-accounts', headers: headers() as unknown as Record<string, string> });
+      expect(response.statusCode).toBe(401);
+      expect(response.body).toBe(missingKeyAnswer.body);
     });
 
     it('lets a Bearer-authenticated key write with its CSRF token', async () => {

@@ -125,7 +125,6 @@ describe('fiat accounts', () => {
       ['accountName missing', { currency: 'EUR' }, '/accountName'],
       ['accountName as a number', { accountName: 42, currency: 'EUR' }, '/accountName'],
       ['currency JPY', { accountName: 'x', currency: 'JPY' }, '/currency'],
-      ['currency in lower case', { accountName: 'x', currency: 'eur' }, '/currency'],
       ['currency missing', { accountName: 'x' }, '/currency'],
       ['ibanCountry FR', { accountName: 'x', currency: 'EUR', ibanCountry: 'FR' }, '/ibanCountry'],
       ['a non-UUID linkedBusinessId', { accountName: 'x', currency: 'EUR', linkedBusinessId: 'business-1' }, '/linkedBusinessId'],

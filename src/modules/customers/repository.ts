@@ -13,5 +13,5 @@ export async function insertCustomer(db: Kysely<Database>, row: CustomerRow): Pr
 }
 
 export async function findCustomer(db: Kysely<Database>, id: string): Promise<CustomerRow | undefined> {
-  return db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('customers').select(['id', 'name', 'fr_owner_business_id', 'created_at']).where('id', '=', id).executeTakeFirst();
 }

@@ -8,15 +8,33 @@ const signatures: Record<DocumentMimeType, number[]> = {
   'image/png': [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
 };
 
+/** The extension a stored name gets when the client gave none (end-user reports may come without a filename). */
+export const extensionByMimeType: Record<DocumentMimeType, string> = { 'application/pdf': 'pdf', 'image/jpeg': 'jpg', 'image/png': 'png' };
+
 export function detectMimeType(bytes: Buffer): DocumentMimeType | undefined {
   return documentMimeTypes.find((type) => signatures[type].every((byte, index) => bytes[index] === byte));
 }
 
-// A single character class with no groups: a grouped repetition over megabytes overflows V8's regex stack.
+// Single character classes with no groups: a grouped repetition over megabytes overflows V8's regex stack.
 const base64Characters = /^[A-Za-z0-9+/]*={0,2}$/;
+const lineBreaks = /\r?\n/g;
 
-/** Strict standard base64 (RFC 4648 §4, padded, no whitespace); undefined when the text is not. */
+/**
+ * Standard base64 (RFC 4648 §4, padded), optionally broken into lines by LF or CRLF as MIME, PEM, `base64`,
+ * Python's `encodebytes` and Ruby's `encode64` write it; undefined when the text is not.
+ */
 export function decodeBase64(text: string): Buffer | undefined {
-  if (text.length % 4 !== 0 || !base64Characters.test(text)) return undefined;
-  return Buffer.from(text, 'base64');
+  const joined = text.includes('\n') ? text.replace(lineBreaks, '') : text;
+  if (joined.length === 0 || joined.length % 4 !== 0 || !base64Characters.test(joined)) return undefined;
+  return Buffer.from(joined, 'base64');
+}
+
+/**
+ * The name a file is kept under, for display only (the stored file has a generated name): the last segment of a
+ * path a browser or client may send (`C:\Users\ada\passport.pdf` → `passport.pdf`). Undefined when nothing usable
+ * is left (`.`, `..`, a name ending in a separator).
+ */
+export function safeFileName(name: string): string | undefined {
+  const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1).trim();
+  return base === '' || base === '.' || base === '..' ? undefined : base;
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { documentFileNameLengthMax, documentSizeMaxBytes } from '../../config/limits.js';
+import { documentBase64LengthMax, documentFileNameLengthMax, documentSizeMaxBytes } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { documentMimeTypes } from './file-types.js';
 
@@ -9,20 +9,18 @@ export const uploadDocumentTypes = ['IDENTITY_VERIFICATION', 'BUSINESS_REGISTRAT
 /** Sync states of a stored document (spec §3 shows only `pending`; docs/documents.md has the rest). */
 export const documentSyncStatuses = ['pending', 'synced', 'failed'] as const;
 
-/** Base64 length of the largest accepted file: every started group of 3 bytes becomes 4 characters. */
-export const documentBase64LengthMax = Math.ceil(documentSizeMaxBytes / 3) * 4;
 
 /** Spec §4 POST /documents. The encoding of fileData is "not shown" in the spec; docs/documents.md decides base64. */
 export const UploadDocumentBody = Type.Object(
   {
     endUserId: Uuid,
     documentType: StringEnum(uploadDocumentTypes),
-    fileName: Type.String({ minLength: 1, maxLength: documentFileNameLengthMax }),
+    fileName: Type.String({ minLength: 1, maxLength: documentFileNameLengthMax, description: 'A label; any directory part is dropped (C:\\scans\\passport.pdf → passport.pdf)' }),
     fileData: Type.String({
       minLength: 1,
       maxLength: documentBase64LengthMax,
       contentEncoding: 'base64',
-      description: `File content as standard padded base64 (RFC 4648 §4, no line breaks, no data: prefix); at most ${documentSizeMaxBytes} bytes once decoded, and the bytes must be of mimeType`,
+      description: `File content as standard padded base64 (RFC 4648 §4; LF or CRLF line breaks allowed; no data: prefix); at most ${documentSizeMaxBytes} bytes once decoded, and the bytes must be of mimeType`,
     }),
     mimeType: StringEnum(documentMimeTypes, { description: 'Checked against the decoded content by its magic bytes' }),
   },

@@ -1,27 +1,15 @@
 import type { Clock } from '../../clock.js';
-import { notFound, validationError, type FieldError } from '../../errors.js';
 import { documentSizeMaxBytes } from '../../config/limits.js';
+import { notFound, validationError, type FieldError } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
-import type { FileStore } from '../../storage/files.js';
+import { recordWithFiles, type FileStore } from '../../storage/files.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
-import { decodeBase64, detectMimeType } from './file-types.js';
 import { presentDocument, presentUploadResult } from './presenter.js';
-import { findDocument, insertDocument, listDocumentsOfEndUser } from './repository.js';
+import { findDocument, listDocumentsOfEndUser } from './repository.js';
 import type { DocumentRecord, DocumentUploadResultRecord, UploadDocumentInput } from './schemas.js';
-import { storeDocumentFile } from './stored-document.js';
-
-/** The decoded file, or every reason it cannot be accepted (all reported on /fileData). */
-function decodeUpload(input: UploadDocumentInput): { bytes: Buffer } | { errors: FieldError[] } {
-  const bytes = decodeBase64(input.fileData);
-  const refuse = (reason: string) => ({ errors: [{ location: 'body' as const, path: '/fileData', reason }] });
-  if (bytes === undefined) return refuse('must be standard base64 (RFC 4648, padded, without line breaks or a data: prefix)');
-  if (bytes.length > documentSizeMaxBytes) return refuse(`decodes to ${bytes.length} bytes; the limit is ${documentSizeMaxBytes} bytes`);
-  const detected = detectMimeType(bytes);
-  if (detected === undefined) return refuse(`content is not a PDF, JPEG or PNG file, so it cannot be ${input.mimeType}`);
-  if (detected !== input.mimeType) return refuse(`content is ${detected}, not ${input.mimeType}`);
-  return { bytes };
-}
+import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from './stored-document.js';
+import { checkFile } from './upload.js';
 
 export class DocumentService {
   constructor(
@@ -29,27 +17,44 @@ export class DocumentService {
     private readonly files: FileStore,
     private readonly clock: Clock,
     private readonly endUsers: EndUserService,
+    private readonly storageQuotaBytes: number,
   ) {}
 
   /**
-   * Spec §4 POST /documents: the file is stored (and fsynced) first, then its row lands `pending`; the sync worker
-   * hands it to the provider afterwards, so the provider is never called inside a request or a transaction.
+   * Spec §4 POST /documents: every check passes first (the file, the end user, the quota); then the file is stored
+   * and its row lands `pending` in one step that leaves no file behind if the row cannot be written. The sync
+   * worker hands it to the provider afterwards, so the provider is never called inside a request.
    */
   async upload(caller: AuthenticatedKey, input: UploadDocumentInput): Promise<DocumentUploadResultRecord> {
-    const decoded = decodeUpload(input);
-    if ('errors' in decoded) throw validationError(decoded.errors);
+    const errors: FieldError[] = [];
+    const file = checkFile(
+      {
+        path: '/fileData',
+        base64: input.fileData,
+        fileNamePath: '/fileName',
+        fileName: input.fileName,
+        declaredMimeType: input.mimeType,
+        defaultName: 'document',
+        sizeMaxBytes: documentSizeMaxBytes,
+      },
+      errors,
+    );
+    if (!file) throw validationError(errors);
     // Another customer's end user answers 404 exactly like an unknown one; checked before any byte is written.
     const endUser = await this.endUsers.require(caller, input.endUserId);
-    const row = await storeDocumentFile(this.files, {
-      customerId: caller.customerId,
-      endUserId: endUser.id,
-      documentType: input.documentType,
-      fileName: input.fileName,
-      mimeType: input.mimeType,
-      bytes: decoded.bytes,
-      now: this.clock.now(),
+    await assertWithinStorageQuota(this.storage.db, caller.customerId, file.bytes.length, this.storageQuotaBytes);
+    const row = await recordWithFiles(this.storage, this.files, caller.customerId, [file.bytes], async (trx, [storagePath]) => {
+      const document = storedDocumentRow({
+        customerId: caller.customerId,
+        endUserId: endUser.id,
+        documentType: input.documentType,
+        file,
+        storagePath: storagePath!,
+        now: this.clock.now(),
+      });
+      await insertStoredDocuments(trx, caller.customerId, [document], this.storageQuotaBytes);
+      return document;
     });
-    await insertDocument(this.storage.db, row);
     return presentUploadResult(row);
   }
 

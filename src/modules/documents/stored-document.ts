@@ -1,35 +1,36 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { FileStore } from '../../storage/files.js';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { DomainError } from '../../errors.js';
 import { providerId } from '../../providers/provider-ids.js';
-import type { DocumentRow } from './repository.js';
+import type { Database } from '../../storage/tables.js';
+import { insertDocument, type DocumentRow } from './repository.js';
+import type { CheckedFile } from './upload.js';
 
 export interface NewStoredDocument {
   customerId: string;
   endUserId: string;
   documentType: string;
-  fileName: string;
-  mimeType: string;
-  bytes: Buffer;
+  file: CheckedFile;
+  storagePath: string;
   now: Date;
 }
 
 /**
- * Writes the file to the store first and returns the row to insert (in the caller's transaction). The row starts
- * `uploaded` / `pending`: the document sync worker hands it to the provider afterwards, with retries.
+ * The row of a stored file. It starts `uploaded` / `pending`: the document sync worker hands it to the provider
+ * afterwards, with retries.
  */
-export async function storeDocumentFile(files: FileStore, input: NewStoredDocument): Promise<DocumentRow> {
-  const storagePath = await files.put(input.customerId, input.bytes);
+export function storedDocumentRow(input: NewStoredDocument): DocumentRow {
   const now = input.now.toISOString();
   return {
     id: randomUUID(),
     customer_id: input.customerId,
     end_user_id: input.endUserId,
     document_type: input.documentType,
-    file_name: input.fileName,
-    mime_type: input.mimeType,
-    size_bytes: BigInt(input.bytes.length),
-    sha256: createHash('sha256').update(input.bytes).digest('hex'),
-    storage_path: storagePath,
+    file_name: input.file.fileName,
+    mime_type: input.file.mimeType,
+    size_bytes: BigInt(input.file.bytes.length),
+    sha256: createHash('sha256').update(input.file.bytes).digest('hex'),
+    storage_path: input.storagePath,
     fr_document_id: providerId('doc'),
     status: 'uploaded',
     fr_sync_status: 'pending',
@@ -40,4 +41,38 @@ export async function storeDocumentFile(files: FileStore, input: NewStoredDocume
     created_at: now,
     updated_at: now,
   };
+}
+
+export const storageQuotaExceeded = (quotaBytes: number, storedBytes: bigint, addedBytes: number) =>
+  new DomainError('STORAGE_QUOTA_EXCEEDED', `Your stored documents would exceed the quota of ${quotaBytes} bytes.`, {
+    quota_bytes: quotaBytes,
+    stored_bytes: Number(storedBytes),
+    upload_bytes: addedBytes,
+  });
+
+/**
+ * Inserts document rows and adds their bytes to the customer's stored total, only while the total stays within the
+ * quota: one conditional update, so concurrent uploads cannot overshoot it together.
+ */
+export async function insertStoredDocuments(trx: Transaction<Database>, customerId: string, rows: DocumentRow[], quotaBytes: number): Promise<void> {
+  if (rows.length === 0) return;
+  const added = rows.reduce((sum, row) => sum + BigInt(row.size_bytes), 0n);
+  const counted = await trx
+    .updateTable('customers')
+    .set({ stored_document_bytes: sql`stored_document_bytes + ${added}` })
+    .where('id', '=', customerId)
+    .where(sql<boolean>`stored_document_bytes + ${added} <= ${BigInt(quotaBytes)}`)
+    .executeTakeFirst();
+  if (counted.numUpdatedRows !== 1n) {
+    const current = await trx.selectFrom('customers').select('stored_document_bytes').where('id', '=', customerId).executeTakeFirstOrThrow();
+    throw storageQuotaExceeded(quotaBytes, BigInt(current.stored_document_bytes), Number(added));
+  }
+  for (const row of rows) await insertDocument(trx, row);
+}
+
+/** Refuses an upload that would exceed the quota before any file is written (the insert checks again, exactly). */
+export async function assertWithinStorageQuota(db: Kysely<Database>, customerId: string, addedBytes: number, quotaBytes: number): Promise<void> {
+  const row = await db.selectFrom('customers').select('stored_document_bytes').where('id', '=', customerId).executeTakeFirstOrThrow();
+  const stored = BigInt(row.stored_document_bytes);
+  if (stored + BigInt(addedBytes) > BigInt(quotaBytes)) throw storageQuotaExceeded(quotaBytes, stored, addedBytes);
 }

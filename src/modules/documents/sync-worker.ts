@@ -4,6 +4,7 @@ import { documentSyncAttemptsMax, documentSyncBackoffBaseMs, documentSyncBackoff
 import type { KycProvider } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
 import type { FileStore } from '../../storage/files.js';
+import { withTimeout } from '../../workers/timeout.js';
 import { dueDocuments, updatePendingDocument, type DueDocument } from './repository.js';
 
 /** Documents claimed per pass; the polling worker runs the next pass at once while passes find work. */
@@ -26,20 +27,6 @@ export function documentSyncRetryDelayMs(attempt: number): number {
 function errorText(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.length > documentSyncErrorLengthMax ? `${text.slice(0, documentSyncErrorLengthMax - 1)}…` : text;
-}
-
-class AttemptTimeout extends Error {}
-
-async function withTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new AttemptTimeout(`the provider did not answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -131,6 +118,7 @@ export class DocumentSyncWorker {
           attempt,
         }),
         documentSyncCallTimeoutMs,
+        'the provider',
       );
       return undefined;
     } catch (error) {

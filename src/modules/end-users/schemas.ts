@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import * as limits from '../../config/limits.js';
+import { jsonLimitsKeyword } from '../../http/request-schema.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Spec §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
@@ -58,9 +59,16 @@ export const Address = Type.Object(
 
 const Tags = Type.Array(Text(limits.tagLengthMax), { maxItems: limits.tagsMax });
 
-/** Free-form key/value pairs for the customer's own use, bounded like Stripe's metadata. */
-const Metadata = Type.Record(Type.String({ minLength: 1, maxLength: limits.metadataKeyLengthMax }), Type.String({ maxLength: limits.metadataValueLengthMax }), {
+/** Free-form JSON for the customer's own use: any values, bounded in keys, key length, depth and size. */
+const Metadata = Type.Unsafe<Record<string, unknown>>({
+  type: 'object',
+  propertyNames: { minLength: 1, maxLength: limits.metadataKeyLengthMax },
+  additionalProperties: {},
   maxProperties: limits.metadataKeysMax,
+  [jsonLimitsKeyword]: { depthMax: limits.metadataDepthMax, bytesMax: limits.metadataBytesMax },
+  description:
+    `Any JSON object: at most ${limits.metadataKeysMax} keys of 1-${limits.metadataKeyLengthMax} characters, nested at most ` +
+    `${limits.metadataDepthMax} levels deep (the object itself counts), at most ${limits.metadataBytesMax} bytes as JSON`,
 });
 
 const LinkedCryptoWallet = Type.Object(

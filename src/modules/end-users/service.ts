@@ -2,13 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { Providers } from '../../providers/providers.js';
+import { reportSizeMaxBytes } from '../../config/limits.js';
+import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
-import type { FileStore } from '../../storage/files.js';
+import { recordWithFiles, type FileStore } from '../../storage/files.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
-import { decodeBase64, detectMimeType } from '../documents/file-types.js';
-import { insertDocument, type DocumentRow } from '../documents/repository.js';
-import { storeDocumentFile } from '../documents/stored-document.js';
+import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from '../documents/stored-document.js';
+import { checkFile, type CheckedFile } from '../documents/upload.js';
+import type { RegisteredEndUser } from '../../providers/kyc.js';
 import { isCalendarDate } from './calendar-date.js';
 import { presentEndUser } from './presenter.js';
 import { findEndUser, insertEndUser, listEndUsers, updateEndUser, type EndUserRow } from './repository.js';
@@ -27,6 +28,11 @@ interface ReportUpload {
   documentType: 'kyc_report' | 'kyb_report' | 'provider_report';
   base64: string | undefined;
   fileName: string | undefined;
+}
+
+interface CheckedReport {
+  documentType: ReportUpload['documentType'];
+  file: CheckedFile;
 }
 
 function referenceCode(): string {
@@ -51,11 +57,12 @@ function dateErrors(dates: Array<[string, string | undefined]>, today: string, p
 export class EndUserService {
   constructor(
     private readonly storage: Storage,
-    private readonly providers: Providers,
+    private readonly provisioning: Provisioning,
     private readonly files: FileStore,
     private readonly clock: Clock,
     /** Sandbox: when the provider's own decisions arrive; undefined = only through the simulation endpoint. */
     private readonly autoDecisionDelayMs: number | undefined,
+    private readonly storageQuotaBytes: number,
   ) {}
 
   async createIndividual(caller: AuthenticatedKey, input: CreateIndividualInput): Promise<EndUserRecord> {
@@ -69,7 +76,7 @@ export class EndUserService {
       today,
       new Set(['/dob', '/identificationDocument/issueDate']),
     );
-    const reports = this.decodeReports(
+    const reports = this.checkReports(
       [
         { field: '/kycReportBase64', documentType: 'kyc_report', base64: input.kycReportBase64, fileName: input.kycReportFilename },
         { field: '/providerReportBase64', documentType: 'provider_report', base64: input.providerReportBase64, fileName: input.providerReportFilename },
@@ -79,7 +86,7 @@ export class EndUserService {
     if (errors.length > 0) throw validationError(errors);
 
     const attestation = input.reverseSolicitationAttestation;
-    const row = await this.newRow(caller, 'INDIVIDUAL', input.lastName, {
+    return this.create(caller, 'INDIVIDUAL', input.lastName, {
       first_name: input.firstName,
       middle_name: input.middleName ?? null,
       last_name: input.lastName,
@@ -101,8 +108,7 @@ export class EndUserService {
       disclosure_accepted_at: attestation?.accepted ? (attestation.acceptedAt ?? this.clock.now().toISOString()) : null,
       disclosure_version: attestation?.accepted ? (attestation.disclosureVersion ?? defaultDisclosureVersion) : null,
       ...this.commonColumns(input),
-    });
-    return this.insert(caller, row, reports);
+    }, reports);
   }
 
   async createBusiness(caller: AuthenticatedKey, input: CreateBusinessInput): Promise<EndUserRecord> {
@@ -110,7 +116,7 @@ export class EndUserService {
     const dates: Array<[string, string | undefined]> = [['/business/registrationDate', input.business.registrationDate]];
     input.businessPersons.forEach((entry, index) => dates.push([`/businessPersons/${index}/person/dob`, entry.person.dob]));
     const errors = dateErrors(dates, today, new Set(dates.map(([path]) => path)));
-    const reports = this.decodeReports(
+    const reports = this.checkReports(
       [
         { field: '/kybReportBase64', documentType: 'kyb_report', base64: input.kybReportBase64, fileName: input.kybReportFilename },
         { field: '/providerReportBase64', documentType: 'provider_report', base64: input.providerReportBase64, fileName: input.providerReportFilename },
@@ -120,7 +126,7 @@ export class EndUserService {
     if (errors.length > 0) throw validationError(errors);
 
     const { business } = input;
-    const row = await this.newRow(caller, 'BUSINESS', business.companyName, {
+    return this.create(caller, 'BUSINESS', business.companyName, {
       company_name: business.companyName,
       email: business.email,
       phone: business.phone ?? null,
@@ -135,8 +141,7 @@ export class EndUserService {
       business: json(business),
       business_persons: json(input.businessPersons),
       ...this.commonColumns(input),
-    });
-    return this.insert(caller, row, reports);
+    }, reports);
   }
 
   async list(caller: AuthenticatedKey): Promise<EndUserRecord[]> {
@@ -195,20 +200,29 @@ export class EndUserService {
     };
   }
 
-  private decodeReports(uploads: ReportUpload[], errors: FieldError[]): Array<ReportUpload & { bytes: Buffer }> {
-    const decoded: Array<ReportUpload & { bytes: Buffer }> = [];
+  /** Reports pass the checks of any uploaded file (documents/upload.ts); problems are appended to `errors`. */
+  private checkReports(uploads: ReportUpload[], errors: FieldError[]): CheckedReport[] {
+    const checked: CheckedReport[] = [];
     for (const upload of uploads) {
       if (upload.base64 === undefined) continue;
-      const bytes = decodeBase64(upload.base64);
-      if (bytes === undefined) errors.push({ location: 'body', path: upload.field, reason: 'must be standard base64 (RFC 4648, padded)' });
-      else decoded.push({ ...upload, bytes });
+      const file = checkFile(
+        {
+          path: upload.field,
+          base64: upload.base64,
+          fileNamePath: upload.field.replace(/Base64$/, 'Filename'),
+          ...(upload.fileName === undefined ? {} : { fileName: upload.fileName }),
+          defaultName: upload.documentType.replace('_', '-'),
+          sizeMaxBytes: reportSizeMaxBytes,
+        },
+        errors,
+      );
+      if (file) checked.push({ documentType: upload.documentType, file });
     }
-    return decoded;
+    return checked;
   }
 
-  private async newRow(caller: AuthenticatedKey, type: EndUserRow['end_user_type'], name: string, columns: Partial<EndUserRow>): Promise<EndUserRow> {
-    // Registration with the provider happens before the transaction (DESIGN §4).
-    const registered = await this.providers.kyc.registerEndUser({ ownerBusinessId: caller.frOwnerBusinessId, endUserType: type, name });
+  /** The row of a new end user the provider has registered. */
+  private newRow(caller: AuthenticatedKey, type: EndUserRow['end_user_type'], registered: RegisteredEndUser, columns: Partial<EndUserRow>): EndUserRow {
     const now = this.clock.now();
     const decideAt =
       registered.upcomingDecision !== undefined && this.autoDecisionDelayMs !== undefined
@@ -264,28 +278,42 @@ export class EndUserService {
     return { ...empty, ...columns };
   }
 
-  /** Report files are stored first; then the end user, its report documents and its event land together. */
-  private async insert(caller: AuthenticatedKey, row: EndUserRow, reports: Array<ReportUpload & { bytes: Buffer }>): Promise<EndUserRecord> {
-    const documents: DocumentRow[] = [];
-    for (const report of reports) {
-      documents.push(
-        await storeDocumentFile(this.files, {
-          customerId: caller.customerId,
-          endUserId: row.id,
-          documentType: report.documentType,
-          fileName: report.fileName ?? `${report.documentType.replace('_', '-')}`,
-          mimeType: detectMimeType(report.bytes) ?? 'application/octet-stream',
-          bytes: report.bytes,
-          now: this.clock.now(),
-        }),
-      );
-    }
-    const record = presentEndUser(row, caller.frOwnerBusinessId);
-    await this.storage.db.transaction().execute(async (trx) => {
-      await insertEndUser(trx, row);
-      for (const document of documents) await insertDocument(trx, document);
-      await appendEvent(trx, { customerId: caller.customerId, type: 'end_user.created', data: record, createdAt: this.clock.now() });
+  /**
+   * Everything has been checked: the quota allows the reports, the provider registers the end user (undoably, see
+   * providers/provisioning.ts), and the end user, its report documents and its event land in one transaction that
+   * leaves no report file behind if it fails.
+   */
+  private async create(
+    caller: AuthenticatedKey,
+    type: EndUserRow['end_user_type'],
+    name: string,
+    columns: Partial<EndUserRow>,
+    reports: CheckedReport[],
+  ): Promise<EndUserRecord> {
+    const reportBytes = reports.reduce((sum, report) => sum + report.file.bytes.length, 0);
+    if (reports.length > 0) await assertWithinStorageQuota(this.storage.db, caller.customerId, reportBytes, this.storageQuotaBytes);
+    const request = { ownerBusinessId: caller.frOwnerBusinessId, endUserType: type, name };
+    return this.provisioning.create(caller.customerId, 'register_end_user', request, async (registered, markDone) => {
+      const row = this.newRow(caller, type, registered, columns);
+      const record = presentEndUser(row, caller.frOwnerBusinessId);
+      const contents = reports.map((report) => report.file.bytes);
+      await recordWithFiles(this.storage, this.files, caller.customerId, contents, async (trx, storagePaths) => {
+        await insertEndUser(trx, row);
+        const documents = reports.map((report, index) =>
+          storedDocumentRow({
+            customerId: caller.customerId,
+            endUserId: row.id,
+            documentType: report.documentType,
+            file: report.file,
+            storagePath: storagePaths[index]!,
+            now: this.clock.now(),
+          }),
+        );
+        await insertStoredDocuments(trx, caller.customerId, documents, this.storageQuotaBytes);
+        await appendEvent(trx, { customerId: caller.customerId, type: 'end_user.created', data: record, createdAt: this.clock.now() });
+        await markDone(trx);
+      });
+      return record;
     });
-    return record;
   }
 }

@@ -1,30 +1,8 @@
 import { Type, type Static } from 'typebox';
+
+/** Spec §2 fee preview result; the request is the payment's (payments/schemas.ts FeePreviewBody). */
 import { Nullable, StringEnum, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../fiat-accounts/schemas.js';
-import { feeTransactionTypes, paymentSchemes } from './fee-quote.js';
-import { paymentAmountMax } from '../../config/limits.js';
-
-/**
- * Spec §4 POST /fees/preview lists the fields without required flags or allowed values ("not shown"); the
- * choices are in docs/fees.md. That the amount has no more decimals than its currency, and that the scheme
- * carries the currency, need more than a schema and are checked by FeeService.preview (also 400).
- */
-export const FeePreviewBody = Type.Object(
-  {
-    amount: Type.Number({
-      exclusiveMinimum: 0,
-      maximum: paymentAmountMax,
-      description: 'The payment amount in major units (12.34), greater than 0 and at most 10000000, with at most 2 decimals',
-    }),
-    currency: StringEnum(fiatCurrencies),
-    transactionType: Type.Optional(StringEnum(feeTransactionTypes, { description: 'Default: payment' })),
-    paymentScheme: StringEnum(paymentSchemes, {
-      description: 'SEPA and SEPA_INSTANT carry EUR, FASTER_PAYMENTS GBP, ACH USD; SWIFT and INTERNAL carry all three',
-    }),
-  },
-  { additionalProperties: false },
-);
-export type FeePreviewInput = Static<typeof FeePreviewBody>;
 
 const Money = (description: string) => Type.Number({ description: `${description}, major units of fee_currency as a JSON number` });
 

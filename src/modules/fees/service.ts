@@ -4,7 +4,6 @@ import { DomainError, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { currencyDecimals, type Currency } from '../../ledger/money.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
 import { findCustomer } from '../customers/repository.js';
 import { InvalidInputError } from '../customers/service.js';
 import { fiatCurrencies } from '../fiat-accounts/schemas.js';
@@ -17,13 +16,11 @@ import {
   type FeeQuote,
   type FeeQuoteInput,
   type FeeQuoter,
-  type FeeTransactionType,
   type PaymentScheme,
 } from './fee-quote.js';
 import { feePercentageMax, feeScheduleAmountMax, feeScheduleNameLengthMax } from './limits.js';
-import { presentFeePreview, presentSchedule, type FeeScheduleView } from './presenter.js';
+import { presentSchedule, type FeeScheduleView } from './presenter.js';
 import { defaultScope, findCandidateSchedules, listSchedules, upsertSchedule, type FeeScheduleRow } from './repository.js';
-import type { FeePreviewInput, FeePreviewRecord } from './schemas.js';
 
 /** What the operator gives `customer-api fees set` (all text, as typed); see docs/fees.md "Operator CLI". */
 export interface SetFeeScheduleInput {
@@ -127,29 +124,6 @@ export class FeeService implements FeeQuoter {
         maxApplied: fee.maxApplied,
       },
     };
-  }
-
-  /** POST /fees/preview: the amount parsed exactly (400 on /amount beyond the currency's decimals), then `quote`. */
-  async preview(caller: AuthenticatedKey, input: FeePreviewInput): Promise<FeePreviewRecord> {
-    const transactionType: FeeTransactionType = input.transactionType ?? 'payment';
-    const errors: FieldError[] = [];
-    let amountMinor = 0n;
-    try {
-      amountMinor = parseAmount(input.amount, input.currency);
-    } catch (error) {
-      if (!(error instanceof AmountError)) throw error;
-      errors.push(fieldError('/amount', error.message));
-    }
-    errors.push(...keyErrors({ transactionType, paymentScheme: input.paymentScheme, currency: input.currency }));
-    if (errors.length > 0) throw validationError(errors);
-    const quote = await this.quote({
-      customerId: caller.customerId,
-      amountMinor,
-      currency: input.currency,
-      transactionType,
-      paymentScheme: input.paymentScheme,
-    });
-    return presentFeePreview(quote);
   }
 
   /**

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { FiatCurrency, IbanCountry, Providers } from '../../providers/providers.js';
+import type { FiatCurrency, IbanCountry } from '../../providers/providers.js';
+import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
@@ -16,7 +17,7 @@ const defaultIbanCountry: Record<FiatCurrency, IbanCountry> = { EUR: 'DE', GBP: 
 export class FiatAccountService {
   constructor(
     private readonly storage: Storage,
-    private readonly providers: Providers,
+    private readonly provisioning: Provisioning,
     private readonly clock: Clock,
     private readonly endUsers: EndUserService,
   ) {}
@@ -29,41 +30,45 @@ export class FiatAccountService {
         throw new DomainError('END_USER_NOT_BUSINESS', 'linkedBusinessId must be a business end user.', { linked_business_id: linked.id });
       }
     }
-    // The provider is called outside the database transaction (DESIGN §4); the row and its event land together.
-    const opened = await this.providers.banking.openAccount({
+    // The provider is called outside any database transaction, undoably (providers/provisioning.ts); the row and its
+    // event land together.
+    const request = {
       ownerBusinessId: caller.frOwnerBusinessId,
       accountName: input.accountName,
       currency: input.currency,
       ibanCountry: input.ibanCountry ?? defaultIbanCountry[input.currency],
-    });
-    const now = this.clock.now().toISOString();
-    const row: FiatAccountRow = {
-      id: randomUUID(),
-      customer_id: caller.customerId,
-      fr_account_id: opened.frAccountId,
-      account_name: input.accountName,
-      currency: input.currency,
-      balance_minor: 0n,
-      allocated_minor: 0n,
-      status: 'active',
-      // An account linked to a business end user belongs to that business; the others are the customer's masters.
-      is_master: input.linkedBusinessId === undefined ? 1 : 0,
-      linked_business_id: input.linkedBusinessId?.toLowerCase() ?? null,
-      umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
-      iban: opened.iban,
-      bic: opened.bic,
-      account_number: opened.accountNumber,
-      sort_code: opened.sortCode,
-      routing_number: opened.routingNumber,
-      created_at: now,
-      updated_at: now,
     };
-    const record = presentFiatAccount(row, caller.frOwnerBusinessId);
-    await this.storage.db.transaction().execute(async (trx) => {
-      await insertFiatAccount(trx, row);
-      await appendEvent(trx, { customerId: caller.customerId, type: 'fiat_account.created', data: record, createdAt: this.clock.now() });
+    return this.provisioning.create(caller.customerId, 'open_account', request, async (opened, markDone) => {
+      const now = this.clock.now().toISOString();
+      const row: FiatAccountRow = {
+        id: randomUUID(),
+        customer_id: caller.customerId,
+        fr_account_id: opened.frAccountId,
+        account_name: input.accountName,
+        currency: input.currency,
+        balance_minor: 0n,
+        allocated_minor: 0n,
+        status: 'active',
+        // An account linked to a business end user belongs to that business; the others are the customer's masters.
+        is_master: input.linkedBusinessId === undefined ? 1 : 0,
+        linked_business_id: input.linkedBusinessId?.toLowerCase() ?? null,
+        umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
+        iban: opened.iban,
+        bic: opened.bic,
+        account_number: opened.accountNumber,
+        sort_code: opened.sortCode,
+        routing_number: opened.routingNumber,
+        created_at: now,
+        updated_at: now,
+      };
+      const record = presentFiatAccount(row, caller.frOwnerBusinessId);
+      await this.storage.db.transaction().execute(async (trx) => {
+        await insertFiatAccount(trx, row);
+        await appendEvent(trx, { customerId: caller.customerId, type: 'fiat_account.created', data: record, createdAt: this.clock.now() });
+        await markDone(trx);
+      });
+      return record;
     });
-    return record;
   }
 
   async list(caller: AuthenticatedKey): Promise<FiatAccountRecord[]> {

@@ -5,5 +5,5 @@ import { PayeeService } from './service.js';
 
 /** Registers the routes of the payees module (spec §4 POST /payees, GET /payees; GET /payees/{id} is additive). */
 export function registerPayees(app: FastifyInstance, context: ModuleContext): void {
-  payeeRoutes(app, new PayeeService(context.storage, context.providers, context.clock, context.endUsers));
+  payeeRoutes(app, new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers));
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { Providers } from '../../providers/providers.js';
+import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
@@ -38,7 +38,7 @@ function storedBankDetails(details: PayeeBankDetailsInput): StoredBankDetails {
 export class PayeeService {
   constructor(
     private readonly storage: Storage,
-    private readonly providers: Providers,
+    private readonly provisioning: Provisioning,
     private readonly clock: Clock,
     private readonly endUsers: EndUserService,
   ) {}
@@ -61,46 +61,46 @@ export class PayeeService {
     // Another customer's end user answers 404 exactly like an unknown id.
     const endUser = input.endUserId === undefined ? null : await this.endUsers.require(caller, input.endUserId);
 
-    // The provider is called outside the database transaction (DESIGN §4); the row and its event land together.
-    const registered = await this.providers.banking.registerPayee({
-      ownerBusinessId: caller.frOwnerBusinessId,
-      payeeName: input.name,
-      currency: details.currency,
+    // The provider is called outside any database transaction, undoably (providers/provisioning.ts); the row and its
+    // event land together.
+    const request = { ownerBusinessId: caller.frOwnerBusinessId, payeeName: input.name, currency: details.currency };
+    return this.provisioning.create(caller.customerId, 'register_payee', request, async (registered, markDone) => {
+      const now = this.clock.now().toISOString();
+      const row: PayeeRow = {
+        id: randomUUID(),
+        customer_id: caller.customerId,
+        end_user_id: endUser?.id ?? null,
+        fr_payee_id: registered.frPayeeId,
+        payee_name: input.name,
+        currency: details.currency,
+        status: 'active',
+        iban: details.iban,
+        swift: details.bic,
+        account_number: details.accountNumber,
+        sort_code: details.sortCode,
+        routing_number: details.routingNumber,
+        account_holder_name: input.bankDetails.accountHolderName ?? null,
+        bank_name: text(input.bankDetails.bankName),
+        address_line1: input.address.line1,
+        address_line2: text(input.address.line2),
+        city: input.address.city,
+        state_region: text(input.address.stateRegion),
+        postal_code: text(input.address.postalCode),
+        country_code: input.address.country,
+        requires_vop: details.requiresVop ? 1 : 0,
+        umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
+        bank_details: JSON.stringify(storedBankDetails(input.bankDetails)),
+        created_at: now,
+        updated_at: now,
+      };
+      const record = presentPayee(row, caller.frOwnerBusinessId);
+      await this.storage.db.transaction().execute(async (trx) => {
+        await insertPayee(trx, row);
+        await appendEvent(trx, { customerId: caller.customerId, type: 'payee.created', data: record, createdAt: this.clock.now() });
+        await markDone(trx);
+      });
+      return record;
     });
-    const now = this.clock.now().toISOString();
-    const row: PayeeRow = {
-      id: randomUUID(),
-      customer_id: caller.customerId,
-      end_user_id: endUser?.id ?? null,
-      fr_payee_id: registered.frPayeeId,
-      payee_name: input.name,
-      currency: details.currency,
-      status: 'active',
-      iban: details.iban,
-      swift: details.bic,
-      account_number: details.accountNumber,
-      sort_code: details.sortCode,
-      routing_number: details.routingNumber,
-      account_holder_name: input.bankDetails.accountHolderName ?? null,
-      bank_name: text(input.bankDetails.bankName),
-      address_line1: input.address.line1,
-      address_line2: text(input.address.line2),
-      city: input.address.city,
-      state_region: text(input.address.stateRegion),
-      postal_code: text(input.address.postalCode),
-      country_code: input.address.country,
-      requires_vop: details.requiresVop ? 1 : 0,
-      umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
-      bank_details: JSON.stringify(storedBankDetails(input.bankDetails)),
-      created_at: now,
-      updated_at: now,
-    };
-    const record = presentPayee(row, caller.frOwnerBusinessId);
-    await this.storage.db.transaction().execute(async (trx) => {
-      await insertPayee(trx, row);
-      await appendEvent(trx, { customerId: caller.customerId, type: 'payee.created', data: record, createdAt: this.clock.now() });
-    });
-    return record;
   }
 
   async list(caller: AuthenticatedKey): Promise<PayeeRecord[]> {

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { paymentAmountMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { feeTransactionTypes, paymentSchemes } from '../fees/fee-quote.js';
 import { fiatCurrencies } from '../fiat-accounts/schemas.js';
 
 /** Spec §4 POST /payments: reference 1-200; paymentScheme up to 50. */
@@ -8,22 +9,43 @@ export const paymentReferenceLengthMax = 200;
 export const paymentSchemeLengthMax = 50;
 export const payeeVerificationIdLengthMax = 100;
 
-export const CreatePaymentBody = Type.Object(
+/** The fields of a payment; POST /fees/preview takes the same ones, so one body gives one fee. */
+const paymentFields = {
+  fromAccountId: Uuid,
+  amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax, description: 'Major units; at most the currency’s decimals' }),
+  currency: StringEnum(fiatCurrencies),
+  reference: Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax }),
+  fromAccountType: Type.Optional(StringEnum(['FIAT_ACCOUNT', 'VIRTUAL_ACCOUNT'] as const)),
+  toAccountId: Type.Optional(Uuid),
+  payeeId: Type.Optional(Uuid),
+  paymentScheme: Type.Optional(
+    StringEnum(paymentSchemes, {
+      description:
+        'Default: INTERNAL to one of your accounts; for a payee the first rail of its currency (SEPA, FASTER_PAYMENTS, ACH), or SWIFT when that is its only rail',
+    }),
+  ),
+  payeeVerificationId: Type.Optional(Type.String({ minLength: 1, maxLength: payeeVerificationIdLengthMax })),
+  umbrellaLinkId: Type.Optional(Uuid),
+};
+
+export const CreatePaymentBody = Type.Object(paymentFields, { additionalProperties: false });
+export type CreatePaymentInput = Static<typeof CreatePaymentBody>;
+
+/**
+ * Spec §4 POST /fees/preview lists amount, currency, transactionType and paymentScheme without required flags
+ * (docs/fees.md). It also takes every other field of POST /payments, all optional, and resolves the scheme the same
+ * way, so the fee previewed for a payment body is the fee that payment is charged.
+ */
+export const FeePreviewBody = Type.Object(
   {
-    fromAccountId: Uuid,
-    amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax, description: 'Major units; at most the currency’s decimals' }),
-    currency: StringEnum(fiatCurrencies),
-    reference: Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax }),
-    fromAccountType: Type.Optional(StringEnum(['FIAT_ACCOUNT', 'VIRTUAL_ACCOUNT'] as const)),
-    toAccountId: Type.Optional(Uuid),
-    payeeId: Type.Optional(Uuid),
-    paymentScheme: Type.Optional(Type.String({ maxLength: paymentSchemeLengthMax, description: 'SEPA, SEPA_INSTANT, FASTER_PAYMENTS, SWIFT, ACH or INTERNAL' })),
-    payeeVerificationId: Type.Optional(Type.String({ minLength: 1, maxLength: payeeVerificationIdLengthMax })),
-    umbrellaLinkId: Type.Optional(Uuid),
+    ...paymentFields,
+    fromAccountId: Type.Optional(paymentFields.fromAccountId),
+    reference: Type.Optional(paymentFields.reference),
+    transactionType: Type.Optional(StringEnum(feeTransactionTypes, { description: 'Default: payment' })),
   },
   { additionalProperties: false },
 );
-export type CreatePaymentInput = Static<typeof CreatePaymentBody>;
+export type FeePreviewInput = Static<typeof FeePreviewBody>;
 
 /** Spec §2 payment creation response (camelCase, amount as a decimal string). */
 export const PaymentCreated = Type.Object(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { pageLimitMax } from '../../config/limits.js';
-import { DomainError, notFound, validationError } from '../../errors.js';
+import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvents } from '../../events/outbox.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { postJournal } from '../../ledger/ledger.js';
@@ -9,13 +9,15 @@ import type { Currency } from '../../ledger/money.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
-import { paymentSchemes, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
+import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
+import { presentFeePreview } from '../fees/presenter.js';
+import type { FeePreviewRecord } from '../fees/schemas.js';
 import { allocateSequences, insertTransaction } from '../transactions/repository.js';
 import { accountPostings, balanceKey, findCustomerAccount, type CustomerAccount } from './accounts.js';
 import { balanceEvents } from './events.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, insertPayment, listPayments, type PaymentRow } from './repository.js';
-import type { CreatePaymentInput, PaymentCreatedRecord, PaymentRecord } from './schemas.js';
+import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord } from './schemas.js';
 
 /** The schemes that can reach a payee of each currency; the first is the default (docs/payments.md). */
 const payeeSchemesByCurrency: Record<Currency, readonly PaymentScheme[]> = {
@@ -23,6 +25,26 @@ const payeeSchemesByCurrency: Record<Currency, readonly PaymentScheme[]> = {
   GBP: ['FASTER_PAYMENTS', 'SWIFT'],
   USD: ['ACH', 'SWIFT'],
 };
+
+/**
+ * What the body alone says is wrong with an amount and a requested scheme, all at once: more decimals than the
+ * currency has (/amount), a scheme that does not carry the currency (/paymentScheme). Returns the amount in minor units.
+ */
+function checkAmountAndScheme(amount: number, currency: Currency, scheme: PaymentScheme | undefined): bigint {
+  const errors: FieldError[] = [];
+  let amountMinor = 0n;
+  try {
+    amountMinor = parseAmount(amount, currency);
+  } catch (error) {
+    if (!(error instanceof AmountError)) throw error;
+    errors.push({ location: 'body', path: '/amount', reason: error.message });
+  }
+  if (scheme !== undefined && !schemeCarries(scheme, currency)) {
+    errors.push({ location: 'body', path: '/paymentScheme', reason: `${scheme} carries ${paymentSchemeCurrencies[scheme].join(', ')} only, not ${currency}` });
+  }
+  if (errors.length > 0) throw validationError(errors);
+  return amountMinor;
+}
 
 interface PayeeTarget {
   id: string;
@@ -43,13 +65,7 @@ export class PaymentService {
 
   async create(caller: AuthenticatedKey, input: CreatePaymentInput): Promise<PaymentCreatedRecord> {
     const currency = input.currency as Currency;
-    let amountMinor: bigint;
-    try {
-      amountMinor = parseAmount(input.amount, currency);
-    } catch (error) {
-      if (error instanceof AmountError) throw validationError([{ location: 'body', path: '/amount', reason: error.message }]);
-      throw error;
-    }
+    const amountMinor = checkAmountAndScheme(input.amount, currency, input.paymentScheme);
     // Spec §4 leaves open whether a target is required: a payment goes to exactly one of them (docs/payments.md).
     if ((input.toAccountId === undefined) === (input.payeeId === undefined)) {
       const reason = 'exactly one of toAccountId and payeeId is required';
@@ -58,10 +74,6 @@ export class PaymentService {
         { location: 'body', path: '/payeeId', reason },
       ]);
     }
-    if (input.paymentScheme !== undefined && !(paymentSchemes as readonly string[]).includes(input.paymentScheme)) {
-      throw validationError([{ location: 'body', path: '/paymentScheme', reason: `must be one of ${paymentSchemes.join(', ')}` }]);
-    }
-
     const kinds: CustomerAccount['kind'][] =
       input.fromAccountType === 'VIRTUAL_ACCOUNT' ? ['virtual_account'] : input.fromAccountType === 'FIAT_ACCOUNT' ? ['fiat_account'] : ['fiat_account', 'virtual_account'];
     const source = await findCustomerAccount(this.storage.db, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
@@ -76,7 +88,7 @@ export class PaymentService {
         to_currency: targetCurrency,
       });
     }
-    const scheme = this.schemeFor(input.paymentScheme as PaymentScheme | undefined, target, payee, currency);
+    const scheme = this.schemeFor(input.paymentScheme, target !== undefined, payee, currency);
     // The preview and the charge are one computation (issue 4): the same quote the preview endpoint returns.
     const quote = await this.fees.quote({ customerId: caller.customerId, amountMinor, currency, transactionType: 'payment', paymentScheme: scheme });
 
@@ -164,6 +176,39 @@ export class PaymentService {
     return presentPaymentCreated(row);
   }
 
+  /**
+   * POST /fees/preview: the fee the same body would be charged by POST /payments. The scheme is resolved as for a
+   * payment (the payee's rail, INTERNAL to one of your accounts, or the currency's first rail when no target is
+   * given); the fee depends on nothing else, so the source account is not looked up.
+   */
+  async previewFee(caller: AuthenticatedKey, input: FeePreviewInput): Promise<FeePreviewRecord> {
+    const currency = input.currency as Currency;
+    const amountMinor = checkAmountAndScheme(input.amount, currency, input.paymentScheme);
+    if (input.toAccountId !== undefined && input.payeeId !== undefined) {
+      const reason = 'at most one of toAccountId and payeeId may be given';
+      throw validationError([
+        { location: 'body', path: '/toAccountId', reason },
+        { location: 'body', path: '/payeeId', reason },
+      ]);
+    }
+    const payee = input.payeeId !== undefined ? await this.payeeTarget(caller, input.payeeId) : undefined;
+    if (payee && payee.currency !== currency) {
+      throw new DomainError('CURRENCY_MISMATCH', `The payment is in ${currency}; the payee is paid in ${payee.currency}.`, {
+        currency,
+        to_currency: payee.currency,
+      });
+    }
+    const scheme = this.schemeFor(input.paymentScheme, input.toAccountId !== undefined, payee, currency);
+    const quote = await this.fees.quote({
+      customerId: caller.customerId,
+      amountMinor,
+      currency,
+      transactionType: input.transactionType ?? 'payment',
+      paymentScheme: scheme,
+    });
+    return presentFeePreview(quote);
+  }
+
   async get(caller: AuthenticatedKey, id: string): Promise<PaymentRecord> {
     const row = await findPayment(this.storage.db, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('payment');
@@ -203,8 +248,13 @@ export class PaymentService {
     };
   }
 
-  private schemeFor(requested: PaymentScheme | undefined, target: CustomerAccount | undefined, payee: PayeeTarget | undefined, currency: Currency): PaymentScheme {
-    if (target) {
+  /**
+   * The rail of a payment: INTERNAL between your own accounts; for a payee, the requested scheme if the payee's
+   * currency has that rail, else its first rail; with no target (a fee preview), the requested scheme or the
+   * currency's first rail. Whether a scheme carries the currency at all is the fee quote's check (400).
+   */
+  private schemeFor(requested: PaymentScheme | undefined, internal: boolean, payee: PayeeTarget | undefined, currency: Currency): PaymentScheme {
+    if (internal) {
       if (requested !== undefined && requested !== 'INTERNAL') {
         throw validationError([{ location: 'body', path: '/paymentScheme', reason: 'a transfer between your own accounts uses INTERNAL' }]);
       }
@@ -212,7 +262,7 @@ export class PaymentService {
     }
     const allowed = payee?.requiresSwift ? (['SWIFT'] as const) : payeeSchemesByCurrency[currency];
     if (requested === undefined) return allowed[0] as PaymentScheme;
-    if (!(allowed as readonly string[]).includes(requested)) {
+    if (payee !== undefined && !(allowed as readonly string[]).includes(requested)) {
       throw validationError([{ location: 'body', path: '/paymentScheme', reason: `must be one of ${allowed.join(', ')} for this payee` }]);
     }
     return requested;

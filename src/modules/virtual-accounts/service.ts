@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { FiatCurrency, IbanCountry, Providers } from '../../providers/providers.js';
+import type { FiatCurrency, IbanCountry } from '../../providers/providers.js';
+import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { findCustomer } from '../customers/repository.js';
@@ -29,7 +30,7 @@ function defaultIbanCountry(master: FiatAccountRow): IbanCountry {
 export class VirtualAccountService {
   constructor(
     private readonly storage: Storage,
-    private readonly providers: Providers,
+    private readonly provisioning: Provisioning,
     private readonly clock: Clock,
     private readonly endUsers: EndUserService,
   ) {}
@@ -58,44 +59,48 @@ export class VirtualAccountService {
     const customer = await findCustomer(this.storage.db, caller.customerId);
     if (!customer) throw notFound('customer');
 
-    // The provider is called outside the database transaction (DESIGN §4); the row and its event land together.
-    const opened = await this.providers.banking.openVirtualAccount({
+    // The provider is called outside any database transaction, undoably (providers/provisioning.ts); the row and its
+    // event land together.
+    const request = {
       ownerBusinessId: caller.frOwnerBusinessId,
       masterFrAccountId: master.fr_account_id,
       accountName: input.accountName,
       accountHolderName: accountHolderName(endUser, customer.name),
       currency: input.currency,
       ibanCountry: input.ibanCountry ?? defaultIbanCountry(master),
-    });
-    const now = this.clock.now().toISOString();
-    const row: VirtualAccountRow = {
-      id: randomUUID(),
-      customer_id: caller.customerId,
-      master_fiat_account_id: master.id,
-      end_user_id: endUser?.id ?? null,
-      fr_virtual_account_id: opened.frVirtualAccountId,
-      account_name: input.accountName,
-      currency: input.currency,
-      status: 'active',
-      // Money arrives through the ledger only (issue 4); a new virtual account holds nothing of its master's yet.
-      balance_minor: 0n,
-      iban: opened.iban,
-      bic: opened.bic,
-      bank_name: opened.bankName,
-      account_holder_name: opened.accountHolderName,
-      bank_country: opened.bankCountry,
-      account_number: opened.accountNumber,
-      sort_code: opened.sortCode,
-      umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
-      created_at: now,
-      updated_at: now,
     };
-    const record = presentVirtualAccount(row, caller.frOwnerBusinessId);
-    await this.storage.db.transaction().execute(async (trx) => {
-      await insertVirtualAccount(trx, row);
-      await appendEvent(trx, { customerId: caller.customerId, type: 'virtual_account.created', data: record, createdAt: this.clock.now() });
+    return this.provisioning.create(caller.customerId, 'open_virtual_account', request, async (opened, markDone) => {
+      const now = this.clock.now().toISOString();
+      const row: VirtualAccountRow = {
+        id: randomUUID(),
+        customer_id: caller.customerId,
+        master_fiat_account_id: master.id,
+        end_user_id: endUser?.id ?? null,
+        fr_virtual_account_id: opened.frVirtualAccountId,
+        account_name: input.accountName,
+        currency: input.currency,
+        status: 'active',
+        // Money arrives through the ledger only; a new virtual account holds nothing of its master's yet.
+        balance_minor: 0n,
+        iban: opened.iban,
+        bic: opened.bic,
+        bank_name: opened.bankName,
+        account_holder_name: opened.accountHolderName,
+        bank_country: opened.bankCountry,
+        account_number: opened.accountNumber,
+        sort_code: opened.sortCode,
+        umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
+        created_at: now,
+        updated_at: now,
+      };
+      const record = presentVirtualAccount(row, caller.frOwnerBusinessId);
+      await this.storage.db.transaction().execute(async (trx) => {
+        await insertVirtualAccount(trx, row);
+        await appendEvent(trx, { customerId: caller.customerId, type: 'virtual_account.created', data: record, createdAt: this.clock.now() });
+        await markDone(trx);
+      });
+      return record;
     });
-    return record;
   }
 
   async list(caller: AuthenticatedKey): Promise<VirtualAccountRecord[]> {

@@ -1,4 +1,3 @@
-import { randomInt } from 'node:crypto';
 import { composeIBAN } from 'ibantools';
 import type { IbanCountry } from '../banking.js';
 
@@ -8,21 +7,10 @@ export const sandboxSortCode = '040075';
 /** National bank codes inside each country's BBAN (ISO 13616 registry formats). */
 const nationalBankCode: Record<IbanCountry, string> = { DE: '37040044', DK: '5301', GB: `${sandboxBankCode}${sandboxSortCode}`, LU: '099' };
 /** Digits of the domestic account number inside each country's BBAN. */
-const accountDigits: Record<IbanCountry, number> = { DE: 10, DK: 10, GB: 8, LU: 13 };
-
-export function randomDigits(count: number): string {
-  let digits = '';
-  for (let index = 0; index < count; index += 1) digits += String(randomInt(10));
-  return digits;
-}
+export const domesticAccountDigits: Record<IbanCountry, number> = { DE: 10, DK: 10, GB: 8, LU: 13 };
 
 export function sandboxBic(country: IbanCountry): string {
   return `${sandboxBankCode}${country}S0`;
-}
-
-/** A domestic account number of the length the country's BBAN holds. */
-export function domesticAccountNumber(country: IbanCountry): string {
-  return randomDigits(accountDigits[country]);
 }
 
 /** An IBAN whose check digits are computed per ISO 13616 (mod 97) by the IBAN library. */

@@ -1,5 +1,6 @@
 import type { DocumentUpload, KycProvider, RegisterEndUserRequest, RegisteredEndUser, VerificationOutcome } from '../kyc.js';
 import { providerId } from '../provider-ids.js';
+import { DerivedRandom } from './derived-random.js';
 
 /**
  * Magic names (docs/end-users.md): an individual's last name or a business's company name of exactly "Verify",
@@ -11,9 +12,13 @@ const magicDecisions: Record<string, VerificationOutcome> = { verify: 'verified'
 const flakyAttempts = 2;
 
 export class SandboxKycProvider implements KycProvider {
-  async registerEndUser(request: RegisterEndUserRequest): Promise<RegisteredEndUser> {
-    return { frEndUserId: providerId('eu'), upcomingDecision: magicDecisions[request.name.trim().toLowerCase()] };
+  /** The id is derived from the idempotency key, so a repeated call answers the same end user. */
+  async registerEndUser(request: RegisterEndUserRequest, idempotencyKey: string): Promise<RegisteredEndUser> {
+    const frEndUserId = providerId('eu', new DerivedRandom(idempotencyKey).hex(12));
+    return { frEndUserId, upcomingDecision: magicDecisions[request.name.trim().toLowerCase()] };
   }
+
+  async removeEndUser(): Promise<void> {}
 
   async uploadDocument(upload: DocumentUpload): Promise<void> {
     const name = upload.fileName.toLowerCase();

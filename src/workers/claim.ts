@@ -1,0 +1,40 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Storage } from '../storage/database.js';
+import type { Database } from '../storage/tables.js';
+
+export interface ClaimOptions {
+  table: keyof Database & string;
+  /** What makes a row due besides its lease, e.g. sql`status = 'pending'`. */
+  due: RawBuilder<unknown>;
+  /** The column holding until when a claim is owned; a row is claimable when it is null or past. */
+  leaseColumn: string;
+  now: string;
+  /** The new value of leaseColumn for the rows claimed. */
+  leaseUntil: string;
+  /** Oldest first by this column. */
+  orderBy: string;
+  limit: number;
+  /** Further columns the claim sets, e.g. { sync_attempts: sql`sync_attempts + 1` }. */
+  set?: Record<string, unknown>;
+}
+
+/**
+ * The one way a worker takes work that several instances may see at once (docs/operations.md "Several instances"):
+ * a single UPDATE … RETURNING moves the lease of the due rows forward. On PostgreSQL the rows are picked with
+ * FOR UPDATE SKIP LOCKED, so concurrent claimers take different rows instead of queueing; the outer condition is
+ * checked again on the locked row. On SQLite the one writer makes the statement atomic. Each row is returned to
+ * exactly one claimer, and comes back when its lease runs out (the claimer stopped mid-work).
+ */
+export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Promise<Row[]> {
+  const table = sql.table(options.table);
+  const lease = sql.ref(options.leaseColumn);
+  const claimable = sql`(${options.due}) and (${lease} is null or ${lease} <= ${options.now})`;
+  const skipLocked = storage.dialect === 'postgres' ? sql` for update skip locked` : sql``;
+  const assignments = [sql`${lease} = ${options.leaseUntil}`, ...Object.entries(options.set ?? {}).map(([column, value]) => sql`${sql.ref(column)} = ${value}`)];
+  const result = await sql<Row>`
+    update ${table} set ${sql.join(assignments)}
+    where id in (select id from ${table} where ${claimable} order by ${sql.ref(options.orderBy)} limit ${options.limit}${skipLocked})
+      and ${claimable}
+    returning *`.execute(storage.db);
+  return result.rows;
+}
