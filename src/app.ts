@@ -12,6 +12,8 @@ import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestIdHeader, requestIdFor } from './http/request-id.js';
+import { installSecurityHeaders } from './http/security-headers.js';
+import { installUploadGate } from './http/upload-gate.js';
 import { installValidators } from './http/validation.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
 import { csrfTokenRoutes } from './modules/csrf-tokens/routes.js';
@@ -46,6 +48,8 @@ export interface AppDependencies {
   files?: FileStore;
   /** Where logs go (tests capture them); standard output otherwise. */
   logStream?: DestinationStream;
+  /** Sees every response's route and status (tests check each against the OpenAPI document). */
+  observeResponse?: (method: string, routeUrl: string | undefined, statusCode: number) => void;
 }
 
 declare module 'fastify' {
@@ -107,15 +111,20 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   });
   installApiVersioning(app);
   installRequestIdHeader(app);
+  installSecurityHeaders(app);
 
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
   const csrfTokens = new CsrfTokenService(await serverSecret(storage, 'csrf', clock.now()), clock);
+  // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
+  await installRateLimit(app, { perSecond: config.rateLimitPerSecond, perIpPerSecond: config.rateLimitPerIpPerSecond, redisUrl: config.redisUrl });
   installAuthentication(app, apiKeys);
   installCsrfProtection(app, csrfTokens);
-  await installRateLimit(app, { perSecond: config.rateLimitPerSecond, redisUrl: config.redisUrl });
   installMetrics(app, storage.groupCommits);
+  const observeResponse = deps.observeResponse;
+  if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
   await installOpenApi(app);
 
+  installUploadGate(app, config.uploadConcurrency);
   const files = deps.files ?? new LocalFileStore(config.dataDir);
   const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ConfigError, loadConfig } from './config/config.js';
 import { configuredProviders } from './providers/providers.js';
+import type { MetricsListener } from './http/metrics.js';
 import { openStorage, type Storage } from './storage/database.js';
 
 /**
@@ -13,12 +14,18 @@ async function main(): Promise<void> {
   const providers = configuredProviders(config);
   const { buildApp } = await import('./app.js');
   let storage: Storage | undefined;
+  let metrics: MetricsListener | undefined;
   try {
     storage = await openStorage(config);
     const app = await buildApp(config, { storage, providers });
+    // Metrics first: a port that cannot be had stops start-up before the API answers anything.
+    metrics = config.metricsPort === undefined ? undefined : await listenForMetrics(app, config.metricsHost, config.metricsPort);
     await app.listen({ port: config.port, host: config.host });
     for (const worker of app.workers) worker.start();
-    app.log.info({ database: storage.location, environment: config.apiEnvironment }, 'customer-api ready');
+    app.log.info(
+      { database: storage.location, environment: config.apiEnvironment, metrics: metrics ? `${config.metricsHost}:${metrics.address.port}` : 'off' },
+      'customer-api ready',
+    );
 
     // Closing the server closes only the keep-alive connections idle at that moment: a connection whose request
     // was still in flight stayed open after its response, so app.close() waited for the keep-alive timeout and the
@@ -47,7 +54,7 @@ async function main(): Promise<void> {
       }, config.shutdownTimeoutMs);
       deadline.unref();
       endConnectionsAfterResponses();
-      app.close().then(
+      Promise.all([app.close(), metrics?.close()]).then(
         () => process.exit(0),
         (error: unknown) => {
           app.log.error({ err: error }, 'shutdown failed');
@@ -58,8 +65,18 @@ async function main(): Promise<void> {
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   } catch (error) {
+    await metrics?.close().catch(() => undefined);
     await storage?.close().catch(() => undefined);
     throw error;
+  }
+}
+
+async function listenForMetrics(app: Awaited<ReturnType<typeof import('./app.js').buildApp>>, host: string, port: number) {
+  const { serveMetrics } = await import('./http/metrics.js');
+  try {
+    return await serveMetrics(app, { host, port });
+  } catch (error) {
+    throw new ConfigError(`cannot serve metrics on ${host}:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set METRICS_PORT to a free port or off`);
   }
 }
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { documentStorageQuotaBytesDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
+import { documentStorageQuotaBytesDefault, metricsPortDefault, uploadConcurrencyDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -14,14 +14,21 @@ export interface Config {
   readonly logLevel: string;
   /** Fastify trustProxy value: false (socket address), true, a hop count, or a list of addresses/CIDRs. */
   readonly trustProxy: boolean | number | string[];
-  /** undefined turns rate limiting off (benchmarks). */
+  /** Per API key; undefined turns all rate limiting off (benchmarks). */
   readonly rateLimitPerSecond: number | undefined;
+  /** Per client address, before authentication; undefined = no address limit. */
+  readonly rateLimitPerIpPerSecond: number | undefined;
   readonly redisUrl: string | undefined;
   /** true allows any origin; a list allows those origins only. */
   readonly corsOrigins: true | string[];
   readonly shutdownTimeoutMs: number;
   /** Sandbox: delay after which simulated decisions and settlements happen by themselves; undefined = never. */
   readonly sandboxAutoSettleMs: number | undefined;
+  /** The metrics listener (http/metrics.ts); undefined port = no listener. */
+  readonly metricsHost: string;
+  readonly metricsPort: number | undefined;
+  /** Large-body requests (documents, end users with reports) one process reads at once (http/upload-gate.ts). */
+  readonly uploadConcurrency: number;
   /** Bytes of document files (uploads and end-user reports) one customer may have stored. */
   readonly documentStorageQuotaBytes: number;
 }
@@ -67,12 +74,12 @@ function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
   return value.split(',').map((entry) => entry.trim()).filter(Boolean);
 }
 
-function parseRateLimit(raw: string | undefined): number | undefined {
+function parseRateLimit(name: string, raw: string | undefined, fallback: number): number | undefined {
   const value = raw?.trim();
-  if (!value) return rateLimitPerSecondDefault;
+  if (!value) return fallback;
   if (value === 'off') return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000) {
-    throw new ConfigError(`RATE_LIMIT_PER_SECOND must be a whole number from 1 to 1000000 or "off", got "${value}"`);
+    throw new ConfigError(`${name} must be a whole number from 1 to 1000000 or "off", got "${value}"`);
   }
   return Number(value);
 }
@@ -85,6 +92,11 @@ function parseAutoSettle(raw: string | undefined): number | undefined {
     throw new ConfigError(`SANDBOX_AUTO_SETTLE_MS must be a whole number of milliseconds up to 86400000 or "off", got "${value}"`);
   }
   return Number(value);
+}
+
+function parseMetricsPort(env: Env): number | undefined {
+  if (env.METRICS_PORT?.trim() === 'off') return undefined;
+  return integerSetting(env, 'METRICS_PORT', metricsPortDefault, 0, 65535);
 }
 
 function parseCorsOrigins(raw: string | undefined): Config['corsOrigins'] {
@@ -112,11 +124,15 @@ export function loadConfig(env: Env = process.env): Config {
     apiEnvironment,
     logLevel,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    rateLimitPerSecond: parseRateLimit(env.RATE_LIMIT_PER_SECOND),
+    rateLimitPerSecond: parseRateLimit('RATE_LIMIT_PER_SECOND', env.RATE_LIMIT_PER_SECOND, rateLimitPerSecondDefault),
+    rateLimitPerIpPerSecond: parseRateLimit('RATE_LIMIT_PER_IP_PER_SECOND', env.RATE_LIMIT_PER_IP_PER_SECOND, rateLimitPerIpPerSecondDefault),
     redisUrl: env.REDIS_URL?.trim() || undefined,
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMsDefault, 0, 600_000),
     sandboxAutoSettleMs: parseAutoSettle(env.SANDBOX_AUTO_SETTLE_MS),
+    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
+    metricsPort: parseMetricsPort(env),
+    uploadConcurrency: integerSetting(env, 'UPLOAD_CONCURRENCY', uploadConcurrencyDefault, 1, 1000),
     documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
   });
 }

@@ -30,6 +30,8 @@ export const csrfWindowSeconds = 3600;
 
 /** Requests per second per API key unless RATE_LIMIT_PER_SECOND says otherwise. */
 export const rateLimitPerSecondDefault = 100;
+/** Requests per second per client address, counted before authentication, unless RATE_LIMIT_PER_IP_PER_SECOND says otherwise. */
+export const rateLimitPerIpPerSecondDefault = 1000;
 
 /** An incoming X-Request-Id longer than this (or with other characters) is replaced. */
 export const requestIdLengthMax = 128;
@@ -37,6 +39,9 @@ export const requestIdLengthMax = 128;
 export const rejectedVersionEchoLengthMax = 32;
 
 export const customerNameLengthMax = 200;
+
+/** The metrics listener's port unless METRICS_PORT says otherwise (the Prometheus exporter port of OpenTelemetry). */
+export const metricsPortDefault = 9464;
 
 /** Graceful shutdown gives in-flight requests this long before the process exits anyway. */
 export const shutdownTimeoutMsDefault = 10_000;
@@ -83,6 +88,8 @@ export const documentSizeMaxBytes = 10 * 1024 * 1024;
 export const documentBase64LengthMax = Math.ceil((Math.ceil(documentSizeMaxBytes / 3) * 4 * 62) / 60);
 /** That base64, plus the JSON around it. */
 export const documentBodyLimitBytes = documentBase64LengthMax + 64 * 1024;
+/** Large-body requests read at once per process unless UPLOAD_CONCURRENCY says otherwise (http/upload-gate.ts). */
+export const uploadConcurrencyDefault = 2;
 /** Stored document bytes per customer unless DOCUMENT_STORAGE_QUOTA_BYTES says otherwise: 1 GiB. */
 export const documentStorageQuotaBytesDefault = 1024 * 1024 * 1024;
 /** Provider sync of stored documents: attempts before `failed`, and the backoff between them. */

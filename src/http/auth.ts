@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { DomainError } from '../errors.js';
 import { unauthenticated, type ApiKeyService, type AuthenticatedKey } from '../modules/api-keys/service.js';
-import { grants, type Scope } from '../modules/api-keys/scopes.js';
+import { requireScope, type Scope } from '../modules/api-keys/scopes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Answered without an API key (health, readiness, metrics, API reference). Routes are private by default. */
     public?: boolean;
-    /** The scope the key must hold (DESIGN §3). */
-    scope?: Scope;
+    /** The scope the key must hold (DESIGN §3), or several of which one suffices (the service then checks further). */
+    scope?: Scope | readonly Scope[];
   }
   interface FastifyRequest {
     apiKey: AuthenticatedKey | null;
@@ -56,8 +55,6 @@ export function installAuthentication(app: FastifyInstance, apiKeys: ApiKeyServi
     if (request.is404 || request.routeOptions.config.public) return;
     request.apiKey = await apiKeys.authenticate(presentedKey(request), request.ip);
     const scope = request.routeOptions.config.scope;
-    if (scope !== undefined && !grants(request.apiKey.scopes, scope)) {
-      throw new DomainError('INSUFFICIENT_SCOPE', `This API key lacks the scope ${scope}.`, { required_scope: scope });
-    }
+    if (scope !== undefined) requireScope(request.apiKey.scopes, scope);
   });
 }

@@ -1,13 +1,23 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { GroupCommitStats } from '../storage/sqlite-group-commit.js';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the metrics listener serves (serveMetrics); the API port does not serve it. */
+    metricsRegistry: Registry;
+  }
+}
+
 /**
- * Prometheus text at GET /metrics: request counts and a latency histogram by method, route pattern and status.
- * The route label is the pattern (`/fiat-accounts/:id`), never the raw URL, so its cardinality stays bounded.
- * On SQLite, the group commit counters: transactions / commits is how many writes share each fsync.
+ * Prometheus metrics: request counts and a latency histogram by method, route pattern and status. The route label
+ * is the pattern (`/fiat-accounts/:id`), never the raw URL, so its cardinality stays bounded. On SQLite, the group
+ * commit counters: transactions / commits is how many writes share each fsync. They show every tenant's activity,
+ * so they are not served on the API port but by serveMetrics, on loopback unless configured otherwise.
  */
 export function installMetrics(app: FastifyInstance, groupCommits?: GroupCommitStats): void {
   const registry = new Registry();
@@ -49,8 +59,39 @@ export function installMetrics(app: FastifyInstance, groupCommits?: GroupCommitS
     duration.observe(labels, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { config: { public: true, rateLimit: false }, schema: { hide: true } }, async (_request, reply) => {
-    reply.type(registry.contentType);
-    return registry.metrics();
+  app.decorate('metricsRegistry', registry);
+}
+
+export interface MetricsListener {
+  readonly address: AddressInfo;
+  close(): Promise<void>;
+}
+
+/**
+ * The metrics listener: GET /metrics on its own port (METRICS_PORT on METRICS_HOST, default 127.0.0.1), so a
+ * deployment exposing the API does not expose tenant volumes with it. Anything else answers 404.
+ */
+export async function serveMetrics(app: FastifyInstance, options: { host: string; port: number }): Promise<MetricsListener> {
+  const registry = app.metricsRegistry;
+  const server = http.createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: metrics are served at GET /metrics\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(text),
+      () => response.writeHead(500).end(),
+    );
   });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    address: server.address() as AddressInfo,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

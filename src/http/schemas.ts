@@ -61,6 +61,7 @@ const errorDescriptions: Record<number, string> = {
   422: 'Business rule refused the request',
   429: 'Rate limited; see Retry-After',
   500: 'Internal error',
+  502: 'The provider failed or did not answer; nothing was created',
   503: 'Not ready',
 };
 

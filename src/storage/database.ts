@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
 import { GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
+import { privateDirectoryMode, privateFileMode } from './files.js';
 import type { Database } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -60,11 +61,24 @@ function withStatementCache(database: BetterSqlite3.Database): BetterSqlite3.Dat
 
 function ensureWritableDirectory(dataDir: string): void {
   try {
-    fs.mkdirSync(dataDir, { recursive: true });
+    // A directory created here is private to the server's user; an existing one keeps the operator's mode.
+    fs.mkdirSync(dataDir, { recursive: true, mode: privateDirectoryMode });
     fs.accessSync(dataDir, fs.constants.W_OK);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? 'not writable';
     throw new ConfigError(`DATA_DIR ${dataDir} is not a writable directory (${reason})`);
+  }
+}
+
+/**
+ * The database holds every customer's data and the secret that signs CSRF tokens, so its files are readable by the
+ * server's user only: created 0600 (SQLite gives its -wal and -shm files the mode of the database file), and
+ * tightened to 0600 if an earlier version left them readable by others.
+ */
+function makeDatabaseFilesPrivate(file: string): void {
+  fs.closeSync(fs.openSync(file, 'a', privateFileMode));
+  for (const candidate of [file, `${file}-wal`, `${file}-shm`]) {
+    if (fs.existsSync(candidate) && (fs.statSync(candidate).mode & 0o077) !== 0) fs.chmodSync(candidate, privateFileMode);
   }
 }
 
@@ -73,6 +87,7 @@ export function openSqliteDatabase(dataDir: string): BetterSqlite3.Database {
   const file = path.join(dataDir, sqliteFileName);
   let database: BetterSqlite3.Database;
   try {
+    makeDatabaseFilesPrivate(file);
     database = new BetterSqlite3(file);
   } catch (error) {
     throw new ConfigError(`cannot open the SQLite database ${file}: ${(error as Error).message}`);

@@ -278,6 +278,25 @@ describe('authentication', () => {
       ipNotAllowed(await list({ 'x-api-key': key }, '::1'));
     });
 
+    it('normalises an IPv4-mapped allow-list entry to the IPv4 range it maps, so it matches IPv4 and mapped clients', async () => {
+      const { key, id } = await t.createKey(alice.id, { allowedIps: ['::ffff:127.0.0.1', '::ffff:10.0.0.0/104'] });
+      expect((await list({ 'x-api-key': key }, '127.0.0.1')).statusCode).toBe(200);
+      expect((await list({ 'x-api-key': key }, '::ffff:127.0.0.1')).statusCode).toBe(200);
+      expect((await list({ 'x-api-key': key }, '10.20.30.40')).statusCode).toBe(200);
+      ipNotAllowed(await list({ 'x-api-key': key }, '127.0.0.2'));
+      ipNotAllowed(await list({ 'x-api-key': key }, '11.0.0.1'));
+      const stored = await t.storage.db.selectFrom('api_keys').select('allowed_ips').where('id', '=', id).executeTakeFirstOrThrow();
+      expect(JSON.parse(stored.allowed_ips)).toEqual(['127.0.0.1/32', '10.0.0.0/8']);
+    });
+
+    it('matches an entry stored in its IPv6-mapped form by an earlier version', async () => {
+      const { key, id } = await t.createKey(alice.id, { allowedIps: ['192.0.2.1'] });
+      // Before its first use, so nothing of the old row is cached yet.
+      await t.storage.db.updateTable('api_keys').set({ allowed_ips: JSON.stringify(['::ffff:127.0.0.1/128']) }).where('id', '=', id).execute();
+      expect((await list({ 'x-api-key': key }, '127.0.0.1')).statusCode).toBe(200);
+      ipNotAllowed(await list({ 'x-api-key': key }, '127.0.0.2'));
+    });
+
     it('treats a bare address as that one address', async () => {
       const { key } = await t.createKey(alice.id, { allowedIps: ['203.0.113.7'] });
       expect((await list({ 'x-api-key': key }, '203.0.113.7')).statusCode).toBe(200);

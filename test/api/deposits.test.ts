@@ -179,6 +179,25 @@ describe('sandbox deposits', () => {
     expect(refused.json().error.code).toBe('INSUFFICIENT_SCOPE');
   });
 
+  it('takes the scope of the account credited: fiat-accounts:write for a fiat account, virtual-accounts:write for a virtual one', async () => {
+    const virtual = await createVirtualAccount(t, alice, eur.id);
+    const fiatWriter = await t.createKey(alice.id, { scopes: ['fiat-accounts:write'] });
+    const virtualWriter = await t.createKey(alice.id, { scopes: ['virtual-accounts:write'] });
+    const send = (key: string, accountId: string) => t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${accountId}/deposits`, key, csrf: true, body: { amount: 1 } });
+
+    const before = await moneySnapshot(t, alice.id);
+    const refused = await send(fiatWriter.key, virtual.id);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().error).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'virtual-accounts:write' } });
+    expect((await send(virtualWriter.key, eur.id)).statusCode).toBe(403);
+    expect(await moneySnapshot(t, alice.id)).toEqual(before);
+
+    expect((await send(virtualWriter.key, virtual.id)).statusCode).toBe(201);
+    expect((await send(fiatWriter.key, eur.id)).statusCode).toBe(201);
+    // Another customer's id answers 404 to either key, as an unknown id does.
+    expect((await send(virtualWriter.key, bobsEur.id)).statusCode).toBe(404);
+  });
+
   it('leaves a ledger that verifies', async () => {
     const report = await verifyLedger(t.storage);
     expect(report.problems).toEqual([]);

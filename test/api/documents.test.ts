@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -244,6 +245,136 @@ describe('documents', () => {
     it('refuses an upload without a key or without a CSRF token', async () => {
       expect((await t.request({ method: 'POST', url: '/documents', body: uploadBody(aliceUser.id) })).statusCode).toBe(401);
       expect((await t.request({ method: 'POST', url: '/documents', key: alice.key, body: uploadBody(aliceUser.id) })).statusCode).toBe(403);
+    });
+  });
+
+  describe('uploads: encodings, names, reports', () => {
+    it.each([
+      ['LF every 76 characters (MIME, Python encodebytes)', '\n', 76],
+      ['CRLF every 64 characters (PEM)', '\r\n', 64],
+      ['LF every 60 characters (Ruby encode64)', '\n', 60],
+    ])('accepts base64 broken into lines: %s', async (_label, lineBreak, width) => {
+      const bytes = fileOf('image/png', 500);
+      const wrapped = `${bytes.toString('base64').match(new RegExp(`.{1,${width}}`, 'g'))!.join(lineBreak)}${lineBreak}`;
+      const result = await uploaded(alice, uploadBody(aliceUser.id, { fileData: wrapped }));
+      expect(fs.readFileSync(path.join(t.config.dataDir, String(result.storage_path))).equals(bytes)).toBe(true);
+    });
+
+    it('keeps only the last segment of a file name sent with a path', async () => {
+      for (const [fileName, kept] of [['C:\\Users\\ada\\passport.png', 'passport.png'], ['../../etc/passwd.png', 'passwd.png'], ['scans/id card.png', 'id card.png']]) {
+        const result = await uploaded(alice, uploadBody(aliceUser.id, { fileName }));
+        expect((await read(alice, result.id)).file_name).toBe(kept);
+      }
+    });
+
+    it.each(['..', '.', 'folder/', 'a\\'])('refuses the file name %j: nothing is left once the directory part goes', async (fileName) => {
+      const response = await upload(alice, uploadBody(aliceUser.id, { fileName }));
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error.details.fields.map((field: { path: string }) => field.path)).toEqual(['/fileName']);
+    });
+
+    it('checks end-user reports like uploads: content type, size and name; nothing is created for a bad one', async () => {
+      const before = await t.storage.db.selectFrom('end_users').select('id').where('customer_id', '=', alice.id).execute();
+      const post = (body: Record<string, unknown>) =>
+        t.request({ method: 'POST', url: '/end-users', key: alice.key, csrf: true, body: { firstName: 'Rep', lastName: 'Ort', email: 'r@example.com', dob: '1990-01-01', address: { line1: 'x', city: 'Berlin', postalCode: '1', country: 'DE' }, ...body } });
+      const notAFile = await post({ kycReportBase64: Buffer.from('just text').toString('base64') });
+      expect(notAFile.statusCode).toBe(400);
+      expect(notAFile.json().error.details.fields).toEqual([{ location: 'body', path: '/kycReportBase64', reason: 'content is not a PDF, JPEG or PNG file' }]);
+      const badName = await post({ providerReportBase64: fileOf('application/pdf').toString('base64'), providerReportFilename: '../' });
+      expect(badName.statusCode).toBe(400);
+      expect(badName.json().error.details.fields.map((field: { path: string }) => field.path)).toEqual(['/providerReportFilename']);
+      expect(await t.storage.db.selectFrom('end_users').select('id').where('customer_id', '=', alice.id).execute()).toEqual(before);
+
+      const accepted = await post({ kycReportBase64: fileOf('image/jpeg', 100).toString('base64'), providerReportBase64: fileOf('application/pdf').toString('base64'), providerReportFilename: '/tmp/provider.pdf' });
+      expect(accepted.statusCode, accepted.body).toBe(201);
+      const documents = (await t.request({ url: `/end-users/${accepted.json().data.id}/documents`, key: alice.key })).json().data;
+      expect(documents.map((document: { document_type: string; file_name: string; mime_type: string }) => [document.document_type, document.file_name, document.mime_type]).sort()).toEqual([
+        ['kyc_report', 'kyc-report.jpg', 'image/jpeg'],
+        ['provider_report', 'provider.pdf', 'application/pdf'],
+      ]);
+    });
+
+    it('stores files readable by the server’s user only (0600 in 0700 directories)', async () => {
+      const result = await uploaded(alice, uploadBody(aliceUser.id));
+      const file = path.join(t.config.dataDir, String(result.storage_path));
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+      expect(fs.statSync(path.join(t.config.dataDir, 'documents')).mode & 0o777).toBe(0o700);
+    });
+  });
+
+  describe('per-customer storage quota', () => {
+    it('refuses with 422 STORAGE_QUOTA_EXCEEDED past the quota, storing nothing; exactly up to it is fine', async () => {
+      const q = await createTestApp({ env: { DOCUMENT_STORAGE_QUOTA_BYTES: '1000' } });
+      try {
+        const carol = await q.createCustomer('Carol Ltd');
+        const user = await createIndividual(q, carol);
+        const post = (size: number) => q.request({ method: 'POST', url: '/documents', key: carol.key, csrf: true, body: uploadBody(user.id, { fileData: fileOf('image/png', size).toString('base64') }) });
+        expect((await post(600)).statusCode).toBe(201);
+        const over = await post(401);
+        expect(over.statusCode).toBe(422);
+        expect(over.json().error).toEqual({
+          code: 'STORAGE_QUOTA_EXCEEDED',
+          message: expect.any(String),
+          details: { quota_bytes: 1000, stored_bytes: 600, upload_bytes: 401 },
+        });
+        expect(fs.readdirSync(path.join(q.config.dataDir, 'documents', carol.id))).toHaveLength(1);
+        expect((await post(400)).statusCode).toBe(201);
+        // Reports count against the same quota, and a refused end user is not created.
+        const reports = await q.request({ method: 'POST', url: '/end-users', key: carol.key, csrf: true, body: { firstName: 'A', lastName: 'B', email: 'a@example.com', dob: '1990-01-01', address: { line1: 'x', city: 'y', postalCode: '1', country: 'DE' }, kycReportBase64: fileOf('application/pdf', 10).toString('base64') } });
+        expect(reports.statusCode).toBe(422);
+        expect((await q.request({ url: '/end-users', key: carol.key })).json().data).toHaveLength(1);
+      } finally {
+        await q.close();
+      }
+    });
+
+    it('holds under concurrent uploads: of ten uploads of 300 bytes against 1000, three are stored', async () => {
+      const q = await createTestApp({ env: { DOCUMENT_STORAGE_QUOTA_BYTES: '1000', UPLOAD_CONCURRENCY: '10' } });
+      try {
+        const dave = await q.createCustomer('Dave Ltd');
+        const user = await createIndividual(q, dave);
+        const csrf = await q.csrfToken(dave.key);
+        const responses = await Promise.all(
+          Array.from({ length: 10 }, () => q.request({ method: 'POST', url: '/documents', key: dave.key, csrf, body: uploadBody(user.id, { fileData: fileOf('image/png', 300).toString('base64') }) })),
+        );
+        expect(responses.map((response) => response.statusCode).sort()).toEqual([201, 201, 201, 422, 422, 422, 422, 422, 422, 422]);
+        expect(fs.readdirSync(path.join(q.config.dataDir, 'documents', dave.id))).toHaveLength(3);
+        const stored = await q.storage.db.selectFrom('customers').select('stored_document_bytes').where('id', '=', dave.id).executeTakeFirstOrThrow();
+        expect(BigInt(stored.stored_document_bytes)).toBe(900n);
+      } finally {
+        await q.close();
+      }
+    });
+  });
+
+  describe('memory: large bodies are read a few at a time', () => {
+    it('holds a second upload unread while UPLOAD_CONCURRENCY=1 is taken, and lets it through when the first ends', async () => {
+      const q = await createTestApp({ env: { UPLOAD_CONCURRENCY: '1' } });
+      try {
+        const erin = await q.createCustomer('Erin Ltd');
+        const user = await createIndividual(q, erin);
+        const csrf = await q.csrfToken(erin.key);
+        const headers = { 'x-api-key': erin.key, 'x-csrf-token': csrf, 'content-type': 'application/json' };
+        const body = JSON.stringify(uploadBody(user.id));
+        // The first body arrives slowly: half now, the rest when the test says.
+        const slow = new PassThrough();
+        slow.write(body.slice(0, 20));
+        const first = q.app.inject({ method: 'POST', url: '/documents', headers: { ...headers, 'content-length': String(body.length) }, payload: slow });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        let secondDone = false;
+        const second = q.app.inject({ method: 'POST', url: '/documents', headers, payload: body }).then((response) => {
+          secondDone = true;
+          return response;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(secondDone).toBe(false);
+        slow.end(body.slice(20));
+        expect((await first).statusCode).toBe(201);
+        expect((await second).statusCode).toBe(201);
+      } finally {
+        await q.close();
+      }
     });
   });
 

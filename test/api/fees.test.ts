@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDecimal } from '../../src/ledger/money.js';
 import { FeeService } from '../../src/modules/fees/service.js';
+import { createFiatAccount } from '../helpers/fixtures.js';
+import { createPayee, deposit, pay } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -114,6 +116,61 @@ describe('fees', () => {
       const without = await previewOk(alice, { amount: 12.34, currency: 'GBP', paymentScheme: 'FASTER_PAYMENTS' });
       const withType = await previewOk(alice, { amount: 12.34, currency: 'GBP', paymentScheme: 'FASTER_PAYMENTS', transactionType: 'payment' });
       expect(without).toEqual(withType);
+    });
+
+    it('defaults the scheme when none is given, as a payment does: the currency’s first rail', async () => {
+      expect(await previewOk(alice, { amount: 100, currency: 'EUR', transactionType: 'payment' })).toMatchObject({ schedule_name: 'Default SEPA EUR', fee_amount: 0.2 });
+      expect(await previewOk(alice, { amount: 100, currency: 'GBP' })).toMatchObject({ schedule_name: 'Default FASTER_PAYMENTS GBP' });
+      expect(await previewOk(alice, { amount: 100, currency: 'USD' })).toMatchObject({ schedule_name: 'Default ACH USD' });
+    });
+
+    describe('the same body previews the fee the payment is charged', () => {
+      const setup = async () => {
+        const from = await createFiatAccount(t, carol, { accountName: 'Source', currency: 'EUR' });
+        const to = await createFiatAccount(t, carol, { accountName: 'Target', currency: 'EUR' });
+        await deposit(t, carol, from.id, 100_000);
+        const sepaPayee = await createPayee(t, carol, 'EUR');
+        const swiftPayee = (
+          await t.request({
+            method: 'POST',
+            url: '/payees',
+            key: carol.key,
+            csrf: true,
+            body: { name: 'Ankara Ltd', address: { line1: 'x', city: 'Ankara', country: 'TR' }, bankDetails: { iban: 'TR330006100519786457841326', bic: 'AKBKTRIS' } },
+          })
+        ).json().data;
+        return { from, to, sepaPayee, swiftPayee };
+      };
+
+      it.each([
+        ['a SEPA payee without a scheme', (f: any) => ({ payeeId: f.sepaPayee.id }), 0.2],
+        ['a SEPA payee with SEPA_INSTANT', (f: any) => ({ payeeId: f.sepaPayee.id, paymentScheme: 'sepa_instant' }), 0.5],
+        ['a payee outside SEPA (SWIFT only)', (f: any) => ({ payeeId: f.swiftPayee.id }), 12.35],
+        ['one of your own accounts (INTERNAL)', (f: any) => ({ toAccountId: f.to.id }), 0],
+      ])('%s', async (_label, target, expectedFee) => {
+        const fixture = await setup();
+        const body = { fromAccountId: fixture.from.id, amount: 12_345.67, currency: 'EUR', reference: 'parity', ...target(fixture) };
+        const previewed = await previewOk(carol, body);
+        expect(previewed.fee_amount).toBe(expectedFee);
+        const paid = await pay(t, carol, body);
+        const payment = (await t.request({ url: `/payments/${paid.id}`, key: carol.key })).json().data;
+        expect(Number(payment.fee)).toBe(previewed.fee_amount);
+      });
+    });
+
+    it('refuses a scheme the payee has no rail for, and another customer’s payee as unknown', async () => {
+      const payee = await createPayee(t, bob, 'EUR');
+      const wrongRail = await preview(bob, { amount: 10, currency: 'EUR', payeeId: payee.id, paymentScheme: 'INTERNAL' });
+      expect(wrongRail.statusCode).toBe(400);
+      expect(failingPaths(wrongRail)).toEqual(['/paymentScheme']);
+      const foreign = await preview(alice, { amount: 10, currency: 'EUR', payeeId: payee.id });
+      expect(foreign.statusCode).toBe(404);
+      const both = await preview(bob, { amount: 10, currency: 'EUR', payeeId: payee.id, toAccountId: payee.id });
+      expect(both.statusCode).toBe(400);
+      expect(failingPaths(both).sort()).toEqual(['/payeeId', '/toAccountId']);
+      const mismatch = await preview(bob, { amount: 10, currency: 'GBP', payeeId: payee.id });
+      expect(mismatch.statusCode).toBe(422);
+      expect(mismatch.json().error.code).toBe('CURRENCY_MISMATCH');
     });
 
     it('answers the same under /v1 and /v2', async () => {

@@ -32,11 +32,7 @@ describe('operations', () => {
   });
   afterAll(async () => t.close());
 
-  const metricsText = async () => {
-    const response = await t.request({ url: '/metrics' });
-    expect(response.statusCode).toBe(200);
-    return response.body;
-  };
+  const metricsText = () => t.metrics();
 
   describe('X-Request-Id', () => {
     const expectGeneratedId = (response: LightMyRequestResponse) => expect(response.headers['x-request-id']).toMatch(uuidPattern);
@@ -95,6 +91,31 @@ describe('operations', () => {
     });
   });
 
+  describe('response headers for customer data', () => {
+    it('sends Cache-Control: no-store and X-Content-Type-Options: nosniff on data, writes and errors', async () => {
+      const responses = [
+        await t.request({ url: '/fiat-accounts', key: alice.key }),
+        await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, csrf: true, body: { accountName: 'h', currency: 'EUR' } }),
+        await t.request({ url: '/csrf-token', key: alice.key }),
+        await t.request({ url: '/fiat-accounts' }),
+        await t.request({ url: `/fiat-accounts/${unknownAccountId}`, key: alice.key }),
+        await t.request({ url: '/no-such-route' }),
+        await t.request({ url: '/v3/fiat-accounts', key: alice.key }),
+        await t.request({ url: '/health' }),
+      ];
+      for (const response of responses) {
+        expect(response.headers['cache-control'], `${response.statusCode} ${response.body.slice(0, 60)}`).toBe('no-store');
+        expect(response.headers['x-content-type-options']).toBe('nosniff');
+      }
+    });
+
+    it('lets the public API reference be cached, still with nosniff', async () => {
+      const document = await t.request({ url: '/openapi.json' });
+      expect(document.headers['cache-control']).toBeUndefined();
+      expect(document.headers['x-content-type-options']).toBe('nosniff');
+    });
+  });
+
   describe('health and readiness', () => {
     it('answers GET /health with 200 without a key', async () => {
       const response = await t.request({ url: '/health' });
@@ -112,7 +133,6 @@ describe('operations', () => {
       const bad = `sk_test_${randomBytes(32).toString('base64url')}`;
       expect((await t.request({ url: '/health', key: bad })).statusCode).toBe(200);
       expect((await t.request({ url: '/ready', key: 'hello' })).statusCode).toBe(200);
-      expect((await t.request({ url: '/metrics', key: bad })).statusCode).toBe(200);
     });
 
     it('answers through the version prefixes too', async () => {
@@ -121,13 +141,17 @@ describe('operations', () => {
     });
   });
 
-  describe('GET /metrics', () => {
-    it('serves Prometheus text without a key', async () => {
+  describe('metrics', () => {
+    it('are not served on the API port: GET /metrics there is an unknown route', async () => {
       const response = await t.request({ url: '/metrics' });
-      expect(response.statusCode).toBe(200);
-      expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
-      expect(response.body).toContain('# TYPE http_requests_total counter');
-      expect(response.body).toContain('# TYPE http_request_duration_seconds histogram');
+      expect(response.statusCode).toBe(404);
+      expect(response.json().error.code).toBe('ROUTE_NOT_FOUND');
+    });
+
+    it('are served as Prometheus text by the metrics listener, which answers nothing else', async () => {
+      const text = await metricsText();
+      expect(text).toContain('# TYPE http_requests_total counter');
+      expect(text).toContain('# TYPE http_request_duration_seconds histogram');
     });
 
     it('counts requests by method, route pattern and status code', async () => {

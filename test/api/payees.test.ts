@@ -123,6 +123,42 @@ describe('payees', () => {
       expect(payee.requires_vop).toBe(false);
     });
 
+    it('creates a SWIFT payee outside the IBAN countries from an account number and a BIC, in USD unless told', async () => {
+      const address = { line1: '1 Raffles Place', city: 'Singapore', postalCode: '048616', country: 'SG' };
+      const usd = await create(alice, payeeBody({ address, bankDetails: { accountNumber: '0123456789', bic: 'DBSSSGSG', bankName: 'DBS Bank' } }));
+      expect(usd.statusCode, usd.body).toBe(201);
+      expect(usd.json().data).toMatchObject({ currency: 'USD', account_number: '0123456789', swift: 'DBSSSGSG', iban: null, sort_code: null, routing_number: null, requires_vop: false });
+      const eur = await create(alice, payeeBody({ address, currency: 'eur', bankDetails: { accountNumber: 'SG12ABC0001', bic: 'dbsssgsgxxx' } }));
+      expect(eur.statusCode, eur.body).toBe(201);
+      expect(eur.json().data).toMatchObject({ currency: 'EUR', account_number: 'SG12ABC0001', swift: 'DBSSSGSGXXX' });
+    });
+
+    it('pays a SWIFT payee over SWIFT only, at the SWIFT fee the preview shows', async () => {
+      const payee = (await create(alice, payeeBody({ bankDetails: { accountNumber: '998877', bic: 'DBSSSGSG' } }))).json().data;
+      const account = (await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, csrf: true, body: { accountName: 'USD', currency: 'USD' } })).json().data;
+      await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${account.id}/deposits`, key: alice.key, csrf: true, body: { amount: 10000 } });
+      const body = { fromAccountId: account.id, payeeId: payee.id, amount: 1000, currency: 'USD', reference: 'swift' };
+      const preview = await t.request({ method: 'POST', url: '/fees/preview', key: alice.key, csrf: true, body });
+      expect(preview.json().data).toMatchObject({ fee_amount: 5, schedule_name: 'Default SWIFT USD' });
+      const paid = await t.request({ method: 'POST', url: '/payments', key: alice.key, csrf: true, body });
+      expect(paid.statusCode, paid.body).toBe(201);
+      const payment = (await t.request({ url: `/payments/${paid.json().data.id}`, key: alice.key })).json().data;
+      expect(payment).toMatchObject({ paymentScheme: 'SWIFT', fee: '5.00' });
+      const ach = await t.request({ method: 'POST', url: '/payments', key: alice.key, csrf: true, body: { ...body, paymentScheme: 'ACH' } });
+      expect(ach.statusCode).toBe(400);
+      expect(ach.json().error.details.fields[0]).toMatchObject({ path: '/paymentScheme', reason: 'must be one of SWIFT for this payee' });
+    });
+
+    it.each([
+      ['an account number of 35 characters', { accountNumber: 'A'.repeat(35), bic: 'DBSSSGSG' }, '/bankDetails/accountNumber'],
+      ['an account number with a hyphen', { accountNumber: '12-34', bic: 'DBSSSGSG' }, '/bankDetails/accountNumber'],
+      ['an account number and an invalid BIC', { accountNumber: '123', bic: 'DBSS1GSG' }, '/bankDetails/bic'],
+    ])('refuses a SWIFT payee with %s', async (_label, bankDetails, path) => {
+      const response = await create(alice, payeeBody({ bankDetails }));
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error.details.fields.map((field: { path: string }) => field.path)).toContain(path);
+    });
+
     it('treats a GB IBAN as a EUR SEPA payee (the UK is in SEPA), with Verification of Payee', async () => {
       const response = await create(alice, withBank({ iban: 'GB29NWBK60161331926819' }));
       expect(response.statusCode).toBe(201);
@@ -309,7 +345,7 @@ describe('payees', () => {
       ['intermediaryBankName of 141 characters', withBank({ ...eurBankDetails, intermediaryBankName: 'a'.repeat(141) }), '/bankDetails/intermediaryBankName'],
       ['intermediaryBankAddressCountry in lower case', withBank({ ...eurBankDetails, intermediaryBankAddressCountry: 'de' }), '/bankDetails/intermediaryBankAddressCountry'],
       ['an unknown bank detail', withBank({ ...eurBankDetails, currency: 'EUR' }), '/bankDetails/currency'],
-      ['a currency (it is derived)', payeeBody({ currency: 'EUR' }), '/currency'],
+      ['a currency other than the one the bank details imply', payeeBody({ currency: 'GBP' }), '/currency'],
       ['a non-UUID endUserId', payeeBody({ endUserId: 'user-1' }), '/endUserId'],
       ['a non-UUID umbrellaLinkId', payeeBody({ umbrellaLinkId: '123' }), '/umbrellaLinkId'],
     ])('refuses %s with 400 naming the field', async (_label, body, path) => {

@@ -93,13 +93,12 @@ describe('rate limiting (RATE_LIMIT_PER_SECOND=3)', () => {
     expect((await list(await freshKey())).json().data.length).toBe(before);
   });
 
-  it('does not limit /health, /ready or /metrics', async () => {
+  it('does not limit /health or /ready', async () => {
     for (let i = 0; i < limit * 3; i += 1) {
       const health = await t.request({ url: '/health' });
       expect(health.statusCode).toBe(200);
       expect(health.headers['ratelimit-limit']).toBeUndefined();
       expect((await t.request({ url: '/ready' })).statusCode).toBe(200);
-      expect((await t.request({ url: '/metrics' })).statusCode).toBe(200);
     }
   });
 
@@ -111,6 +110,37 @@ describe('rate limiting (RATE_LIMIT_PER_SECOND=3)', () => {
     const again = await list(key);
     expect(again.statusCode).toBe(200);
     expect(again.headers['ratelimit-remaining']).toBe(String(limit - 1));
+  });
+});
+
+describe('rate limiting per client address, before authentication (RATE_LIMIT_PER_IP_PER_SECOND=3)', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_PER_IP_PER_SECOND: String(limit) } });
+    alice = await t.createCustomer('Alice Ltd');
+  });
+  afterAll(async () => t.close());
+
+  it('answers 429 to the 4th bad-key request within a second from one address, before looking at the key', async () => {
+    const address = '198.51.100.7';
+    for (let i = 0; i < limit; i += 1) expect((await t.request({ url: '/fiat-accounts', key: 'sk_test_wrong', remoteAddress: address })).statusCode).toBe(401);
+    const limited = await t.request({ url: '/fiat-accounts', key: 'sk_test_wrong', remoteAddress: address });
+    expectRateLimited(limited);
+    expect(limited.json().error.message).toMatch(/address/);
+    // A valid key from the same address is limited too: the address is over its budget.
+    expectRateLimited(await t.request({ url: '/fiat-accounts', key: alice.key, remoteAddress: address }));
+    // Another address is not.
+    expect((await t.request({ url: '/fiat-accounts', key: alice.key, remoteAddress: '198.51.100.8' })).statusCode).toBe(200);
+  });
+
+  it('counts requests without any key, and leaves /health and /ready alone', async () => {
+    const address = '198.51.100.9';
+    for (let i = 0; i < limit; i += 1) expect((await t.request({ url: '/payees', remoteAddress: address })).statusCode).toBe(401);
+    expectRateLimited(await t.request({ url: '/payees', remoteAddress: address }));
+    expect((await t.request({ url: '/health', remoteAddress: address })).statusCode).toBe(200);
+    expect((await t.request({ url: '/ready', remoteAddress: address })).statusCode).toBe(200);
   });
 });
 

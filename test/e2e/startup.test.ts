@@ -87,6 +87,18 @@ describe.concurrent('start-up refuses a setting that cannot work, with one line'
     expect(message).toContain('RATE_LIMIT_PER_SECOND');
   });
 
+  it('stops start-up with one line when the metrics port is already taken', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const { port } = blocker.address() as net.AddressInfo;
+      const message = expectOneLineRefusal(await startServer({ METRICS_PORT: String(port) }));
+      expect(message).toContain('METRICS_PORT');
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('stops start-up with one line when the port is already taken', async () => {
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));

@@ -5,6 +5,8 @@ import path from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../../src/app.js';
+import { serveMetrics, type MetricsListener } from '../../src/http/metrics.js';
+import type { Providers } from '../../src/providers/providers.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { ApiKeyService, type CreateKeyInput } from '../../src/modules/api-keys/service.js';
@@ -83,21 +85,46 @@ export interface TestApp {
   createKey(customerId: string, options?: Omit<CreateKeyInput, 'customerId'>): Promise<{ key: string; id: string }>;
   csrfToken(key: string): Promise<string>;
   request(options: RequestOptions): Promise<LightMyRequestResponse>;
+  /** GET /metrics from the metrics listener (started on a free loopback port on first use). */
+  metrics(): Promise<string>;
   close(): Promise<void>;
+}
+
+/** The observed (operation, status) pairs that /openapi.json does not list. Hidden routes (the reference itself) are skipped. */
+function undocumentedStatuses(app: FastifyInstance, observed: Array<{ method: string; routeUrl: string; statusCode: number }>): string[] {
+  const paths = (app.swagger() as { paths?: Record<string, Record<string, { responses?: Record<string, unknown> }>> }).paths ?? {};
+  const missing = new Set<string>();
+  for (const { method, routeUrl, statusCode } of observed) {
+    const operation = paths[routeUrl.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[method.toLowerCase()];
+    if (operation === undefined) continue;
+    if (operation.responses?.[String(statusCode)] === undefined) missing.add(`${method} ${routeUrl} ${statusCode}`);
+  }
+  return [...missing].sort();
 }
 
 /**
  * The real application on a real, empty database of the current dialect, answering through app.inject.
  * Rate limiting is off unless the test asks for it.
  */
-export async function createTestApp(options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream } = {}): Promise<TestApp> {
+export async function createTestApp(
+  options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream; providers?: Providers } = {},
+): Promise<TestApp> {
   const { storage, config: storageConfig, drop } = await freshStorage();
   const config: Config = {
     ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 'off', ...options.env }),
     ...storageConfig,
   };
   const clock = (options.clock as TestClock | undefined) ?? new TestClock();
-  const app = await buildApp(config, { storage, clock, ...(options.logStream ? { logStream: options.logStream as never } : {}) });
+  const observed: Array<{ method: string; routeUrl: string; statusCode: number }> = [];
+  const app = await buildApp(config, {
+    storage,
+    clock,
+    ...(options.logStream ? { logStream: options.logStream as never } : {}),
+    ...(options.providers ? { providers: options.providers } : {}),
+    observeResponse: (method, routeUrl, statusCode) => {
+      if (routeUrl !== undefined) observed.push({ method, routeUrl, statusCode });
+    },
+  });
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
   const customers = new CustomerService(storage, clock);
 
@@ -105,6 +132,7 @@ export async function createTestApp(options: { env?: Record<string, string>; clo
     const created = await apiKeys.create({ customerId, ...keyOptions });
     return { key: created.key, id: created.id };
   };
+  let metricsListener: MetricsListener | undefined;
   const csrfToken = async (key: string) => {
     const response = await app.inject({ method: 'GET', url: '/csrf-token', headers: { 'x-api-key': key } });
     if (response.statusCode !== 200) throw new Error(`GET /csrf-token answered ${response.statusCode}: ${response.body}`);
@@ -134,9 +162,19 @@ export async function createTestApp(options: { env?: Record<string, string>; clo
         ...(remoteAddress ? { remoteAddress } : {}),
       });
     },
+    async metrics() {
+      metricsListener ??= await serveMetrics(app, { host: '127.0.0.1', port: 0 });
+      const response = await fetch(`http://127.0.0.1:${metricsListener.address.port}/metrics`);
+      if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
+      return response.text();
+    },
     async close() {
+      const undocumented = undocumentedStatuses(app, observed);
+      await metricsListener?.close();
       await app.close();
       await drop();
+      // Every status a test saw must be in /openapi.json, so generated clients type it.
+      if (undocumented.length > 0) throw new Error(`responses missing from the OpenAPI document: ${undocumented.join('; ')}`);
     },
   };
 }

@@ -113,7 +113,7 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite group commit', () => {
   });
 });
 
-describe.skipIf(testDialect !== 'sqlite')('GET /metrics on SQLite', () => {
+describe.skipIf(testDialect !== 'sqlite')('the metrics listener on SQLite', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
@@ -123,7 +123,7 @@ describe.skipIf(testDialect !== 'sqlite')('GET /metrics on SQLite', () => {
   const counter = (text: string, name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((line) => line.startsWith(`${name} `)) ?? '')?.[2]);
 
   it('reports COMMITs and the transactions they made durable: parallel payments share them', async () => {
-    const read = async () => (await t.request({ url: '/metrics' })).body;
+    const read = () => t.metrics();
     const customer = await t.createCustomer('Grouped Ltd');
     const from = await createFiatAccount(t, customer);
     const to = await createFiatAccount(t, customer);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteDatabase, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
+import { openSqliteDatabase, openStorage, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, temporaryDirectory, testDialect } from '../helpers/test-app.js';
@@ -149,6 +149,38 @@ describe.skipIf(testDialect !== 'sqlite')('the embedded SQLite database', () => 
       other.exec('ROLLBACK');
     } finally {
       other.close();
+    }
+  });
+});
+
+describe.skipIf(testDialect !== 'sqlite')('the embedded database files are private to the server’s user', () => {
+  it('creates the data directory 0700 and the database, WAL and shared-memory files 0600', async () => {
+    const parent = temporaryDirectory();
+    const dataDir = `${parent}/data`;
+    try {
+      const storage = await openStorage({ dataDir, databaseUrl: undefined, databasePoolSize: 1 });
+      await migrateToLatest(storage);
+      await insertCustomerRow(storage);
+      expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+      for (const suffix of ['', '-wal', '-shm']) expect(fs.statSync(`${storage.location}${suffix}`).mode & 0o777, suffix).toBe(0o600);
+      await storage.close();
+    } finally {
+      fs.rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('tightens a database file an earlier version left readable by others', async () => {
+    const dataDir = temporaryDirectory();
+    try {
+      const first = await openStorage({ dataDir, databaseUrl: undefined, databasePoolSize: 1 });
+      await migrateToLatest(first);
+      await first.close();
+      fs.chmodSync(first.location, 0o644);
+      const second = await openStorage({ dataDir, databaseUrl: undefined, databasePoolSize: 1 });
+      expect(fs.statSync(second.location).mode & 0o777).toBe(0o600);
+      await second.close();
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

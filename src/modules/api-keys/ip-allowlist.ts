@@ -2,13 +2,27 @@ import ipaddr from 'ipaddr.js';
 
 export type CidrRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
+/** Width of the IPv4-mapped prefix ::ffff:0:0/96 (RFC 4291 §2.5.5.2). */
+const mappedPrefixLength = 96;
+
+/**
+ * An IPv4-mapped IPv6 range (`::ffff:127.0.0.1`, `::ffff:10.0.0.0/104`) is the IPv4 range it maps: clients are
+ * compared as IPv4 (ipaddr.process), so a range kept in its IPv6 form would never match anyone.
+ */
+function normalized([address, prefixLength]: CidrRange): CidrRange {
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefixLength >= mappedPrefixLength) {
+    return [(address as ipaddr.IPv6).toIPv4Address(), prefixLength - mappedPrefixLength];
+  }
+  return [address, prefixLength];
+}
+
 /** Parses `203.0.113.0/24`, `2001:db8::/32` or a bare address (a /32 or /128); undefined when not valid. */
 export function parseCidr(value: string): CidrRange | undefined {
   const text = value.trim();
   try {
-    if (text.includes('/')) return ipaddr.parseCIDR(text);
+    if (text.includes('/')) return normalized(ipaddr.parseCIDR(text));
     const address = ipaddr.parse(text);
-    return [address, address.kind() === 'ipv4' ? 32 : 128];
+    return normalized([address, address.kind() === 'ipv4' ? 32 : 128]);
   } catch {
     return undefined;
   }

@@ -1,3 +1,5 @@
+import { DomainError } from '../../errors.js';
+
 /** DESIGN §3: `*`, or `<resource>:read` / `<resource>:write` for each resource. */
 export const scopeResources = [
   'fiat-accounts',
@@ -26,4 +28,12 @@ export function isScope(value: string): value is Scope {
 export function grants(held: readonly Scope[], required: Scope): boolean {
   if (held.includes('*') || held.includes(required)) return true;
   return required.endsWith(':read') && held.includes(required.replace(/:read$/, ':write') as Scope);
+}
+
+/** 403 INSUFFICIENT_SCOPE unless the key holds one of the scopes. */
+export function requireScope(held: readonly Scope[], anyOf: Scope | readonly Scope[]): void {
+  const candidates: readonly Scope[] = typeof anyOf === 'string' ? [anyOf] : anyOf;
+  if (candidates.some((scope) => grants(held, scope))) return;
+  const named = candidates.join(' or ');
+  throw new DomainError('INSUFFICIENT_SCOPE', `This API key lacks the scope ${named}.`, { required_scope: named });
 }

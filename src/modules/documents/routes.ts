@@ -22,7 +22,7 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService)
         summary: 'Upload a verification document',
         description: 'Stores the file, then synchronises it with the provider in the background (docs/documents.md).',
         body: UploadDocumentBody,
-        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...authenticatedWriteErrors, 404) },
+        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
     async (request, reply) => reply.code(201).send({ data: await documents.upload(callerOf(request), request.body) }),

@@ -11,7 +11,8 @@ import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, Upd
 export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['End users'];
-  const created = { 201: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors) };
+  // 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
+  const created = { 201: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 422, 502) };
 
   routes.post(
     '/end-users',

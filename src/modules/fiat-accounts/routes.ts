@@ -18,7 +18,8 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
         tags,
         summary: 'Create a fiat account',
         body: CreateFiatAccountBody,
-        response: { 201: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors) },
+        // 404: a linkedBusinessId that is not one of yours; 422 END_USER_NOT_BUSINESS; 502 PROVIDER_UNAVAILABLE.
+        response: { 201: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422, 502) },
       },
     },
     async (request, reply) => {

@@ -20,13 +20,17 @@ import type { PayeeBankDetailsInput } from './schemas.js';
  *   of Payee applies), otherwise over SWIFT, which needs the `bic`.
  * - `sortCode` + `accountNumber` → GBP (Faster Payments / Bacs).
  * - `routingNumber` + `accountNumber` → USD (ACH / Fedwire).
+ * - `accountNumber` + `bic` alone → a SWIFT payee outside the IBAN countries, in the currency the request names
+ *   (default USD, the currency of most such wires).
  *
- * Exactly one of the three identifies the account; a mix would leave the rail, and so the currency, ambiguous.
+ * Exactly one identification applies; a mix would leave the rail, and so the currency, ambiguous.
  */
 
 export interface ResolvedBankDetails {
   currency: FiatCurrency;
   requiresVop: boolean;
+  /** Paid over SWIFT only: an IBAN outside SEPA, or an account number with a BIC. */
+  swiftOnly: boolean;
   /** Electronic form: no spaces, upper case. */
   iban: string | null;
   /** Upper case. */
@@ -38,7 +42,10 @@ export interface ResolvedBankDetails {
 }
 
 const railFields = ['iban', 'sortCode', 'routingNumber'] as const;
-const railsSentence = 'iban (EUR), sortCode with accountNumber (GBP), or routingNumber with accountNumber (USD)';
+const railsSentence = 'iban (EUR), sortCode with accountNumber (GBP), routingNumber with accountNumber (USD), or accountNumber with bic (SWIFT)';
+/** The currency of a SWIFT payee identified by account number and BIC when the request names none. */
+export const swiftPayeeDefaultCurrency: FiatCurrency = 'USD';
+const digitsOnly = /^[0-9]+$/;
 
 /** ISO 3166-1 alpha-2 codes that are assigned (the country table of the IBAN library lists all of them). */
 const countryCodes = new Set(Object.keys(getCountrySpecifications()));
@@ -84,7 +91,10 @@ function bicProblem(bic: string): string | null {
  * Checks the bank details and derives the rail's currency. Every problem is reported at once as a field error
  * under `/bankDetails`; `resolved` is null when there is any.
  */
-export function resolveBankDetails(details: PayeeBankDetailsInput): { errors: FieldError[]; resolved: ResolvedBankDetails | null } {
+export function resolveBankDetails(
+  details: PayeeBankDetailsInput,
+  requestedCurrency?: FiatCurrency,
+): { errors: FieldError[]; resolved: ResolvedBankDetails | null } {
   const errors: FieldError[] = [];
   const at = (field: string, reason: string) => errors.push({ location: 'body', path: `/bankDetails/${field}`, reason });
 
@@ -113,8 +123,9 @@ export function resolveBankDetails(details: PayeeBankDetailsInput): { errors: Fi
       at(field, `cannot be combined with ${others}: a payee is paid on one rail, identified by ${railsSentence}`);
     }
   } else if (given.length === 0) {
-    if (accountNumber !== null) at('accountNumber', 'needs sortCode (UK, GBP) or routingNumber (US, USD) beside it');
-    else errors.push({ location: 'body', path: '/bankDetails', reason: `must identify the account by ${railsSentence}` });
+    if (accountNumber === null) errors.push({ location: 'body', path: '/bankDetails', reason: `must identify the account by ${railsSentence}` });
+    else if (bic === null) at('accountNumber', 'needs sortCode (UK, GBP), routingNumber (US, USD) or bic (SWIFT) beside it');
+    else resolved = { ...none, currency: requestedCurrency ?? swiftPayeeDefaultCurrency, requiresVop: false, swiftOnly: true, bic, accountNumber };
   } else if (details.iban !== undefined) {
     const iban = electronicFormatIBAN(details.iban) ?? '';
     const problem = ibanProblem(iban);
@@ -123,19 +134,23 @@ export function resolveBankDetails(details: PayeeBankDetailsInput): { errors: Fi
     const country = iban.slice(0, 2);
     const sepa = problem === null && isSEPACountry(country);
     if (problem === null && !sepa && bic === null) at('bic', `is required for an IBAN of ${country}: outside SEPA the payee is paid over SWIFT`);
-    resolved = { ...none, currency: 'EUR', requiresVop: sepa, iban, bic };
+    resolved = { ...none, currency: 'EUR', requiresVop: sepa, swiftOnly: !sepa, iban, bic };
   } else if (details.sortCode !== undefined) {
     if (accountNumber === null) at('accountNumber', 'is required with sortCode');
-    else if (accountNumber.length !== ukAccountNumberDigits) at('accountNumber', `must be ${ukAccountNumberDigits} digits with a UK sort code`);
-    resolved = { ...none, currency: 'GBP', requiresVop: false, bic, sortCode: details.sortCode.replace(/-/g, ''), accountNumber };
+    else if (accountNumber.length !== ukAccountNumberDigits || !digitsOnly.test(accountNumber)) at('accountNumber', `must be ${ukAccountNumberDigits} digits with a UK sort code`);
+    resolved = { ...none, currency: 'GBP', requiresVop: false, swiftOnly: false, bic, sortCode: details.sortCode.replace(/-/g, ''), accountNumber };
   } else if (details.routingNumber !== undefined) {
     const problem = abaRoutingNumberProblem(details.routingNumber);
     if (problem) at('routingNumber', problem);
     if (accountNumber === null) at('accountNumber', 'is required with routingNumber');
-    else if (accountNumber.length < usAccountNumberDigitsMin || accountNumber.length > usAccountNumberDigitsMax) {
+    else if (accountNumber.length < usAccountNumberDigitsMin || accountNumber.length > usAccountNumberDigitsMax || !digitsOnly.test(accountNumber)) {
       at('accountNumber', `must be ${usAccountNumberDigitsMin}-${usAccountNumberDigitsMax} digits with a US routing number`);
     }
-    resolved = { ...none, currency: 'USD', requiresVop: false, bic, routingNumber: details.routingNumber, accountNumber };
+    resolved = { ...none, currency: 'USD', requiresVop: false, swiftOnly: false, bic, routingNumber: details.routingNumber, accountNumber };
+  }
+  // `currency` names the currency of a SWIFT payee; for the other rails it is implied and may only repeat it.
+  if (resolved !== null && requestedCurrency !== undefined && resolved.currency !== requestedCurrency) {
+    errors.push({ location: 'body', path: '/currency', reason: `must be ${resolved.currency}, the currency of these bank details, or be left out` });
   }
   return errors.length > 0 ? { errors, resolved: null } : { errors, resolved };
 }

@@ -25,3 +25,5 @@ export const ukAccountNumberDigits = 8;
 export const usRoutingNumberDigits = 9;
 export const usAccountNumberDigitsMin = 4;
 export const usAccountNumberDigitsMax = 17;
+/** Elsewhere, an account identifier in a SWIFT message is ISO 20022 `Othr/Id`, Max34Text. */
+export const swiftAccountNumberLengthMax = 34;

@@ -22,7 +22,7 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
           'requires_vop is true for EUR payees whose IBAN is in SEPA.',
         body: CreatePayeeBody,
         // 404: an endUserId that is not one of the caller's end users.
-        response: { 201: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404) },
+        response: { 201: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404, 502) },
       },
     },
     async (request, reply) => reply.code(201).send({ data: await payees.create(callerOf(request), request.body) }),

@@ -58,9 +58,9 @@ export const PayeeBankDetailsBody = Type.Object(
     accountNumber: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: limits.usAccountNumberDigitsMax,
-        pattern: '^[0-9]+$',
-        description: 'Digits only: 8 with sortCode (UK), 4-17 with routingNumber (US); not sent with an IBAN',
+        maxLength: limits.swiftAccountNumberLengthMax,
+        pattern: '^[A-Za-z0-9]+$',
+        description: '8 digits with sortCode (UK), 4-17 digits with routingNumber (US), 1-34 letters or digits with bic alone (SWIFT); not sent with an IBAN',
       }),
     ),
     routingNumber: Type.Optional(
@@ -86,7 +86,7 @@ export const PayeeBankDetailsBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Exactly one of: iban (EUR); sortCode + accountNumber (GBP); routingNumber + accountNumber (USD)',
+    description: 'Exactly one of: iban (EUR); sortCode + accountNumber (GBP); routingNumber + accountNumber (USD); accountNumber + bic (SWIFT, currency from `currency`)',
   },
 );
 export type PayeeBankDetailsInput = Static<typeof PayeeBankDetailsBody>;
@@ -99,6 +99,11 @@ export const CreatePayeeBody = Type.Object(
     bankDetails: PayeeBankDetailsBody,
     endUserId: Type.Optional(Uuid),
     umbrellaLinkId: Type.Optional(Uuid),
+    currency: Type.Optional(
+      StringEnum(fiatCurrencies, {
+        description: 'Additive. The currency of a SWIFT payee identified by accountNumber + bic (default USD); for the other rails it is implied by the bank details and may only repeat it',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -53,7 +53,7 @@ export class PayeeService {
     if (!isCountryCode(input.address.country)) {
       errors.push({ location: 'body', path: '/address/country', reason: 'is not an assigned ISO 3166-1 alpha-2 country code' });
     }
-    const bank = resolveBankDetails(input.bankDetails);
+    const bank = resolveBankDetails(input.bankDetails, input.currency);
     errors.push(...bank.errors);
     if (errors.length > 0 || bank.resolved === null) throw validationError(errors);
     const details = bank.resolved;

@@ -6,6 +6,7 @@ import { postJournal } from '../../ledger/ledger.js';
 import type { Currency } from '../../ledger/money.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
+import { requireScope } from '../api-keys/scopes.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { historyValuesOf } from '../transactions/history.js';
 import { presentTransaction } from '../transactions/presenter.js';
@@ -34,6 +35,7 @@ export class DepositService {
   async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput): Promise<TransactionRecordType> {
     const account = await findCustomerAccount(this.storage.db, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
+    requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
     let amountMinor: bigint;
     try {
       amountMinor = parseAmount(input.amount, account.currency as Currency);

@@ -97,7 +97,9 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
   routes.post(
     '/sandbox/fiat-accounts/:id/deposits',
     {
-      config: { scope: 'fiat-accounts:write' },
+      // The scope follows the account credited: fiat-accounts:write for a fiat account, virtual-accounts:write for a
+      // virtual one (DepositService checks which once the account is known).
+      config: { scope: ['fiat-accounts:write', 'virtual-accounts:write'] },
       schema: {
         tags,
         summary: 'Deposit money from outside into a fiat account or a virtual account (sandbox only)',

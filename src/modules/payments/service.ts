@@ -233,7 +233,7 @@ export class PaymentService {
   private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
     const payee = await this.storage.db
       .selectFrom('payees')
-      .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'requires_vop'])
+      .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'sort_code', 'routing_number', 'requires_vop'])
       .where('customer_id', '=', caller.customerId)
       .where('id', '=', id.toLowerCase())
       .executeTakeFirst();
@@ -243,8 +243,8 @@ export class PaymentService {
       currency: payee.currency,
       name: payee.payee_name,
       account: payee.iban ?? payee.account_number ?? '',
-      // A EUR payee outside SEPA (no Verification of Payee) is reached over SWIFT (docs/payees.md).
-      requiresSwift: payee.currency === 'EUR' && !payee.requires_vop,
+      // An IBAN outside SEPA, or an account number with only a BIC, is reached over SWIFT (docs/payees.md).
+      requiresSwift: payee.iban !== null ? !payee.requires_vop : payee.sort_code === null && payee.routing_number === null,
     };
   }
 

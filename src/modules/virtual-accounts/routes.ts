@@ -22,7 +22,7 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
           'optionally held in the name of one of your end users. 404 when the master account or end user is not ' +
           'yours; 422 ACCOUNT_NOT_MASTER or CURRENCY_MISMATCH when the master cannot host it.',
         body: CreateVirtualAccountBody,
-        response: { 201: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+        response: { 201: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422, 502) },
       },
     },
     async (request, reply) => {

@@ -1,0 +1,260 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { businessBody, createFiatAccount, createIndividual, individualBody } from '../helpers/fixtures.js';
+import { createPayee, deposit, failingPaths, pay } from '../helpers/money.js';
+import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+
+/**
+ * The rules every request follows at the edge (docs/decisions/0005-request-input-rules.md), checked through several
+ * endpoints on both databases: the same status and body on SQLite and PostgreSQL, nothing stored when refused.
+ */
+describe('request input rules', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
+    alice = await t.createCustomer('Alice Ltd');
+  });
+  afterAll(async () => t.close());
+
+  const post = (url: string, body: unknown) => t.request({ method: 'POST', url, key: alice.key, csrf: true, body });
+  const payeeBody = (overrides: Record<string, unknown> = {}) => ({
+    name: 'Erika Mustermann',
+    address: { line1: 'Hauptstraße 1', city: 'Berlin', postalCode: '10115', country: 'DE' },
+    bankDetails: { iban: 'DE89370400440532013000' },
+    ...overrides,
+  });
+  const count = async (table: 'payees' | 'end_users' | 'fiat_accounts') =>
+    Number((await t.storage.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('customer_id', '=', alice.id).executeTakeFirstOrThrow()).n);
+
+  describe('text: well-formed Unicode without control characters', () => {
+    it.each([
+      ['a NUL in a payee name', payeeBody({ name: 'Eve\u0000' }), '/name'],
+      ['a NUL in a nested field', payeeBody({ address: { line1: 'a\u0000b', city: 'Berlin', country: 'DE' } }), '/address/line1'],
+      ['a lone high surrogate', payeeBody({ name: 'a\ud800b' }), '/name'],
+      ['a lone low surrogate', payeeBody({ name: 'a\udc00b' }), '/name'],
+      ['a bell character (U+0007)', payeeBody({ name: 'ding\u0007' }), '/name'],
+      ['an escape character (U+001B)', payeeBody({ name: '\u001b[31mred' }), '/name'],
+    ])('refuses %s with 400 naming the field, and stores nothing', async (_label, body, path) => {
+      const before = await count('payees');
+      const response = await post('/payees', body);
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json().error.code).toBe('VALIDATION_ERROR');
+      expect(failingPaths(response)).toContain(path);
+      expect(await count('payees')).toBe(before);
+    });
+
+    it('answers a NUL the same whatever else is wrong, listing both fields', async () => {
+      const response = await post('/payees', payeeBody({ name: 'x\u0000', address: { line1: '', city: 'Berlin', country: 'DE' } }));
+      expect(response.statusCode).toBe(400);
+      expect(failingPaths(response).sort()).toEqual(['/address/line1', '/name']);
+    });
+
+    it('refuses a control character in a metadata value and in a metadata key, naming where', async () => {
+      const value = await post('/end-users', individualBody({ metadata: { note: 'a\u0000' } }));
+      expect(value.statusCode).toBe(400);
+      expect(failingPaths(value)).toEqual(['/metadata/note']);
+      const key = await post('/end-users', individualBody({ metadata: { 'k\u0001': 'v' } }));
+      expect(key.statusCode).toBe(400);
+      expect(failingPaths(key)).toEqual(['/metadata']);
+    });
+
+    it('refuses a NUL in a query parameter as a query field error', async () => {
+      const response = await t.request({ url: '/transactions?status=%00', key: alice.key });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error.details.fields[0]).toMatchObject({ location: 'query', path: '/status' });
+    });
+
+    it('accepts tab, CR and LF, astral characters and a correctly paired surrogate, and lists them back as JSON any decoder reads', async () => {
+      const name = 'Zoë 𝔘nicode\tcafé';
+      const created = await post('/payees', payeeBody({ name, address: { line1: 'Line one\r\nline two', city: 'Berlin', country: 'DE' } }));
+      expect(created.statusCode, created.body).toBe(201);
+      const listed = await t.request({ url: '/payees', key: alice.key });
+      expect(() => new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(listed.rawPayload))).not.toThrow();
+      expect(listed.json().data.map((payee: { payee_name: string }) => payee.payee_name)).toContain(name);
+    });
+  });
+
+  describe('enums match regardless of case and come back in their canonical spelling', () => {
+    it('business person types, sector and business type', async () => {
+      const body = businessBody({ sector: 'other_products_services' }, { businessType: 'limited_company' });
+      (body.businessPersons as Array<Record<string, unknown>>)[0]!.types = ['DIRECTOR', 'Ubo'];
+      const response = await post('/end-users/businesses', body);
+      expect(response.statusCode, response.body).toBe(201);
+      expect(response.json().data).toMatchObject({ sector: 'OTHER_PRODUCTS_SERVICES', business_type: 'LIMITED_COMPANY' });
+      const row = await t.storage.db.selectFrom('end_users').select('business_persons').where('id', '=', response.json().data.id).executeTakeFirstOrThrow();
+      expect(JSON.parse(row.business_persons ?? '[]')[0].types).toEqual(['director', 'ubo']);
+    });
+
+    it('annual salary range and risk rating of an individual', async () => {
+      const response = await post('/end-users', individualBody({ annualSalaryRange: 'range_0_to_25000', riskRating: 'low' }));
+      expect(response.statusCode, response.body).toBe(201);
+      expect(response.json().data.risk_tier).toBe('low_risk');
+      const row = await t.storage.db.selectFrom('end_users').select(['annual_salary_range', 'risk_rating']).where('id', '=', response.json().data.id).executeTakeFirstOrThrow();
+      expect(row).toEqual({ annual_salary_range: 'RANGE_0_TO_25000', risk_rating: 'LOW' });
+    });
+
+    it('currency and IBAN country of a fiat account', async () => {
+      const response = await post('/fiat-accounts', { accountName: 'lower', currency: 'eur', ibanCountry: 'lu' });
+      expect(response.statusCode, response.body).toBe(201);
+      expect(response.json().data.currency).toBe('EUR');
+      expect(response.json().data.iban).toMatch(/^LU/);
+    });
+
+    it('a query filter', async () => {
+      const response = await t.request({ url: '/transactions?status=COMPLETED&direction=Incoming', key: alice.key });
+      expect(response.statusCode, response.body).toBe(200);
+    });
+
+    it('still refuses a value that is not in the list, naming the allowed ones', async () => {
+      const response = await post('/fiat-accounts', { accountName: 'x', currency: 'chf' });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error.details.fields).toEqual([{ location: 'body', path: '/currency', reason: 'must be one of USD, EUR, GBP' }]);
+    });
+  });
+
+  describe('null on an optional field means absent', () => {
+    it('on a fiat account', async () => {
+      const response = await post('/fiat-accounts', { accountName: 'nulls', currency: 'EUR', ibanCountry: null, linkedBusinessId: null, umbrellaLinkId: null });
+      expect(response.statusCode, response.body).toBe(201);
+      expect(response.json().data).toMatchObject({ iban: expect.stringMatching(/^DE/), linked_business_id: null, is_master: true });
+    });
+
+    it('on nested optional fields of an end user and a payee', async () => {
+      const user = await post('/end-users', individualBody({ middleName: null, phone: null, address: { line1: '1 Main Street', line2: null, city: 'Berlin', postalCode: '10115', country: 'DE', state: null } }));
+      expect(user.statusCode, user.body).toBe(201);
+      expect(user.json().data.middle_name).toBeNull();
+      const payee = await post('/payees', payeeBody({ endUserId: null, address: { line1: 'x', line2: null, city: 'Berlin', postalCode: null, country: 'DE' } }));
+      expect(payee.statusCode, payee.body).toBe(201);
+      expect(payee.json().data).toMatchObject({ end_user_id: null, address_line2: null, postal_code: null });
+    });
+
+    it('round-trips a record: the nulls a payment answers can be sent back', async () => {
+      const from = await createFiatAccount(t, alice);
+      await deposit(t, alice, from.id, 100);
+      const payee = await createPayee(t, alice);
+      const payment = await pay(t, alice, { fromAccountId: from.id, payeeId: payee.id, amount: 1, currency: 'EUR', reference: 'nulls', toAccountId: null, payeeVerificationId: null, umbrellaLinkId: null, fromAccountType: null, paymentScheme: null });
+      expect(payment.status).toBe('pending');
+    });
+
+    it('keeps refusing null where the field is required', async () => {
+      const response = await post('/fiat-accounts', { accountName: null, currency: 'EUR' });
+      expect(response.statusCode).toBe(400);
+      expect(failingPaths(response)).toEqual(['/accountName']);
+    });
+  });
+
+  describe('timestamps: any RFC 3339 form, stored and answered as UTC with milliseconds', () => {
+    it('normalises signupAt and the reverse-solicitation acceptedAt', async () => {
+      const response = await post(
+        '/end-users',
+        individualBody({ signupAt: '2026-05-01t12:30:00.123456+02:00', reverseSolicitationAttestation: { accepted: true, acceptedAt: '2026-05-01T23:59:60z' } }),
+      );
+      expect(response.statusCode, response.body).toBe(201);
+      expect(response.json().data.disclosure_accepted_at).toBe('2026-05-01T23:59:59.999Z');
+      const row = await t.storage.db.selectFrom('end_users').select(['signup_at', 'disclosure_accepted_at']).where('id', '=', response.json().data.id).executeTakeFirstOrThrow();
+      expect(row).toEqual({ signup_at: '2026-05-01T10:30:00.123Z', disclosure_accepted_at: '2026-05-01T23:59:59.999Z' });
+    });
+
+    it('normalises signupAt on PATCH', async () => {
+      const user = await createIndividual(t, alice);
+      const response = await t.request({ method: 'PATCH', url: `/end-users/${user.id}`, key: alice.key, csrf: true, body: { signupAt: '2026-01-01T00:00:00-0130' } });
+      expect(response.statusCode, response.body).toBe(200);
+      const row = await t.storage.db.selectFrom('end_users').select('signup_at').where('id', '=', user.id).executeTakeFirstOrThrow();
+      expect(row.signup_at).toBe('2026-01-01T01:30:00.000Z');
+    });
+
+    // Every form JSON Schema's date-time format lets through, and the ones around the storable range.
+    const edgeCases: Array<[string, string | undefined]> = [
+      ['2016-12-31T23:59:60Z', '2016-12-31T23:59:59.999Z'],
+      ['2017-01-01T00:59:60+01:00', '2016-12-31T23:59:59.999Z'],
+      ['2020-01-01t00:00:00z', '2020-01-01T00:00:00.000Z'],
+      ['2020-01-01T00:00:00+02', '2019-12-31T22:00:00.000Z'],
+      ['2020-01-01T00:00:00+0200', '2019-12-31T22:00:00.000Z'],
+      ['2020-01-01T00:00:00-23:59', '2020-01-01T23:59:00.000Z'],
+      ['2020-01-01T00:00:00.1Z', '2020-01-01T00:00:00.100Z'],
+      ['2020-01-01T00:00:00.123456789Z', '2020-01-01T00:00:00.123Z'],
+      ['2024-02-29T12:00:00Z', '2024-02-29T12:00:00.000Z'],
+      ['0000-01-01T00:00:00Z', '0000-01-01T00:00:00.000Z'],
+      ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+      ['0000-01-01T00:00:00+00:01', undefined],
+      ['9999-12-31T23:59:59-00:01', undefined],
+      ['2016-12-31T12:00:60Z', undefined],
+      ['2023-02-29T00:00:00Z', undefined],
+      ['2020-01-01T24:00:00Z', undefined],
+      ['2020-01-01T00:00:00', undefined],
+      ['2020-01-01', undefined],
+    ];
+
+    it.each(edgeCases)('GET /transactions?created_from=%s and created_to answer 200 or 400, never 500', async (value, normalized) => {
+      const query = `created_from=${encodeURIComponent(value)}&created_to=${encodeURIComponent(value)}`;
+      const response = await t.request({ url: `/transactions?${query}`, key: alice.key });
+      expect(response.statusCode, response.body).toBe(normalized === undefined ? 400 : 200);
+    });
+
+    it.each(edgeCases)('signupAt %s is stored as %s, or refused with 400 on /signupAt', async (value, normalized) => {
+      const response = await post('/end-users', individualBody({ signupAt: value }));
+      if (normalized === undefined) {
+        expect(response.statusCode).toBe(400);
+        expect(failingPaths(response)).toEqual(['/signupAt']);
+        return;
+      }
+      expect(response.statusCode, response.body).toBe(201);
+      const row = await t.storage.db.selectFrom('end_users').select('signup_at').where('id', '=', response.json().data.id).executeTakeFirstOrThrow();
+      expect(row.signup_at).toBe(normalized);
+    });
+
+    it('filters by the instant, whatever the offset it was written with', async () => {
+      const utc = await t.request({ url: `/transactions?created_from=${encodeURIComponent('2020-01-01T00:00:00Z')}`, key: alice.key });
+      const offset = await t.request({ url: `/transactions?created_from=${encodeURIComponent('2020-01-01T02:00:00+02:00')}`, key: alice.key });
+      expect(offset.json().meta.pagination.total).toBe(utc.json().meta.pagination.total);
+    });
+  });
+
+  describe('unknown query parameters are ignored on every list', () => {
+    it.each(['/transactions', '/payments', '/fiat-accounts', '/virtual-accounts', '/payees', '/end-users'])('%s?_=123 answers 200', async (path) => {
+      const response = await t.request({ url: `${path}?_=123&sort=asc`, key: alice.key });
+      expect(response.statusCode, response.body).toBe(200);
+    });
+
+    it('still validates the known ones', async () => {
+      const response = await t.request({ url: '/transactions?_=1&page=0', key: alice.key });
+      expect(response.statusCode).toBe(400);
+      expect(failingPaths(response)).toEqual(['/page']);
+    });
+  });
+
+  describe('metadata: any JSON values within documented bounds', () => {
+    it('keeps numbers, booleans, nulls, arrays and nested objects as sent', async () => {
+      const metadata = { plan: 'gold', seats: 12, ratio: 0.5, active: true, cancelled: null, tags: ['a', 1], owner: { team: { name: 'ops' } } };
+      const response = await post('/end-users', individualBody({ metadata }));
+      expect(response.statusCode, response.body).toBe(201);
+      const row = await t.storage.db.selectFrom('end_users').select('metadata').where('id', '=', response.json().data.id).executeTakeFirstOrThrow();
+      expect(JSON.parse(row.metadata)).toEqual(metadata);
+    });
+
+    it('accepts the bounds exactly: 50 keys of 40 characters, 5 levels, 16 KiB', async () => {
+      const keys = Object.fromEntries(Array.from({ length: 50 }, (_, index) => [`${String(index).padStart(2, '0')}${'k'.repeat(38)}`, index]));
+      expect((await post('/end-users', individualBody({ metadata: keys }))).statusCode).toBe(201);
+      const deep = { a: { b: { c: { d: { e: 'metadata and four objects in it: five levels' } } } } };
+      expect((await post('/end-users', individualBody({ metadata: deep }))).statusCode).toBe(201);
+      const big = { blob: 'x'.repeat(16 * 1024 - '{"blob":""}'.length) };
+      expect((await post('/end-users', individualBody({ metadata: big }))).statusCode).toBe(201);
+    });
+
+    it.each([
+      ['51 keys', Object.fromEntries(Array.from({ length: 51 }, (_, index) => [`k${index}`, index]))],
+      ['a key of 41 characters', { ['k'.repeat(41)]: 1 }],
+      ['an empty key', { '': 1 }],
+      ['6 levels of nesting', { a: { b: { c: { d: { e: { f: 1 } } } } } }],
+      ['more than 16 KiB as JSON', { blob: 'x'.repeat(16 * 1024) }],
+      ['an array instead of an object', ['a']],
+    ])('refuses %s with 400 on /metadata, and stores nothing', async (_label, metadata) => {
+      const before = await count('end_users');
+      const response = await post('/end-users', individualBody({ metadata }));
+      expect(response.statusCode).toBe(400);
+      expect(failingPaths(response)[0]).toMatch(/^\/metadata/);
+      expect(await count('end_users')).toBe(before);
+    });
+  });
+});
