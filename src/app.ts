@@ -3,11 +3,12 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
-import { bodyLimitDefaultBytes } from './config/limits.js';
+import { bodyLimitDefaultBytes, requestTimeoutMs } from './config/limits.js';
 import { installApiVersioning, stripVersionPrefix } from './http/api-version.js';
 import { installAuthentication } from './http/auth.js';
 import { installCsrfProtection } from './http/csrf.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
+import { installStrictJsonParser } from './http/json-body.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -33,7 +34,7 @@ import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
-import { LocalFileStore, type FileStore } from './storage/files.js';
+import { defaultFileStore, type FileStore } from './storage/files.js';
 import { serverSecret } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { workerPollIntervalMs } from './config/limits.js';
@@ -44,7 +45,7 @@ export interface AppDependencies {
   clock?: Clock;
   /** Defaults to the sandbox simulator; production has no default and refuses to start without one. */
   providers?: Providers;
-  /** Where uploaded files go; defaults to `<DATA_DIR>/documents`. */
+  /** Where uploaded files go; defaults to `<DATA_DIR>/documents` on SQLite, the database on PostgreSQL. */
   files?: FileStore;
   /** Where logs go (tests capture them); standard output otherwise. */
   logStream?: DestinationStream;
@@ -93,11 +94,19 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     // Fastify accepts a hop count at run time; its type declaration omits numbers.
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     bodyLimit: bodyLimitDefaultBytes,
+    // A request (its body included) that has not fully arrived by then is cut off: a body trickled in slowly must
+    // not hold an upload permit (http/upload-gate.ts) or a connection forever. Node's own default.
+    requestTimeout: requestTimeoutMs,
+    // /fiat-accounts/ is /fiat-accounts, not a request for an account with an empty id.
+    routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     forceCloseConnections: 'idle',
   });
 
   // Bodies are JSON only; Fastify's default text/plain parser would let other content types through.
   app.removeContentTypeParser('text/plain');
+  installStrictJsonParser(app);
   installValidators(app);
   installErrorHandling(app);
   // CORS first: a preflight is answered before version resolution and authentication, so it carries neither.
@@ -116,7 +125,12 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
   const csrfTokens = new CsrfTokenService(await serverSecret(storage, 'csrf', clock.now()), clock);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
-  await installRateLimit(app, { perSecond: config.rateLimitPerSecond, perIpPerSecond: config.rateLimitPerIpPerSecond, redisUrl: config.redisUrl });
+  await installRateLimit(app, {
+    perSecond: config.rateLimitPerSecond,
+    perIpPerSecond: config.rateLimitPerIpPerSecond,
+    failedAuthPerIpPerMinute: config.rateLimitFailedAuthPerIpPerMinute,
+    redisUrl: config.redisUrl,
+  });
   installAuthentication(app, apiKeys);
   installCsrfProtection(app, csrfTokens);
   installMetrics(app, storage.groupCommits);
@@ -125,7 +139,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await installOpenApi(app);
 
   installUploadGate(app, config.uploadConcurrency);
-  const files = deps.files ?? new LocalFileStore(config.dataDir);
+  const files = deps.files ?? defaultFileStore(storage, config.dataDir);
   const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];
 

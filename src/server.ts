@@ -19,7 +19,7 @@ async function main(): Promise<void> {
     storage = await openStorage(config);
     const app = await buildApp(config, { storage, providers });
     // Metrics first: a port that cannot be had stops start-up before the API answers anything.
-    metrics = config.metricsPort === undefined ? undefined : await listenForMetrics(app, config.metricsHost, config.metricsPort);
+    metrics = config.metricsPort === undefined ? undefined : await listenForMetrics(app, config.metricsHost, config.metricsPort, config.metricsToken);
     await app.listen({ port: config.port, host: config.host });
     for (const worker of app.workers) worker.start();
     app.log.info(
@@ -71,10 +71,10 @@ async function main(): Promise<void> {
   }
 }
 
-async function listenForMetrics(app: Awaited<ReturnType<typeof import('./app.js').buildApp>>, host: string, port: number) {
+async function listenForMetrics(app: Awaited<ReturnType<typeof import('./app.js').buildApp>>, host: string, port: number, token: string | undefined) {
   const { serveMetrics } = await import('./http/metrics.js');
   try {
-    return await serveMetrics(app, { host, port });
+    return await serveMetrics(app, { host, port, token });
   } catch (error) {
     throw new ConfigError(`cannot serve metrics on ${host}:${port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set METRICS_PORT to a free port or off`);
   }

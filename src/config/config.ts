@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { documentStorageQuotaBytesDefault, metricsPortDefault, uploadConcurrencyDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
+import { documentStorageQuotaBytesDefault, metricsPortDefault, uploadConcurrencyDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -18,6 +18,8 @@ export interface Config {
   readonly rateLimitPerSecond: number | undefined;
   /** Per client address, before authentication; undefined = no address limit. */
   readonly rateLimitPerIpPerSecond: number | undefined;
+  /** Refused authentications per client address per minute; undefined = not limited. */
+  readonly rateLimitFailedAuthPerIpPerMinute: number | undefined;
   readonly redisUrl: string | undefined;
   /** true allows any origin; a list allows those origins only. */
   readonly corsOrigins: true | string[];
@@ -27,6 +29,8 @@ export interface Config {
   /** The metrics listener (http/metrics.ts); undefined port = no listener. */
   readonly metricsHost: string;
   readonly metricsPort: number | undefined;
+  /** When set, scrapers must send `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
   /** Large-body requests (documents, end users with reports) one process reads at once (http/upload-gate.ts). */
   readonly uploadConcurrency: number;
   /** Bytes of document files (uploads and end-user reports) one customer may have stored. */
@@ -126,12 +130,14 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     rateLimitPerSecond: parseRateLimit('RATE_LIMIT_PER_SECOND', env.RATE_LIMIT_PER_SECOND, rateLimitPerSecondDefault),
     rateLimitPerIpPerSecond: parseRateLimit('RATE_LIMIT_PER_IP_PER_SECOND', env.RATE_LIMIT_PER_IP_PER_SECOND, rateLimitPerIpPerSecondDefault),
+    rateLimitFailedAuthPerIpPerMinute: parseRateLimit('RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE', env.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE, rateLimitFailedAuthPerIpPerMinuteDefault),
     redisUrl: env.REDIS_URL?.trim() || undefined,
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMsDefault, 0, 600_000),
     sandboxAutoSettleMs: parseAutoSettle(env.SANDBOX_AUTO_SETTLE_MS),
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
     metricsPort: parseMetricsPort(env),
+    metricsToken: env.METRICS_TOKEN?.trim() || undefined,
     uploadConcurrency: integerSetting(env, 'UPLOAD_CONCURRENCY', uploadConcurrencyDefault, 1, 1000),
     documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
   });

@@ -11,6 +11,9 @@ export const paymentAmountMax = 10_000_000;
 /** Spec §4 POST /fiat-accounts and POST /virtual-accounts: accountName length 1-200. */
 export const accountNameLengthMax = 200;
 
+/** A request must have arrived whole (headers and body) within this time (Node's default for http servers). */
+export const requestTimeoutMs = 300_000;
+
 /** Default request body limit; routes that carry reports or files declare their own. */
 export const bodyLimitDefaultBytes = 64 * 1024;
 
@@ -32,6 +35,8 @@ export const csrfWindowSeconds = 3600;
 export const rateLimitPerSecondDefault = 100;
 /** Requests per second per client address, counted before authentication, unless RATE_LIMIT_PER_IP_PER_SECOND says otherwise. */
 export const rateLimitPerIpPerSecondDefault = 1000;
+/** Refused authentications (401/403) per client address per minute, unless RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE says otherwise. */
+export const rateLimitFailedAuthPerIpPerMinuteDefault = 60;
 
 /** An incoming X-Request-Id longer than this (or with other characters) is replaced. */
 export const requestIdLengthMax = 128;
@@ -86,8 +91,11 @@ export const documentSizeMaxBytes = 10 * 1024 * 1024;
  * 60 characters (Ruby's encode64), the longest line end CRLF, so at most 2 extra characters per 60.
  */
 export const documentBase64LengthMax = Math.ceil((Math.ceil(documentSizeMaxBytes / 3) * 4 * 62) / 60);
-/** That base64, plus the JSON around it. */
-export const documentBodyLimitBytes = documentBase64LengthMax + 64 * 1024;
+/**
+ * That base64 as it travels in JSON, where a line break is escaped (CRLF is the 4 bytes `\r\n`), plus the JSON
+ * around it.
+ */
+export const documentBodyLimitBytes = Math.ceil((Math.ceil(documentSizeMaxBytes / 3) * 4 * 64) / 60) + 64 * 1024;
 /** Large-body requests read at once per process unless UPLOAD_CONCURRENCY says otherwise (http/upload-gate.ts). */
 export const uploadConcurrencyDefault = 2;
 /** Stored document bytes per customer unless DOCUMENT_STORAGE_QUOTA_BYTES says otherwise: 1 GiB. */

@@ -13,7 +13,7 @@ export interface NewEvent {
 }
 
 /** Every payment writes events: the insert is compiled once per number of events. */
-const insertOutboxRows = insertRowsTemplate<Omit<OutboxEventsTable, 'sequence'>>()(
+export const insertOutboxRows = insertRowsTemplate<Omit<OutboxEventsTable, 'sequence' | 'delivery_lease_until'>>()(
   ['id', 'customer_id', 'event_type', 'payload', 'created_at', 'published_at'],
   (db, rows) => db.insertInto('outbox_events').values(rows),
 );

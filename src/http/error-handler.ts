@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
 import { fieldErrors } from './validation.js';
@@ -10,13 +12,25 @@ const frameworkErrors: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { code: 'INVALID_JSON', message: 'The request body is not valid JSON.' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'INVALID_JSON', message: 'The request body does not match its Content-Length.' },
   FST_ERR_CTP_INVALID_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The Content-Type header is not valid.' },
+  FST_ERR_CTP_INVALID_UTF8: { code: 'INVALID_JSON', message: 'The request body is not valid UTF-8.' },
 };
 
-function send(reply: FastifyReply, code: ErrorCode, message: string, details: unknown = {}): FastifyReply {
-  // Error bodies are serialised here, never by a route's response schema: one writer, one shape.
-  const body = JSON.stringify({ error: { code, message, details } });
-  return reply.code(errorStatusByCode[code]).type('application/json; charset=utf-8').send(body);
+/** Error bodies are serialised here, never by a route's response schema: one writer, one shape. */
+function errorBody(code: ErrorCode, message: string, details: unknown = {}): string {
+  return JSON.stringify({ error: { code, message, details } });
 }
+
+function send(reply: FastifyReply, code: ErrorCode, message: string, details: unknown = {}): FastifyReply {
+  return reply.code(errorStatusByCode[code]).type('application/json; charset=utf-8').send(errorBody(code, message, details));
+}
+
+/*
+ * Errors raised before a request reaches the routes — by the URL router or by Node's HTTP parser — skip the hooks
+ * that set the usual headers, so these two write them themselves (docs/errors.md "Before routing").
+ */
+
+const headersBeforeRouting = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-type': 'application/json; charset=utf-8' };
+
 
 function routeNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return send(reply, 'ROUTE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`);
@@ -25,6 +39,44 @@ function routeNotFound(request: FastifyRequest, reply: FastifyReply): FastifyRep
 function isJsonSyntaxError(error: FastifyError): boolean {
   return error instanceof SyntaxError && error.statusCode === 400;
 }
+
+/**
+ * Fastify's `frameworkErrors`: a URL that cannot be decoded (FST_ERR_BAD_URL) or a path parameter over the router's
+ * length limit (FST_ERR_MAX_PARAM_LENGTH) is a malformed path: 400 VALIDATION_ERROR, like any malformed id.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const reason = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'is longer than any id' : 'is not a valid URL path';
+  const body = errorBody('VALIDATION_ERROR', 'The request is not valid.', { fields: [{ location: 'params', path: '', reason }] });
+  reply.raw.writeHead(errorStatusByCode.VALIDATION_ERROR, { ...headersBeforeRouting, 'x-request-id': request.id, 'content-length': Buffer.byteLength(body) });
+  reply.raw.end(body);
+}
+
+/**
+ * Node's 'clientError': a request its HTTP parser cannot read (a malformed header line, a conflicting length),
+ * headers over the size limit, or a request that did not arrive within the request timeout. Answered on the socket
+ * itself, then closed, as Node does.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let code: ErrorCode = 'VALIDATION_ERROR';
+  let message = 'The request could not be read as HTTP.';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    code = 'REQUEST_TIMEOUT';
+    message = 'The request did not arrive in time.';
+  } else if (error.code === 'HPE_HEADER_OVERFLOW') {
+    code = 'HEADERS_TOO_LARGE';
+    message = 'The request headers are larger than the server accepts.';
+  }
+  const body = errorBody(code, message);
+  const status = errorStatusByCode[code];
+  const headers = { ...headersBeforeRouting, 'x-request-id': randomUUID(), 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
+}
+
+const statusText: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /** The only place that writes error bodies (DESIGN §4 rule 4). */
 export function installErrorHandling(app: FastifyInstance): void {

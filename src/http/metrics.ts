@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -69,18 +70,25 @@ export interface MetricsListener {
 
 /**
  * The metrics listener: GET /metrics on its own port (METRICS_PORT on METRICS_HOST, default 127.0.0.1), so a
- * deployment exposing the API does not expose tenant volumes with it. Anything else answers 404.
+ * deployment exposing the API does not expose tenant volumes with it; with METRICS_TOKEN set, only a scraper sending
+ * `Authorization: Bearer <token>` is answered (401 otherwise). Other paths answer 404, other methods 405.
  */
-export async function serveMetrics(app: FastifyInstance, options: { host: string; port: number }): Promise<MetricsListener> {
+export async function serveMetrics(app: FastifyInstance, options: { host: string; port: number; token?: string | undefined }): Promise<MetricsListener> {
   const registry = app.metricsRegistry;
+  const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
+  const headers = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+  const answer = (response: http.ServerResponse, status: number, text: string, extra: Record<string, string> = {}) =>
+    response.writeHead(status, { ...headers, 'content-type': 'text/plain; charset=utf-8', ...extra }).end(text);
   const server = http.createServer((request, response) => {
-    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: metrics are served at GET /metrics\n');
-      return;
+    if (request.url?.split('?')[0] !== '/metrics') return answer(response, 404, 'Not found: metrics are served at GET /metrics\n');
+    if (request.method !== 'GET' && request.method !== 'HEAD') return answer(response, 405, 'Only GET\n', { allow: 'GET, HEAD' });
+    if (expected !== undefined) {
+      const given = Buffer.from(request.headers.authorization ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return answer(response, 401, 'Authorization: Bearer <METRICS_TOKEN> required\n');
     }
     registry.metrics().then(
-      (text) => response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(text),
-      () => response.writeHead(500).end(),
+      (text) => response.writeHead(200, { ...headers, 'content-type': registry.contentType }).end(text),
+      () => answer(response, 500, 'metrics could not be collected\n'),
     );
   });
   await new Promise<void>((resolve, reject) => {

@@ -100,10 +100,16 @@ export function installValidators(app: FastifyInstance): void {
     const prepared = prepareRequestSchema(schema);
     const validateSchema = (httpPart === 'body' ? bodyAjv : textAjv).compile(prepared as object);
     const dropNulls = nullAsAbsent(prepared);
+    const textErrorsOf = (data: unknown) =>
+      textProblems(data).map((problem) => ({ keyword: 'text', instancePath: problem.path, schemaPath: '', message: problem.reason, params: {} }));
     const validator: RequestValidator = (data) => {
-      const textErrors = textProblems(data).map((problem) => ({ keyword: 'text', instancePath: problem.path, schemaPath: '', message: problem.reason, params: {} }));
+      // A query's unknown parameters are dropped by the schema check, whatever they hold: its text rules apply to
+      // what is kept. Elsewhere every string is checked, before anything is normalised.
+      const query = httpPart === 'querystring';
+      const textBefore = query ? [] : textErrorsOf(data);
       dropNulls?.(data);
       const valid = validateSchema(data);
+      const textErrors = query ? textErrorsOf(data) : textBefore;
       if (valid && textErrors.length === 0) return true;
       validator.errors = [...textErrors, ...(validateSchema.errors ?? [])];
       return false;

@@ -4,6 +4,8 @@ import type { Storage } from '../storage/database.js';
 export interface LedgerProblem {
   kind: 'unbalanced_journal' | 'fiat_balance_mismatch' | 'virtual_balance_mismatch' | 'allocation_mismatch';
   id: string;
+  /** The asset the problem is in (a journal balances per asset). */
+  asset?: string;
   expected: string;
   actual: string;
 }
@@ -11,7 +13,7 @@ export interface LedgerProblem {
 export interface LedgerReport {
   ok: boolean;
   checked: { journals: number; fiat_accounts: number; virtual_accounts: number };
-  /** Platform accounts (clearing, fee_income, suspense) per currency, in minor units, from their postings. */
+  /** Platform accounts (clearing, fee_income, suspense) per asset, in base units, from their postings. */
   system_balances_minor: Record<string, string>;
   problems: LedgerProblem[];
 }
@@ -19,8 +21,8 @@ export interface LedgerReport {
 const problemsShownMax = 1000;
 
 /**
- * Checks the ledger end to end: every journal entry balances; every fiat and virtual account balance equals the
- * sum of its postings; every master's allocation equals its virtual accounts' balances. Reads only.
+ * Checks the ledger end to end: every journal entry balances in each of its assets; every fiat and virtual account
+ * balance equals the sum of its postings; every master's allocation equals its virtual accounts' balances. Reads only.
  */
 export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
   const { db } = storage;
@@ -28,12 +30,12 @@ export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
 
   const unbalanced = await db
     .selectFrom('ledger_postings')
-    .select(['journal_id', (eb) => eb.fn.sum<bigint>('amount_minor').as('total')])
+    .select(['journal_id', 'asset', (eb) => eb.fn.sum<bigint>('amount_minor').as('total')])
     .where('account_kind', '<>', 'virtual_account')
-    .groupBy('journal_id')
+    .groupBy(['journal_id', 'asset'])
     .having((eb) => eb.fn.sum('amount_minor'), '<>', 0)
     .execute();
-  for (const row of unbalanced) problems.push({ kind: 'unbalanced_journal', id: row.journal_id, expected: '0', actual: String(row.total) });
+  for (const row of unbalanced) problems.push({ kind: 'unbalanced_journal', id: row.journal_id, asset: row.asset, expected: '0', actual: String(row.total) });
 
   const fiat = await db
     .selectFrom('fiat_accounts as account')

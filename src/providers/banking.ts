@@ -1,6 +1,7 @@
+import type { FiatCurrency } from '../ledger/assets.js';
+
 /** The banking side of the provider behind the `fr_*` ids (DESIGN §4): the sandbox simulates it. */
 
-export type FiatCurrency = 'USD' | 'EUR' | 'GBP';
 export type IbanCountry = 'DE' | 'DK' | 'GB' | 'LU';
 
 export interface OpenAccountRequest {

@@ -5,7 +5,7 @@ import { SandboxBankingProvider } from './sandbox/banking.js';
 import { SandboxKycProvider } from './sandbox/kyc.js';
 
 /** Every foreign system the service talks to, behind its interface (DESIGN §4). */
-export type { FiatCurrency, IbanCountry } from './banking.js';
+export type { IbanCountry } from './banking.js';
 
 export interface Providers {
   banking: BankingProvider;

@@ -73,6 +73,11 @@ export const providerCallTimeoutMs = 30_000;
 export const providerOperationLeaseMs = 5 * 60_000;
 /** Undo attempts by the reaper before the operation is left `failed` for an operator (logged). */
 export const providerUndoAttemptsMax = 8;
+/** Wait before the reaper's first try, then doubled after each failed one (with jitter), capped: 5 s … 10 min. */
+export const providerUndoBackoffBaseMs = 5_000;
+export const providerUndoBackoffMaxMs = 10 * 60_000;
+/** Finished operations (done, undone, failed) are deleted this long after they finished. */
+export const providerOperationRetentionMs = 30 * 24 * 60 * 60_000;
 const reaperBatchSize = 20;
 const errorTextLengthMax = 500;
 
@@ -82,6 +87,19 @@ function errorText(error: unknown): string {
 
 export const providerUnavailable = () =>
   new DomainError('PROVIDER_UNAVAILABLE', 'The banking provider could not complete the request; nothing was created. Retry later.');
+
+/**
+ * What a provider throws when it refused a request for good (its 4xx): nothing was created, so there is nothing to
+ * undo, and retrying the same request would be refused again.
+ */
+export class ProviderRefusedError extends Error {
+  override name = 'ProviderRefusedError';
+}
+
+export function undoBackoffMs(attempt: number): number {
+  const capped = Math.min(providerUndoBackoffBaseMs * 2 ** attempt, providerUndoBackoffMaxMs);
+  return Math.round(capped * (0.75 + Math.random() * 0.5));
+}
 
 export class Provisioning {
   constructor(
@@ -124,9 +142,14 @@ export class Provisioning {
     try {
       result = (await withTimeout(definition.call(this.providers, request, id), providerCallTimeoutMs, 'the provider')) as ResultOf<K>;
     } catch (error) {
-      // The provider may or may not have created the object: the reaper replays the call and undoes what it finds.
+      if (error instanceof ProviderRefusedError) {
+        await this.finish(id, 'undone', null, error);
+        throw new DomainError('PROVIDER_REFUSED', `The provider refused the request: ${errorText(error)}`);
+      }
+      // The provider may or may not have created the object: the reaper replays the call, after a pause (the first
+      // call may still be running there), and undoes what it finds.
       this.log.warn({ err: error, operationId: id, kind }, 'provider call failed; the operation will be undone');
-      await this.releaseToReaper(id, 'calling', null, error);
+      await this.releaseToReaper(id, 'calling', null, error, 0);
       throw providerUnavailable();
     }
     const objectId = definition.objectId(result);
@@ -135,7 +158,7 @@ export class Provisioning {
       return await record(result, async (trx) => {
         const marked = await trx
           .updateTable('provider_operations')
-          .set({ status: 'done', provider_object_id: objectId, lease_until: null, updated_at: this.clock.now().toISOString() })
+          .set({ status: 'done', provider_object_id: objectId, request: '{}', lease_until: null, updated_at: this.clock.now().toISOString() })
           .where('id', '=', id)
           .where('status', '=', 'calling')
           .executeTakeFirst();
@@ -148,9 +171,14 @@ export class Provisioning {
     }
   }
 
-  /** Sandbox and tests: one pass of the reaper over abandoned operations; returns how many it acted on. */
+  /** One pass of the reaper over abandoned operations (and old finished ones); returns how many it acted on. */
   async undoAbandoned(): Promise<number> {
     const now = this.clock.now();
+    const pruned = await this.storage.db
+      .deleteFrom('provider_operations')
+      .where('status', 'in', ['done', 'undone', 'failed'])
+      .where('updated_at', '<', new Date(now.getTime() - providerOperationRetentionMs).toISOString())
+      .executeTakeFirst();
     const claimed = await claimDue<ProviderOperationsTable>(this.storage, {
       table: 'provider_operations',
       due: sql`status in ('calling', 'undoing')`,
@@ -162,7 +190,7 @@ export class Provisioning {
       set: { status: 'undoing', updated_at: now.toISOString() },
     });
     for (const operation of claimed) await this.undoClaimed(operation);
-    return claimed.length;
+    return claimed.length + Number(pruned.numDeletedRows);
   }
 
   private async undoClaimed(operation: ProviderOperationsTable): Promise<void> {
@@ -180,16 +208,24 @@ export class Provisioning {
         this.log.error({ err: error, operationId: operation.id, kind: operation.kind }, 'provider operation could not be undone; left failed for an operator');
         await this.finish(operation.id, 'failed', operation.provider_object_id, error, attempts);
       } else {
-        await this.releaseToReaper(operation.id, 'undoing', operation.provider_object_id, error, attempts);
+        await this.releaseToReaper(operation.id, 'undoing', operation.provider_object_id, error, attempts, attempts);
       }
     }
   }
 
   /** Step 4: the record failed; undo at once, or leave it to the reaper if the undo fails too. */
   private async undoNow(id: string, definition: AnyOperation, objectId: string, cause: unknown): Promise<void> {
+    const now = this.clock.now();
     const taken = await this.storage.db
       .updateTable('provider_operations')
-      .set({ status: 'undoing', provider_object_id: objectId, last_error: errorText(cause), updated_at: this.clock.now().toISOString() })
+      // A fresh lease: the request's own may have run out, and the reaper must not undo the object at the same time.
+      .set({
+        status: 'undoing',
+        provider_object_id: objectId,
+        lease_until: new Date(now.getTime() + providerOperationLeaseMs).toISOString(),
+        last_error: errorText(cause),
+        updated_at: now.toISOString(),
+      })
       .where('id', '=', id)
       .where('status', '=', 'calling')
       .executeTakeFirst();
@@ -199,21 +235,28 @@ export class Provisioning {
       await this.finish(id, 'undone', objectId, cause);
     } catch (error) {
       this.log.warn({ err: error, operationId: id }, 'provider undo failed; the reaper will retry');
-      await this.releaseToReaper(id, 'undoing', objectId, error);
+      await this.releaseToReaper(id, 'undoing', objectId, error, 0);
     }
   }
 
-  /** Makes the operation due for the reaper now. */
-  private async releaseToReaper(id: string, status: 'calling' | 'undoing', objectId: string | null, error: unknown, undoAttempts?: number): Promise<void> {
-    const now = this.clock.now().toISOString();
+  /** Hands the operation to the reaper, due after the backoff of `backoffAttempt` (0 for a first hand-off). */
+  private async releaseToReaper(
+    id: string,
+    status: 'calling' | 'undoing',
+    objectId: string | null,
+    error: unknown,
+    backoffAttempt: number,
+    undoAttempts?: number,
+  ): Promise<void> {
+    const now = this.clock.now();
     await this.storage.db
       .updateTable('provider_operations')
       .set({
         status,
         provider_object_id: objectId,
-        lease_until: now,
+        lease_until: new Date(now.getTime() + undoBackoffMs(backoffAttempt)).toISOString(),
         last_error: errorText(error),
-        updated_at: now,
+        updated_at: now.toISOString(),
         ...(undoAttempts === undefined ? {} : { undo_attempts: undoAttempts }),
       })
       .where('id', '=', id)
@@ -221,12 +264,14 @@ export class Provisioning {
       .execute();
   }
 
+  /** Ends an operation; the request it replayed (names of people and companies) is no longer kept. */
   private async finish(id: string, status: 'undone' | 'failed', objectId: string | null, cause: unknown, undoAttempts?: number): Promise<void> {
     await this.storage.db
       .updateTable('provider_operations')
       .set({
         status,
         provider_object_id: objectId,
+        request: status === 'undone' ? '{}' : sql`request`,
         lease_until: null,
         last_error: cause === null ? null : errorText(cause),
         updated_at: this.clock.now().toISOString(),

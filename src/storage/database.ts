@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, type CompiledQuery } from 'kysely';
+import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
-import { GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
-import { privateDirectoryMode, privateFileMode } from './files.js';
+import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, transactionContext, type GroupCommitStats } from './sqlite-group-commit.js';
+import { makePrivate, privateDirectoryMode, privateFileMode } from './files.js';
 import type { Database } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -22,7 +22,42 @@ export interface Storage {
    * hot read paths where building named-property rows is a large share of the cost.
    */
   selectArrays(query: CompiledQuery): Promise<unknown[][]>;
+  /**
+   * The one way to run a transaction: `work` may run more than once, so it must do nothing but database work (or
+   * work that is safe to repeat). Transient failures are retried a bounded number of times: on PostgreSQL a
+   * serialization failure or deadlock (40001, 40P01), on SQLite a commit group lost to another member's failure
+   * (then the transaction runs alone). Inside `work`, writes go through `trx`: a write through `db` is refused.
+   */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** Attempts of a transaction before a transient failure is passed on. */
+export const transactionAttemptsMax = 5;
+/** PostgreSQL: waits between attempts, doubled each time, with jitter, so contenders spread out. */
+const transactionRetryBaseMs = 2;
+
+const postgresTransientCodes = new Set(['40001', '40P01']);
+
+function isTransient(error: unknown, dialect: Dialect): boolean {
+  if (dialect === 'sqlite') return error instanceof GroupAbandonedError;
+  return postgresTransientCodes.has((error as { code?: string })?.code ?? '');
+}
+
+/** Storage.transaction for both dialects. */
+export async function retryTransient<T>(dialect: Dialect, attempt: (solo: boolean) => Promise<T>): Promise<T> {
+  for (let attempts = 1; ; attempts += 1) {
+    try {
+      return await attempt(attempts > 1);
+    } catch (error) {
+      if (attempts >= transactionAttemptsMax || !isTransient(error, dialect)) throw error;
+      if (dialect === 'postgres') await new Promise((resolve) => setTimeout(resolve, transactionRetryBaseMs * 2 ** attempts * Math.random()));
+    }
+  }
+}
+
+function transactionRunner(db: Kysely<Database>, dialect: Dialect): Storage['transaction'] {
+  return (work) => retryTransient(dialect, (solo) => transactionContext.run({ solo }, () => db.transaction().execute(work)));
 }
 
 /** The pragmas the embedded database must run with; checked after they are set (issue 2, DESIGN §2). */
@@ -61,8 +96,9 @@ function withStatementCache(database: BetterSqlite3.Database): BetterSqlite3.Dat
 
 function ensureWritableDirectory(dataDir: string): void {
   try {
-    // A directory created here is private to the server's user; an existing one keeps the operator's mode.
+    // Private to the server's user: created so, or tightened if an earlier version left it readable by others.
     fs.mkdirSync(dataDir, { recursive: true, mode: privateDirectoryMode });
+    makePrivate(dataDir, privateDirectoryMode);
     fs.accessSync(dataDir, fs.constants.W_OK);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? 'not writable';
@@ -77,9 +113,7 @@ function ensureWritableDirectory(dataDir: string): void {
  */
 function makeDatabaseFilesPrivate(file: string): void {
   fs.closeSync(fs.openSync(file, 'a', privateFileMode));
-  for (const candidate of [file, `${file}-wal`, `${file}-shm`]) {
-    if (fs.existsSync(candidate) && (fs.statSync(candidate).mode & 0o077) !== 0) fs.chmodSync(candidate, privateFileMode);
-  }
+  for (const candidate of [file, `${file}-wal`, `${file}-shm`]) makePrivate(candidate, privateFileMode);
 }
 
 export function openSqliteDatabase(dataDir: string): BetterSqlite3.Database {
@@ -143,6 +177,7 @@ export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl'
       location: path.join(config.dataDir, sqliteFileName),
       groupCommits: driver.stats,
       selectArrays: async (query) => driver.selectArrays(query),
+      transaction: transactionRunner(db, 'sqlite'),
       close: () => db.destroy(),
     };
   }
@@ -167,7 +202,7 @@ export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl'
     const result = await pool.query<unknown[]>({ text: query.sql, values: [...query.parameters], rowMode: 'array' });
     return result.rows;
   };
-  return { db, dialect: 'postgres', location, selectArrays, close: () => db.destroy() };
+  return { db, dialect: 'postgres', location, selectArrays, transaction: transactionRunner(db, 'postgres'), close: () => db.destroy() };
 }
 
 /** A cheap round trip proving the database answers. */

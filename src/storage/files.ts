@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Transaction } from 'kysely';
@@ -14,6 +15,11 @@ import type { Database } from './tables.js';
 export interface FileStore {
   stage(customerId: string, bytes: Buffer): Promise<StagedFile>;
   get(storagePath: string): Promise<Buffer>;
+  /**
+   * Removes files no row records that are older than `olderThan` — left when a process stopped between stage() and
+   * its transaction, or a discard failed. Returns how many were removed.
+   */
+  sweepOrphans(recordedPathsOf: (customerId: string) => Promise<Set<string>>, olderThan: Date): Promise<number>;
 }
 
 export interface StagedFile {
@@ -30,6 +36,31 @@ export const privateDirectoryMode = 0o700;
 export const privateFileMode = 0o600;
 
 /**
+ * Gives an existing file or directory of the server's own the private mode, if others could read it (data left by an
+ * earlier version); something of another user, or missing, is left alone.
+ */
+export function makePrivate(target: string, mode: number): void {
+  let stat: fsSync.Stats;
+  try {
+    stat = fsSync.statSync(target);
+  } catch {
+    return;
+  }
+  if ((stat.mode & 0o077) !== 0 && stat.uid === process.getuid?.()) fsSync.chmodSync(target, mode);
+}
+
+/** makePrivate over a whole tree (the stored documents), once at start-up. */
+function makeTreePrivate(root: string): void {
+  if (!fsSync.existsSync(root)) return;
+  makePrivate(root, privateDirectoryMode);
+  for (const entry of fsSync.readdirSync(root, { withFileTypes: true, recursive: true })) {
+    const target = path.join(entry.parentPath, entry.name);
+    if (entry.isDirectory()) makePrivate(target, privateDirectoryMode);
+    else if (entry.isFile()) makePrivate(target, privateFileMode);
+  }
+}
+
+/**
  * Files under `<DATA_DIR>/documents/<customer id>/<uuid>`, mode 0600 in directories of mode 0700. The file is
  * fsynced when staged, so a row that points to it never outlives a crash that lost it.
  */
@@ -37,6 +68,7 @@ export class LocalFileStore implements FileStore {
   private readonly root: string;
   constructor(dataDir: string) {
     this.root = path.join(dataDir, 'documents');
+    makeTreePrivate(this.root);
   }
 
   async stage(customerId: string, bytes: Buffer): Promise<StagedFile> {
@@ -53,6 +85,13 @@ export class LocalFileStore implements FileStore {
       throw error;
     }
     await handle.close();
+    // The directory entry too: without it a power loss could lose a file whose row is committed.
+    const directory = await fs.open(path.dirname(absolute), 'r');
+    try {
+      await directory.sync();
+    } finally {
+      await directory.close();
+    }
     return {
       storagePath: `documents/${relative.split(path.sep).join('/')}`,
       commit: async () => undefined,
@@ -62,6 +101,27 @@ export class LocalFileStore implements FileStore {
 
   async get(storagePath: string): Promise<Buffer> {
     return fs.readFile(this.absolutePath(storagePath));
+  }
+
+  async sweepOrphans(recordedPathsOf: (customerId: string) => Promise<Set<string>>, olderThan: Date): Promise<number> {
+    if (!fsSync.existsSync(this.root)) return 0;
+    let removed = 0;
+    for (const customer of await fs.readdir(this.root, { withFileTypes: true })) {
+      if (!customer.isDirectory()) continue;
+      const directory = path.join(this.root, customer.name);
+      let recorded: Set<string> | undefined;
+      for (const file of await fs.readdir(directory, { withFileTypes: true })) {
+        if (!file.isFile()) continue;
+        const absolute = path.join(directory, file.name);
+        const stat = await fs.stat(absolute).catch(() => undefined);
+        if (!stat || stat.mtime >= olderThan) continue;
+        recorded ??= await recordedPathsOf(customer.name);
+        if (recorded.has(`documents/${customer.name}/${file.name}`)) continue;
+        await fs.rm(absolute, { force: true });
+        removed += 1;
+      }
+    }
+    return removed;
   }
 
   private absolutePath(storagePath: string): string {
@@ -98,4 +158,39 @@ export async function recordWithFiles<T>(
     await Promise.all(staged.map((file) => file.discard().catch(() => undefined)));
     throw error;
   }
+}
+
+/**
+ * Files in the database (`document_files`, migration 0008): the store of a PostgreSQL deployment, whose instances
+ * share nothing but the database. The bytes are inserted in the transaction that records the document, so a file
+ * exists exactly when its row does; there is nothing to discard and nothing to sweep.
+ */
+export class DatabaseFileStore implements FileStore {
+  constructor(private readonly storage: Storage) {}
+
+  async stage(customerId: string, bytes: Buffer): Promise<StagedFile> {
+    const storagePath = `database/${customerId}/${randomUUID()}`;
+    return {
+      storagePath,
+      commit: async (trx) => {
+        await trx.insertInto('document_files').values({ storage_path: storagePath, customer_id: customerId, content: bytes, created_at: new Date().toISOString() }).execute();
+      },
+      discard: async () => undefined,
+    };
+  }
+
+  async get(storagePath: string): Promise<Buffer> {
+    const row = await this.storage.db.selectFrom('document_files').select('content').where('storage_path', '=', storagePath).executeTakeFirst();
+    if (!row) throw new Error('stored file not found');
+    return row.content;
+  }
+
+  async sweepOrphans(): Promise<number> {
+    return 0;
+  }
+}
+
+/** The file store a deployment uses: local disk with the embedded database, the database itself with PostgreSQL. */
+export function defaultFileStore(storage: Storage, dataDir: string): FileStore {
+  return storage.dialect === 'postgres' ? new DatabaseFileStore(storage) : new LocalFileStore(dataDir);
 }

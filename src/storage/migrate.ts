@@ -5,6 +5,9 @@ import { onboardingMigration } from './migrations/0002-onboarding.js';
 import { moneyMigration } from './migrations/0003-money.js';
 import { feesMigration } from './migrations/0004-fees.js';
 import { providerOperationsMigration } from './migrations/0005-provider-operations.js';
+import { moneyPlanMigration } from './migrations/0006-money-plan.js';
+import { idempotencyMigration } from './migrations/0007-idempotency.js';
+import { severalInstancesMigration } from './migrations/0008-several-instances.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -14,6 +17,9 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0003-money': moneyMigration(dialect),
     '0004-fees': feesMigration(dialect),
     '0005-provider-operations': providerOperationsMigration(),
+    '0006-money-plan': moneyPlanMigration(dialect),
+    '0007-idempotency': idempotencyMigration(),
+    '0008-several-instances': severalInstancesMigration(dialect),
   };
 }
 

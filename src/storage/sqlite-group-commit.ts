@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   SqliteAdapter,
@@ -28,11 +29,37 @@ import {
  * so nothing outside the group ever reads a change that is not yet durable, and reads never wait for writers.
  */
 
-/** What an operator can watch: commits made, and the transactions (or single writes) they made durable. */
+/** What an operator can watch: commits made, the transactions (or single writes) they made durable, writer time. */
 export interface GroupCommitStats {
   commits: number;
   transactions: number;
+  /** Seconds the writing connection has been held, in total (by transactions, single writes and COMMITs). */
+  writerHeldSeconds: number;
+  /** Told each time the writer is let go, with how long it was held (the metrics histogram listens). */
+  onWriterReleased?: (heldSeconds: number) => void;
 }
+
+/**
+ * A transaction that did nothing wrong lost its work because another member of its group made SQLite roll the whole
+ * group back, or because the group's COMMIT failed. Storage.transaction runs it again, alone (`solo`), so that
+ * whichever member is at fault fails by itself.
+ */
+export class GroupAbandonedError extends Error {
+  override name = 'GroupAbandonedError';
+  constructor(override readonly cause: unknown) {
+    super(`the commit group was rolled back: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
+/** What Storage.transaction tells the driver about the transaction it runs (an AsyncLocalStorage context). */
+export interface TransactionContext {
+  /** Commit this transaction in a group of its own, at once (a re-run after GroupAbandonedError). */
+  solo: boolean;
+  /** Set once the transaction has begun on this driver: a write outside it from here would wait for it forever. */
+  driver?: GroupCommitDriver;
+}
+
+export const transactionContext = new AsyncLocalStorage<TransactionContext>();
 
 /**
  * A group is committed before it takes more transactions than this, so a stream of writers cannot hold the write
@@ -40,20 +67,27 @@ export interface GroupCommitStats {
  */
 const groupTransactionsMax = 64;
 
-/** Strict first-come-first-served lock on the writing connection. */
+/** Strict first-come-first-served lock on the writing connection; `released` hears how long each holder kept it. */
 class WriterLock {
   #held = false;
+  #heldSince = 0;
   readonly #waiting: Array<() => void> = [];
+
+  constructor(private readonly released: (heldSeconds: number) => void) {}
 
   lock(): Promise<void> {
     if (!this.#held) {
       this.#held = true;
+      this.#heldSince = performance.now();
       return Promise.resolve();
     }
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
 
   unlock(): void {
+    const now = performance.now();
+    this.released((now - this.#heldSince) / 1000);
+    this.#heldSince = now;
     const next = this.#waiting.shift();
     if (next) next();
     else this.#held = false;
@@ -82,6 +116,8 @@ class Session implements DatabaseConnection {
   /** Inside a SAVEPOINT of the current group, holding the writer lock. */
   inTransaction = false;
   holdsWriter = false;
+  /** Commit this transaction's group as soon as it commits (TransactionContext.solo). */
+  solo = false;
   /** The group the transaction began in: if that group is abandoned, the rest of the transaction must not run. */
   group: CommitGroup | undefined;
 
@@ -105,10 +141,13 @@ function runStatement<R>(statement: BetterSqlite3.Statement, parameters: readonl
 export class GroupCommitDriver implements Driver {
   readonly #writer: BetterSqlite3.Database;
   readonly #reader: BetterSqlite3.Database;
-  readonly #writerLock = new WriterLock();
   #group: CommitGroup | undefined;
   #commitScheduled = false;
-  readonly stats: GroupCommitStats = { commits: 0, transactions: 0 };
+  readonly stats: GroupCommitStats = { commits: 0, transactions: 0, writerHeldSeconds: 0 };
+  readonly #writerLock = new WriterLock((heldSeconds) => {
+    this.stats.writerHeldSeconds += heldSeconds;
+    this.stats.onWriterReleased?.(heldSeconds);
+  });
 
   /** `reader` must be a second connection to the file `writer` has open, in WAL mode. */
   constructor(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database) {
@@ -124,11 +163,16 @@ export class GroupCommitDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const session = connection as Session;
+    const context = transactionContext.getStore();
     await this.#lockWriter(session);
+    session.solo = context?.solo === true;
+    // A solo transaction starts a group of its own: whatever the earlier members did is committed first.
+    if (session.solo) this.#commitGroup();
     this.#openGroup();
     this.#control('savepoint member');
     session.inTransaction = true;
     session.group = this.#group;
+    if (context) context.driver = this;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -136,9 +180,21 @@ export class GroupCommitDriver implements Driver {
     if (!session.inTransaction) return;
     session.inTransaction = false;
     const group = session.group;
-    if (!group || group !== this.#group) throw new Error('the transaction was rolled back with its commit group');
+    if (!group || group !== this.#group) throw new GroupAbandonedError(new Error('the group was rolled back by another member'));
     this.#control('release member');
     group.transactions += 1;
+    if (session.solo) {
+      // Alone in its group, it commits now, and a failure is its own: no retry hides it.
+      try {
+        this.#commitGroup();
+        await group.durable.catch((error: unknown) => {
+          throw error instanceof GroupAbandonedError ? error.cause : error;
+        });
+      } finally {
+        this.#unlockWriter(session);
+      }
+      return;
+    }
     this.#unlockWriter(session);
     this.#scheduleCommit();
     await group.durable;
@@ -178,11 +234,15 @@ export class GroupCommitDriver implements Driver {
   async execute<R>(session: Session, query: CompiledQuery): Promise<QueryResult<R>> {
     if (session.inTransaction) {
       // Without its group the writer is outside any transaction: a statement now would commit on its own.
-      if (session.group !== this.#group) throw new Error('the transaction was rolled back with its commit group');
+      if (session.group !== this.#group) throw new GroupAbandonedError(new Error('the group was rolled back by another member'));
       return this.#onWriter<R>(query);
     }
     const reading = this.#readOnlyStatement(query.sql);
     if (reading) return runStatement<R>(reading, query.parameters);
+    if (transactionContext.getStore()?.driver === this) {
+      // The transaction of this very callback holds the writer: waiting for it would never end.
+      throw new Error('a write through storage.db inside a transaction callback would wait for that transaction forever; write through the transaction (trx) instead');
+    }
     // A write outside a transaction joins the group like a transaction of one statement.
     await this.#lockWriter(session);
     let result: QueryResult<R>;
@@ -196,8 +256,32 @@ export class GroupCommitDriver implements Driver {
       this.#unlockWriter(session);
       this.#scheduleCommit();
     }
-    await group?.durable;
+    try {
+      await group?.durable;
+    } catch (error) {
+      if (!(error instanceof GroupAbandonedError)) throw error;
+      // Rolled back for another member's sake: the statement is run again in a group of its own.
+      return this.#writeAlone<R>(session, query);
+    }
     return result;
+  }
+
+  async #writeAlone<R>(session: Session, query: CompiledQuery): Promise<QueryResult<R>> {
+    await this.#lockWriter(session);
+    try {
+      this.#commitGroup();
+      this.#openGroup();
+      const group = this.#group!;
+      const result = this.#onWriter<R>(query);
+      group.transactions += 1;
+      this.#commitGroup();
+      await group.durable.catch((error: unknown) => {
+        throw error instanceof GroupAbandonedError ? error.cause : error;
+      });
+      return result;
+    } finally {
+      this.#unlockWriter(session);
+    }
   }
 
   /**
@@ -254,7 +338,7 @@ export class GroupCommitDriver implements Driver {
     if (this.#group && !this.#writer.inTransaction) {
       const group = this.#group;
       this.#group = undefined;
-      group.reject(error);
+      group.reject(new GroupAbandonedError(error));
     }
   }
 
@@ -294,7 +378,8 @@ export class GroupCommitDriver implements Driver {
       this.#writer.prepare('commit').run();
     } catch (error) {
       if (this.#writer.inTransaction) this.#writer.prepare('rollback').run();
-      group.reject(error);
+      // Which member caused it (a deferred constraint, say) is unknown: each is run again alone.
+      group.reject(new GroupAbandonedError(error));
       return;
     }
     this.stats.commits += 1;

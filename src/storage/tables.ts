@@ -55,7 +55,7 @@ export interface FiatAccountsTable {
 }
 
 export interface OutboxEventsTable {
-  /** Insertion order; delivery reads the outbox in this order. */
+  /** Insertion order. Not commit order on PostgreSQL: delivery claims unpublished rows instead of following it. */
   sequence: Generated<bigint>;
   id: string;
   customer_id: string;
@@ -63,6 +63,8 @@ export interface OutboxEventsTable {
   payload: string;
   created_at: string;
   published_at: string | null;
+  /** Until when the instance that claimed the event for delivery owns it (events/outbox.ts). */
+  delivery_lease_until: Generated<string | null>;
 }
 
 export interface ServerSecretsTable {
@@ -208,7 +210,8 @@ export interface LedgerPostingsTable {
   journal_id: string;
   account_kind: 'fiat_account' | 'virtual_account' | 'system';
   account_id: string;
-  currency: string;
+  /** An asset code of the registry (ledger/assets.ts); a journal balances per asset. */
+  asset: string;
   amount_minor: bigint;
 }
 
@@ -305,6 +308,29 @@ export interface ProviderOperationsTable {
   updated_at: string;
 }
 
+/** Idempotency-Key reservations and their stored answers (http/idempotency.ts). */
+export interface IdempotencyKeysTable {
+  customer_id: string;
+  key: string;
+  operation: string;
+  status: 'in_progress' | 'committed' | 'completed';
+  attempt_id: string;
+  lease_until: string;
+  resource_id: string | null;
+  response_status: number | bigint | null;
+  response_body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** PostgreSQL: stored document files, readable by every instance (storage/files.ts). */
+export interface DocumentFilesTable {
+  storage_path: string;
+  customer_id: string;
+  content: Buffer;
+  created_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -322,4 +348,6 @@ export interface Database {
   payments: PaymentsTable;
   transactions: TransactionsTable;
   provider_operations: ProviderOperationsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  document_files: DocumentFilesTable;
 }

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMetrics } from '../../src/http/metrics.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -152,6 +153,23 @@ describe('operations', () => {
       const text = await metricsText();
       expect(text).toContain('# TYPE http_requests_total counter');
       expect(text).toContain('# TYPE http_request_duration_seconds histogram');
+    });
+
+    it('the listener sends nosniff and no-store, 405 to other methods, 404 elsewhere, and with a token asks for it', async () => {
+      const listener = await serveMetrics(t.app, { host: '127.0.0.1', port: 0, token: 's3cret' });
+      try {
+        const base = `http://127.0.0.1:${listener.address.port}`;
+        expect((await fetch(`${base}/metrics`)).status).toBe(401);
+        expect((await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+        const answered = await fetch(`${base}/metrics`, { headers: { authorization: 'Bearer s3cret' } });
+        expect(answered.status).toBe(200);
+        expect(answered.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(answered.headers.get('cache-control')).toBe('no-store');
+        expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
+        expect((await fetch(`${base}/other`)).status).toBe(404);
+      } finally {
+        await listener.close();
+      }
     });
 
     it('counts requests by method, route pattern and status code', async () => {

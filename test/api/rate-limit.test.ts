@@ -144,6 +144,42 @@ describe('rate limiting per client address, before authentication (RATE_LIMIT_PE
   });
 });
 
+describe('refused authentications per client address (RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE=3)', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: String(limit) } });
+    alice = await t.createCustomer('Alice Ltd');
+  });
+  afterAll(async () => t.close());
+
+  it('refuses every request of an address once it had 3 refused authentications this minute, valid keys too', async () => {
+    const address = '203.0.113.20';
+    const refusals = [
+      await t.request({ url: '/fiat-accounts', key: 'sk_test_guess', remoteAddress: address }),
+      await t.request({ url: '/fiat-accounts', remoteAddress: address }),
+      await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, body: { accountName: 'x', currency: 'EUR' }, remoteAddress: address }),
+    ];
+    expect(refusals.map((response) => response.statusCode)).toEqual([401, 401, 403]);
+    const blocked = await t.request({ url: '/fiat-accounts', key: alice.key, remoteAddress: address });
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.json().error.code).toBe('RATE_LIMITED');
+    expect(blocked.json().error.message).toMatch(/refused authentications/);
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Successful requests do not count: another address with only good requests is not blocked.
+    for (let i = 0; i < limit + 2; i += 1) expect((await t.request({ url: '/fiat-accounts', key: alice.key, remoteAddress: '203.0.113.21' })).statusCode).toBe(200);
+  });
+
+  it('counts an IPv6 client by its /64: rotating addresses inside it does not reset the count', async () => {
+    for (let i = 1; i <= limit; i += 1) {
+      expect((await t.request({ url: '/payees', key: 'sk_test_guess', remoteAddress: `2001:db8:1:2::${i}` })).statusCode).toBe(401);
+    }
+    expect((await t.request({ url: '/payees', key: alice.key, remoteAddress: '2001:db8:1:2:ffff::9' })).statusCode).toBe(429);
+    expect((await t.request({ url: '/payees', key: alice.key, remoteAddress: '2001:db8:1:3::1' })).statusCode).toBe(200);
+  });
+});
+
 describe('rate limiting by default (RATE_LIMIT_PER_SECOND unset)', () => {
   it('is on by default and allows bursts well above 3 per second', async () => {
     const t = await createTestApp({ env: { RATE_LIMIT_PER_SECOND: '' } });

@@ -1,9 +1,14 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { businessBody, createBusiness, createFiatAccount, createIndividual, individualBody } from '../helpers/fixtures.js';
-import { providerOperationLeaseMs } from '../../src/providers/provisioning.js';
+import {
+  ProviderRefusedError,
+  providerOperationLeaseMs,
+  providerUndoAttemptsMax,
+  providerUndoBackoffBaseMs,
+  providerUndoBackoffMaxMs,
+} from '../../src/providers/provisioning.js';
+import { storedFilePaths } from '../helpers/files.js';
 import { RecordingProviders } from '../helpers/providers.js';
 import { createTestApp, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
@@ -29,12 +34,6 @@ async function failInserts(t: TestApp, table: string): Promise<() => Promise<voi
   await sql.raw(`create or replace function ${name}() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`).execute(t.storage.db);
   await sql.raw(`create trigger ${name} before insert on ${table} for each row execute function ${name}()`).execute(t.storage.db);
   return async () => void (await sql.raw(`drop trigger ${name} on ${table}`).execute(t.storage.db));
-}
-
-function storedFiles(dataDir: string): string[] {
-  const root = path.join(dataDir, 'documents');
-  if (!fs.existsSync(root)) return [];
-  return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name);
 }
 
 describe('side effects of refused and failed requests', () => {
@@ -93,23 +92,23 @@ describe('side effects of refused and failed requests', () => {
     });
 
     it('an end user with reports: no report file stays on disk, no provider object stays', async () => {
-      const filesBefore = storedFiles(t.config.dataDir);
+      const filesBefore = await storedFilePaths(t);
       restore = await failInserts(t, 'documents');
       const response = await post('/end-users', individualBody({ kycReportBase64: pdf(), providerReportBase64: pdf() }));
       expect(response.statusCode).toBe(500);
-      expect(storedFiles(t.config.dataDir)).toEqual(filesBefore);
+      expect(await storedFilePaths(t)).toEqual(filesBefore);
       expect(await orphans()).toEqual([]);
       expect(await t.storage.db.selectFrom('end_users').select('id').where('customer_id', '=', alice.id).where('first_name', '=', 'Ada').execute()).toHaveLength(0);
     });
 
     it('a document upload: no file stays on disk and the quota is not charged', async () => {
       const user = await createIndividual(t, alice);
-      const filesBefore = storedFiles(t.config.dataDir);
+      const filesBefore = await storedFilePaths(t);
       const bytesBefore = (await t.storage.db.selectFrom('customers').select('stored_document_bytes').where('id', '=', alice.id).executeTakeFirstOrThrow()).stored_document_bytes;
       restore = await failInserts(t, 'documents');
       const response = await post('/documents', { endUserId: user.id, documentType: 'identity', fileName: 'p.pdf', fileData: pdf(), mimeType: 'application/pdf' });
       expect(response.statusCode).toBe(500);
-      expect(storedFiles(t.config.dataDir)).toEqual(filesBefore);
+      expect(await storedFilePaths(t)).toEqual(filesBefore);
       const bytesAfter = (await t.storage.db.selectFrom('customers').select('stored_document_bytes').where('id', '=', alice.id).executeTakeFirstOrThrow()).stored_document_bytes;
       expect(BigInt(bytesAfter)).toBe(BigInt(bytesBefore));
     });
@@ -123,13 +122,13 @@ describe('side effects of refused and failed requests', () => {
       ['a fiat account linked to an unknown business', () => post('/fiat-accounts', { accountName: 'x', currency: 'EUR', linkedBusinessId: '00000000-0000-4000-8000-000000000000' })],
     ])('%s', async (_label, send) => {
       const calls = recording.calls.length;
-      const files = storedFiles(t.config.dataDir);
+      const files = await storedFilePaths(t);
       const operationsBefore = (await operations()).length;
       const response = await send();
       expect(response.statusCode).toBeGreaterThanOrEqual(400);
       expect(response.statusCode).toBeLessThan(500);
       expect(recording.calls.length).toBe(calls);
-      expect(storedFiles(t.config.dataDir)).toEqual(files);
+      expect(await storedFilePaths(t)).toEqual(files);
       expect((await operations()).length).toBe(operationsBefore);
     });
   });
@@ -150,6 +149,9 @@ describe('side effects of refused and failed requests', () => {
       const failed = (await operations()).at(-1)!;
       expect(failed).toMatchObject({ status: 'calling', kind: 'register_payee' });
 
+      // Not at once: the first call may still be running at the provider.
+      expect(await reaper().runOnce()).toBe(0);
+      t.clock.advance(providerUndoBackoffBaseMs * 2);
       expect(await reaper().runOnce()).toBe(1);
       const undone = (await operations()).find((operation) => operation.id === failed.id)!;
       expect(undone.status).toBe('undone');
@@ -158,6 +160,53 @@ describe('side effects of refused and failed requests', () => {
       expect(await orphans()).toEqual([]);
       expect(await reaper().runOnce()).toBe(0);
     });
+  });
+
+  it('answers 422 PROVIDER_REFUSED when the provider refuses for good: nothing to undo, nothing replayed', async () => {
+    recording.before = async (call) => {
+      if (call === 'openAccount') throw new ProviderRefusedError('account name not allowed');
+    };
+    const calls = recording.calls.length;
+    const response = await post('/fiat-accounts', { accountName: 'refused', currency: 'EUR' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().error).toMatchObject({ code: 'PROVIDER_REFUSED', message: expect.stringContaining('account name not allowed') });
+    expect((await operations()).at(-1)).toMatchObject({ status: 'undone', request: '{}' });
+    t.clock.advance(providerUndoBackoffMaxMs * 2);
+    recording.before = async () => undefined;
+    await reaper().runOnce();
+    expect(recording.calls.length).toBe(calls + 1);
+  });
+
+  it('retries a failing undo with growing pauses, and leaves it failed for an operator after the last attempt', async () => {
+    const failingUndo = new RecordingProviders();
+    failingUndo.providers.banking.closeAccount = async () => {
+      throw new Error('provider down');
+    };
+    const f = await createTestApp({ providers: failingUndo.providers });
+    try {
+      const carol = await f.createCustomer('Carol');
+      const restoreInsert = await failInserts(f, 'fiat_accounts');
+      expect((await f.request({ method: 'POST', url: '/fiat-accounts', key: carol.key, csrf: true, body: { accountName: 'x', currency: 'EUR' } })).statusCode).toBe(500);
+      await restoreInsert();
+      const read = () => f.storage.db.selectFrom('provider_operations').selectAll().where('customer_id', '=', carol.id).executeTakeFirstOrThrow();
+      const reaperOf = f.app.workers.find((worker) => worker.name === 'provider-operation-reaper')!;
+      expect(await read()).toMatchObject({ status: 'undoing' });
+      let previousPause = 0;
+      for (let attempt = 1; attempt < providerUndoAttemptsMax; attempt += 1) {
+        const due = new Date((await read()).lease_until!).getTime() - f.clock.now().getTime();
+        expect(due).toBeGreaterThan(previousPause * 0.5);
+        previousPause = due;
+        expect(await reaperOf.runOnce()).toBe(0);
+        f.clock.advance(due + 1);
+        expect(await reaperOf.runOnce()).toBe(1);
+        expect(Number((await read()).undo_attempts)).toBe(attempt);
+      }
+      f.clock.advance(providerUndoBackoffMaxMs * 2);
+      expect(await reaperOf.runOnce()).toBe(1);
+      expect(await read()).toMatchObject({ status: 'failed', last_error: 'provider down' });
+    } finally {
+      await f.close();
+    }
   });
 
   describe('a process that stops half-way', () => {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
-import { postJournal, type JournalEntry, type Posting } from '../../src/ledger/ledger.js';
+import { newPlan, withJournal, type Posting } from '../../src/ledger/money-plan.js';
+import { executeMoneyPlan } from '../../src/ledger/money-transaction.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
@@ -10,10 +11,10 @@ import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, testDialect } from '../helpers/test-app.js';
 
 /**
- * The ledger at the database level, on the dialect of this vitest project (issue 4, docs/ledger.md): the CHECK
- * constraints refuse what the conditional updates of postJournal are meant to prevent, even when the code is
- * bypassed; postJournal refuses an unbalanced entry and an overdraft and writes nothing; verifyLedger finds
- * each kind of inconsistency.
+ * The ledger at the database level, on the dialect of this vitest project (docs/ledger.md): the CHECK constraints
+ * refuse what the conditional updates of a money plan are meant to prevent, even when the code is bypassed; a plan
+ * (executed by the PostgreSQL function or the SQLite statements) refuses an unbalanced entry and an overdraft and
+ * writes nothing; verifyLedger finds each kind of inconsistency, per asset.
  */
 
 const now = '2025-01-01T00:00:00.000Z';
@@ -66,17 +67,19 @@ describe(`ledger on ${testDialect}`, () => {
   const count = async (table: 'ledger_journal' | 'ledger_postings') =>
     Number((await storage.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
-  const entry = (postings: Posting[], kind = 'test'): JournalEntry => ({ customerId, kind, referenceId: randomUUID(), currency: 'EUR', postings, createdAt: now });
-  const post = (postings: Posting[]) => storage.db.transaction().execute((trx) => postJournal(trx, entry(postings)));
-  const fromClearing = (accountId: string, amountMinor: bigint): Posting[] => [
-    { kind: 'system', code: 'clearing', amountMinor: -amountMinor },
-    { kind: 'fiat_account', accountId, amountMinor },
-  ];
-  const intoVirtual = (amountMinor: bigint): Posting[] => [
-    { kind: 'system', code: 'clearing', amountMinor: -amountMinor },
-    { kind: 'fiat_account', accountId: master, amountMinor },
-    { kind: 'virtual_account', accountId: virtual, masterAccountId: master, amountMinor },
-  ];
+  /** Executes a plan of these postings; answers each moved balance as `{ beforeMinor, afterMinor }`. */
+  const post = async (postings: Posting[]) => {
+    const plan = withJournal(newPlan(customerId, now), 'test', randomUUID(), postings);
+    const { balances } = await executeMoneyPlan(storage, plan);
+    return new Map([...balances].map(([key, { before, after }]) => [key, { beforeMinor: before, afterMinor: after }]));
+  };
+  const eur = (account: Posting['account'], amount: bigint): Posting => ({ account, asset: 'EUR', amount });
+  const clearing = { kind: 'system', code: 'clearing' } as const;
+  const suspense = { kind: 'system', code: 'suspense' } as const;
+  const fiatAccount = (id: string) => ({ kind: 'fiat_account', id }) as const;
+  const virtualAccount = () => ({ kind: 'virtual_account', id: virtual, masterId: master }) as const;
+  const fromClearing = (accountId: string, amountMinor: bigint): Posting[] => [eur(clearing, -amountMinor), eur(fiatAccount(accountId), amountMinor)];
+  const intoVirtual = (amountMinor: bigint): Posting[] => [eur(clearing, -amountMinor), eur(fiatAccount(master), amountMinor), eur(virtualAccount(), amountMinor)];
 
   /** An SQL statement that must be refused by a constraint, leaving the row as it was. */
   async function expectRefused(statement: () => Promise<unknown>) {
@@ -131,19 +134,19 @@ describe(`ledger on ${testDialect}`, () => {
       const journalId = randomUUID();
       await storage.db.insertInto('ledger_journal').values({ id: journalId, customer_id: customerId, kind: 'test', reference_id: randomUUID(), created_at: now }).execute();
       await expectRefused(() =>
-        storage.db.insertInto('ledger_postings').values({ journal_id: journalId, account_kind: 'fiat_account', account_id: master, currency: 'EUR', amount_minor: 0n }).execute(),
+        storage.db.insertInto('ledger_postings').values({ journal_id: journalId, account_kind: 'fiat_account', account_id: master, asset: 'EUR', amount_minor: 0n }).execute(),
       );
       await expectRefused(() =>
         storage.db
           .insertInto('ledger_postings')
-          .values({ journal_id: journalId, account_kind: 'wallet' as never, account_id: master, currency: 'EUR', amount_minor: 1n })
+          .values({ journal_id: journalId, account_kind: 'wallet' as never, account_id: master, asset: 'EUR', amount_minor: 1n })
           .execute(),
       );
       await storage.db.deleteFrom('ledger_journal').where('id', '=', journalId).execute();
     });
   });
 
-  describe('postJournal', () => {
+  describe('money plans', () => {
     it('applies a balanced entry: balances, postings, before/after from the same transaction', async () => {
       const journals = await count('ledger_journal');
       const postings = await count('ledger_postings');
@@ -158,17 +161,18 @@ describe(`ledger on ${testDialect}`, () => {
     });
 
     it.each([
-      ['credits without a debit', (account: string): Posting[] => [{ kind: 'fiat_account', accountId: account, amountMinor: 100n }]],
-      ['a debit larger than the credit', (account: string): Posting[] => [{ kind: 'system', code: 'clearing', amountMinor: -101n }, { kind: 'fiat_account', accountId: account, amountMinor: 100n }]],
+      ['credits without a debit', (account: string): Posting[] => [eur(fiatAccount(account), 100n)]],
+      ['a debit larger than the credit', (account: string): Posting[] => [eur(clearing, -101n), eur(fiatAccount(account), 100n)]],
+      ['virtual postings that do not balance the real ones', (account: string): Posting[] => [eur(fiatAccount(account), 100n), eur(virtualAccount(), -100n)]],
       [
-        'virtual postings that do not balance the real ones',
-        (account: string): Posting[] => [{ kind: 'fiat_account', accountId: account, amountMinor: 100n }, { kind: 'virtual_account', accountId: virtual, masterAccountId: master, amountMinor: -100n }],
+        'two assets that balance only together',
+        (account: string): Posting[] => [eur(fiatAccount(account), 100n), { account: clearing, asset: 'USDC', amount: -100n }],
       ],
     ])('refuses an unbalanced entry (%s) and writes nothing', async (_name, postings) => {
       await post(fromClearing(master, 1000n));
       const journals = await count('ledger_journal');
       const rows = await count('ledger_postings');
-      await expect(post(postings(master))).rejects.toThrow(/does not balance/);
+      await expect(post(postings(master))).rejects.toThrow(/do not balance/);
       expect(await count('ledger_journal')).toBe(journals);
       expect(await count('ledger_postings')).toBe(rows);
       expect(await fiat(master)).toEqual({ balance: 1000n, allocated: 0n });
@@ -180,8 +184,8 @@ describe(`ledger on ${testDialect}`, () => {
       const rows = await count('ledger_postings');
       const overdraft: Posting[] = [
         // Applied first (a credit of another account), then rolled back with the refused debit.
-        { kind: 'fiat_account', accountId: other, amountMinor: 1001n },
-        { kind: 'fiat_account', accountId: master, amountMinor: -1001n },
+        eur(fiatAccount(other), 1001n),
+        eur(fiatAccount(master), -1001n),
       ];
       const error = await post(overdraft).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(DomainError);
@@ -192,8 +196,22 @@ describe(`ledger on ${testDialect}`, () => {
       expect(await count('ledger_journal')).toBe(journals);
       expect(await count('ledger_postings')).toBe(rows);
       // Exactly the balance is allowed.
-      await post([{ kind: 'fiat_account', accountId: other, amountMinor: 1000n }, { kind: 'fiat_account', accountId: master, amountMinor: -1000n }]);
+      await post([eur(fiatAccount(other), 1000n), eur(fiatAccount(master), -1000n)]);
       expect(await fiat(master)).toEqual({ balance: 0n, allocated: 0n });
+    });
+
+    it('balances a journal per asset: an exchange of EUR for USDC through the platform’s accounts', async () => {
+      await post(fromClearing(master, 1000n));
+      await post([
+        eur(fiatAccount(master), -1000n),
+        eur(clearing, 1000n),
+        { account: clearing, asset: 'USDC', amount: -1_080_000n },
+        { account: suspense, asset: 'USDC', amount: 1_080_000n },
+      ]);
+      expect(await fiat(master)).toEqual({ balance: 0n, allocated: 0n });
+      const report = await verifyLedger(storage);
+      expect(report.problems).toEqual([]);
+      expect(report.system_balances_minor['suspense:USDC']).toBe('1080000');
     });
 
     it('keeps a virtual account’s money inside its master: allocation follows the virtual balance', async () => {
@@ -210,7 +228,7 @@ describe(`ledger on ${testDialect}`, () => {
       await post(fromClearing(master, 1000n));
       await post(intoVirtual(600n));
       // Free: 1600 - 600 = 1000.
-      const spend = (amountMinor: bigint) => post([{ kind: 'fiat_account', accountId: master, amountMinor: -amountMinor }, { kind: 'system', code: 'suspense', amountMinor }]);
+      const spend = (amountMinor: bigint) => post([eur(fiatAccount(master), -amountMinor), eur(suspense, amountMinor)]);
       await expect(spend(1001n)).rejects.toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
       expect(await fiat(master)).toEqual({ balance: 1600n, allocated: 600n });
       await spend(1000n);
@@ -221,11 +239,7 @@ describe(`ledger on ${testDialect}`, () => {
     it('debits a virtual account and its master together, never beyond the virtual balance', async () => {
       await post(fromClearing(master, 1000n));
       await post(intoVirtual(600n));
-      const fromVirtual = (amountMinor: bigint): Posting[] => [
-        { kind: 'fiat_account', accountId: master, amountMinor: -amountMinor },
-        { kind: 'virtual_account', accountId: virtual, masterAccountId: master, amountMinor: -amountMinor },
-        { kind: 'system', code: 'suspense', amountMinor },
-      ];
+      const fromVirtual = (amountMinor: bigint): Posting[] => [eur(fiatAccount(master), -amountMinor), eur(virtualAccount(), -amountMinor), eur(suspense, amountMinor)];
       await expect(post(fromVirtual(601n))).rejects.toMatchObject({ code: 'INSUFFICIENT_FUNDS', details: { account_id: virtual } });
       expect(await fiat(master)).toEqual({ balance: 1600n, allocated: 600n });
       const changes = await post(fromVirtual(600n));
@@ -238,7 +252,7 @@ describe(`ledger on ${testDialect}`, () => {
     it('serialises concurrent debits: of 20 parallel debits of 100 against 1000, exactly 10 pass', async () => {
       await post(fromClearing(master, 1000n));
       const results = await Promise.allSettled(
-        Array.from({ length: 20 }, () => post([{ kind: 'fiat_account', accountId: master, amountMinor: -100n }, { kind: 'system', code: 'suspense', amountMinor: 100n }])),
+        Array.from({ length: 20 }, () => post([eur(fiatAccount(master), -100n), eur(suspense, 100n)])),
       );
       expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(10);
       for (const result of results) if (result.status === 'rejected') expect(result.reason).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
@@ -286,13 +300,25 @@ describe(`ledger on ${testDialect}`, () => {
       expect((await verifyLedger(storage)).ok).toBe(true);
     });
 
-    it('finds a journal entry whose postings do not sum to zero', async () => {
+    it('finds a journal entry whose postings do not sum to zero in an asset, even when all assets together do', async () => {
       const journalId = randomUUID();
       await storage.db.insertInto('ledger_journal').values({ id: journalId, customer_id: customerId, kind: 'forged', reference_id: randomUUID(), created_at: now }).execute();
-      await storage.db.insertInto('ledger_postings').values({ journal_id: journalId, account_kind: 'system', account_id: 'clearing:EUR', currency: 'EUR', amount_minor: 7n }).execute();
+      await storage.db
+        .insertInto('ledger_postings')
+        .values([
+          { journal_id: journalId, account_kind: 'system', account_id: 'clearing:EUR', asset: 'EUR', amount_minor: 7n },
+          { journal_id: journalId, account_kind: 'system', account_id: 'clearing:USDC', asset: 'USDC', amount_minor: -7n },
+        ])
+        .execute();
       const report = await verifyLedger(storage);
       expect(report.ok).toBe(false);
-      expect(report.problems).toEqual([{ kind: 'unbalanced_journal', id: journalId, expected: '0', actual: '7' }]);
+      expect(report.problems).toEqual(
+        expect.arrayContaining([
+          { kind: 'unbalanced_journal', id: journalId, asset: 'EUR', expected: '0', actual: '7' },
+          { kind: 'unbalanced_journal', id: journalId, asset: 'USDC', expected: '0', actual: '-7' },
+        ]),
+      );
+      expect(report.problems).toHaveLength(2);
       await storage.db.deleteFrom('ledger_postings').where('journal_id', '=', journalId).execute();
       await storage.db.deleteFrom('ledger_journal').where('id', '=', journalId).execute();
       expect((await verifyLedger(storage)).ok).toBe(true);

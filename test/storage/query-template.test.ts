@@ -110,7 +110,7 @@ const addToCount = queryTemplate<{ customerId: string; delta: bigint }>()(['cust
     .returning('transaction_count'),
 );
 
-const insertPostings = insertRowsTemplate<PostingRow>()(['journal_id', 'account_kind', 'account_id', 'currency', 'amount_minor'], (db, rows) =>
+const insertPostings = insertRowsTemplate<PostingRow>()(['journal_id', 'account_kind', 'account_id', 'asset', 'amount_minor'], (db, rows) =>
   db.insertInto('ledger_postings').values(rows),
 );
 
@@ -119,7 +119,7 @@ function postingRows(journalId: string, count: number): PostingRow[] {
     journal_id: journalId,
     account_kind: index % 2 === 0 ? 'system' : 'fiat_account',
     account_id: `account-${index}`,
-    currency: 'EUR',
+    asset: 'EUR',
     amount_minor: index % 2 === 0 ? -BigInt(index + 1) : BigInt(index),
   }));
 }
@@ -323,7 +323,7 @@ describe(`query templates on ${testDialect}`, () => {
     await insertPostings.execute(storage.db, rows.slice(2));
     const read = await storage.db
       .selectFrom('ledger_postings')
-      .select(['journal_id', 'account_kind', 'account_id', 'currency', 'amount_minor'])
+      .select(['journal_id', 'account_kind', 'account_id', 'asset', 'amount_minor'])
       .where('journal_id', '=', journalId)
       .orderBy('sequence')
       .execute();

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
+import type { Clock } from '../../clock.js';
+import type { Storage } from '../../storage/database.js';
+import type { FileStore } from '../../storage/files.js';
 import type { ModuleContext } from '../module-context.js';
 import { documentRoutes } from './routes.js';
 import { DocumentService } from './service.js';
@@ -12,4 +15,17 @@ export function registerDocuments(app: FastifyInstance, context: ModuleContext):
   documentRoutes(app, new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes));
   const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log);
   context.workers.push(new PollingWorker('document-sync', () => sync.syncDue(), workerPollIntervalMs, log));
+  context.workers.push(new PollingWorker('document-file-sweeper', () => sweepOrphanFiles(storage, files, clock), orphanFileSweepIntervalMs, log));
+}
+
+/** Files older than this that no row records are orphans (a stopped process, a failed discard): removed. */
+export const orphanFileAgeMs = 60 * 60_000;
+const orphanFileSweepIntervalMs = 60 * 60_000;
+
+/** One pass of the sweeper; returns 0 so the worker waits its interval before the next (it is never urgent). */
+export async function sweepOrphanFiles(storage: Storage, files: FileStore, clock: Clock): Promise<number> {
+  const recordedPathsOf = async (customerId: string) =>
+    new Set((await storage.db.selectFrom('documents').select('storage_path').where('customer_id', '=', customerId).execute()).map((row) => row.storage_path));
+  await files.sweepOrphans(recordedPathsOf, new Date(clock.now().getTime() - orphanFileAgeMs));
+  return 0;
 }

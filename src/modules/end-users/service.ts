@@ -20,6 +20,8 @@ const defaultRiskTier = 'low_risk';
 const defaultDisclosureVersion = '1.0';
 const defaultBusinessType = 'LIMITED_COMPANY';
 const defaultSector = 'OTHER_PRODUCTS_SERVICES';
+/** Percent: the business persons' ownership together. */
+const ownershipTotalMax = 100;
 /** PATCH fields that describe a person; a business end user has none of them. */
 const individualOnlyFields = ['firstName', 'middleName', 'lastName', 'dob', 'birthCountry', 'nationality'] as const;
 
@@ -116,6 +118,11 @@ export class EndUserService {
     const dates: Array<[string, string | undefined]> = [['/business/registrationDate', input.business.registrationDate]];
     input.businessPersons.forEach((entry, index) => dates.push([`/businessPersons/${index}/person/dob`, entry.person.dob]));
     const errors = dateErrors(dates, today, new Set(dates.map(([path]) => path)));
+    // Ownership is a share of one company: its persons cannot own more than all of it together.
+    const owned = input.businessPersons.reduce((sum, entry) => sum + (entry.ownership ?? 0), 0);
+    if (owned > ownershipTotalMax) {
+      errors.push({ location: 'body', path: '/businessPersons', reason: `ownership adds up to ${owned}; the persons of a business own at most 100 % together` });
+    }
     const reports = this.checkReports(
       [
         { field: '/kybReportBase64', documentType: 'kyb_report', base64: input.kybReportBase64, fileName: input.kybReportFilename },

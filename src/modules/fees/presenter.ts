@@ -1,4 +1,5 @@
-import { formatDecimal, toJsonNumber, type Currency } from '../../ledger/money.js';
+import { formatDecimal, toJsonNumber } from '../../ledger/money.js';
+import type { Asset } from '../../ledger/assets.js';
 import { formatPercentage } from './calculation.js';
 import type { FeeQuote } from './fee-quote.js';
 import { defaultScope, type FeeScheduleRow } from './repository.js';
@@ -48,7 +49,7 @@ export interface FeeScheduleView {
 }
 
 export function presentSchedule(row: FeeScheduleRow): FeeScheduleView {
-  const currency = row.currency as Currency;
+  const currency = row.currency as Asset;
   const money = (minor: bigint | null) => (minor === null ? null : formatDecimal(BigInt(minor), currency));
   return {
     id: row.id,

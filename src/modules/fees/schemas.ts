@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 
 /** Spec §2 fee preview result; the request is the payment's (payments/schemas.ts FeePreviewBody). */
 import { Nullable, StringEnum, Uuid } from '../../http/schemas.js';
-import { fiatCurrencies } from '../fiat-accounts/schemas.js';
+import { fiatCurrencies } from '../../ledger/assets.js';
 
 const Money = (description: string) => Type.Number({ description: `${description}, major units of fee_currency as a JSON number` });
 

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { DomainError, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
-import { currencyDecimals, type Currency } from '../../ledger/money.js';
+import { fiatCurrencies, scaleOf, type FiatCurrency } from '../../ledger/assets.js';
 import type { Storage } from '../../storage/database.js';
 import { findCustomer } from '../customers/repository.js';
 import { InvalidInputError } from '../customers/service.js';
-import { fiatCurrencies } from '../fiat-accounts/schemas.js';
 import { computeFee, formatPercentage, millionthsPerPercent, parsePercentage, percentageDecimalsMax } from './calculation.js';
 import {
   feeTransactionTypes,
@@ -65,7 +64,7 @@ function keyErrors(input: { transactionType: string; paymentScheme: string; curr
     errors.push(fieldError('/currency', `must be one of ${fiatCurrencies.join(', ')}`));
   } else if (!(paymentSchemes as readonly string[]).includes(input.paymentScheme)) {
     errors.push(fieldError('/paymentScheme', `must be one of ${paymentSchemes.join(', ')}`));
-  } else if (!schemeCarries(input.paymentScheme as PaymentScheme, input.currency as Currency)) {
+  } else if (!schemeCarries(input.paymentScheme as PaymentScheme, input.currency as FiatCurrency)) {
     const carried = paymentSchemeCurrencies[input.paymentScheme as PaymentScheme].join(', ');
     errors.push(fieldError('/paymentScheme', `${input.paymentScheme} carries ${carried} only, not ${input.currency}`));
   }
@@ -146,7 +145,7 @@ export class FeeService implements FeeQuoter {
         if (error instanceof AmountError) throw new InvalidInputError(`${option} "${value}" ${error.message}`);
         throw error;
       }
-      if (minor > BigInt(feeScheduleAmountMax) * 10n ** BigInt(currencyDecimals[currency])) throw new InvalidInputError(`${option} "${value}" must be at most ${feeScheduleAmountMax}`);
+      if (minor > BigInt(feeScheduleAmountMax) * 10n ** BigInt(scaleOf(currency))) throw new InvalidInputError(`${option} "${value}" must be at most ${feeScheduleAmountMax}`);
       return minor;
     };
     const flatFeeMinor = money('--flat', input.flat) ?? 0n;

@@ -1,9 +1,10 @@
-import { toJsonNumber, type Currency } from '../../ledger/money.js';
+import { toJsonNumber } from '../../ledger/money.js';
+import type { FiatCurrency } from '../../ledger/assets.js';
 import type { FiatAccountRow } from './repository.js';
 import type { FiatAccountRecord } from './schemas.js';
 
 export function presentFiatAccount(row: FiatAccountRow, frOwnerBusinessId: string): FiatAccountRecord {
-  const currency = row.currency as Currency;
+  const currency = row.currency as FiatCurrency;
   return {
     id: row.id,
     fr_account_id: row.fr_account_id,

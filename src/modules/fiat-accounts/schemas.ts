@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { accountNameLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { fiatCurrencies } from '../../ledger/assets.js';
 
-export const fiatCurrencies = ['USD', 'EUR', 'GBP'] as const;
 export const ibanCountries = ['DE', 'DK', 'GB', 'LU'] as const;
 
 /** Spec §4 POST /fiat-accounts. */

@@ -8,7 +8,7 @@ import {
   validateIBAN,
 } from 'ibantools';
 import type { FieldError } from '../../errors.js';
-import type { FiatCurrency } from '../../providers/providers.js';
+import type { FiatCurrency } from '../../ledger/assets.js';
 import { ukAccountNumberDigits, usAccountNumberDigitsMax, usAccountNumberDigitsMin } from './limits.js';
 import type { PayeeBankDetailsInput } from './schemas.js';
 

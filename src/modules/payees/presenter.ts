@@ -1,4 +1,4 @@
-import type { FiatCurrency } from '../../providers/providers.js';
+import type { FiatCurrency } from '../../ledger/assets.js';
 import type { PayeeRow } from './repository.js';
 import type { PayeeRecord } from './schemas.js';
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
-import { fiatCurrencies } from '../fiat-accounts/schemas.js';
+import { fiatCurrencies } from '../../ledger/assets.js';
 import * as limits from './limits.js';
 
 /**

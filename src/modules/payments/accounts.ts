@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { FiatCurrency } from '../../ledger/assets.js';
+import type { BalanceAccount, Posting } from '../../ledger/money-plan.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
 
@@ -8,7 +10,7 @@ export interface CustomerAccount {
   id: string;
   /** The fiat account that holds the money: the account itself, or the virtual account's master. */
   fiatAccountId: string;
-  currency: string;
+  currency: FiatCurrency;
   name: string;
   iban: string;
 }
@@ -34,25 +36,32 @@ export async function findCustomerAccount(
 ): Promise<CustomerAccount | undefined> {
   if (kinds.includes('fiat_account')) {
     const fiat = await fiatAccountOfCustomer.executeTakeFirst(db, { customerId, id });
-    if (fiat) return { kind: 'fiat_account', id: fiat.id, fiatAccountId: fiat.id, currency: fiat.currency, name: fiat.account_name, iban: fiat.iban };
+    if (fiat) return { kind: 'fiat_account', id: fiat.id, fiatAccountId: fiat.id, currency: fiat.currency as FiatCurrency, name: fiat.account_name, iban: fiat.iban };
   }
   if (kinds.includes('virtual_account')) {
     const virtual = await virtualAccountOfCustomer.executeTakeFirst(db, { customerId, id });
     if (virtual) {
-      return { kind: 'virtual_account', id: virtual.id, fiatAccountId: virtual.master_fiat_account_id, currency: virtual.currency, name: virtual.account_name, iban: virtual.iban };
+      return {
+        kind: 'virtual_account',
+        id: virtual.id,
+        fiatAccountId: virtual.master_fiat_account_id,
+        currency: virtual.currency as FiatCurrency,
+        name: virtual.account_name,
+        iban: virtual.iban,
+      };
     }
   }
   return undefined;
 }
 
-/** Postings that move `amountMinor` into (positive) or out of (negative) a customer account. */
-export function accountPostings(account: CustomerAccount, amountMinor: bigint) {
-  const fiat = { kind: 'fiat_account' as const, accountId: account.fiatAccountId, amountMinor };
-  if (account.kind === 'fiat_account') return [fiat];
-  return [fiat, { kind: 'virtual_account' as const, accountId: account.id, masterAccountId: account.fiatAccountId, amountMinor }];
+/** The balance of a customer account the ledger moves: a virtual account's own (inside its master), or the fiat account's. */
+export function balanceAccountOf(account: Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId'>): BalanceAccount {
+  return account.kind === 'fiat_account' ? { kind: 'fiat_account', id: account.id } : { kind: 'virtual_account', id: account.id, masterId: account.fiatAccountId };
 }
 
-/** The balance a customer sees for the account: a virtual account's own, or the fiat account's. */
-export function balanceKey(account: CustomerAccount): string {
-  return `${account.kind}:${account.id}`;
+/** Postings that move `amount` into (positive) or out of (negative) a customer account; a virtual account's move is its master's too. */
+export function accountPostings(account: Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId' | 'currency'>, amount: bigint): Posting[] {
+  const fiat: Posting = { account: { kind: 'fiat_account', id: account.fiatAccountId }, asset: account.currency, amount };
+  if (account.kind === 'fiat_account') return [fiat];
+  return [fiat, { account: balanceAccountOf(account), asset: account.currency, amount }];
 }

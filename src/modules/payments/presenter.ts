@@ -1,4 +1,5 @@
-import { formatDecimal, type Currency } from '../../ledger/money.js';
+import { formatDecimal } from '../../ledger/money.js';
+import type { Asset } from '../../ledger/assets.js';
 import type { PaymentRow } from './repository.js';
 import type { PaymentCreatedRecord, PaymentRecord } from './schemas.js';
 
@@ -7,7 +8,7 @@ export function presentPaymentCreated(row: PaymentRow): PaymentCreatedRecord {
     id: row.id,
     frPaymentId: row.fr_payment_id,
     status: row.status,
-    amount: formatDecimal(BigInt(row.amount_minor), row.currency as Currency),
+    amount: formatDecimal(BigInt(row.amount_minor), row.currency as Asset),
     currency: row.currency,
     reference: row.reference,
     transactionType: row.transaction_type,
@@ -18,7 +19,7 @@ export function presentPaymentCreated(row: PaymentRow): PaymentCreatedRecord {
 export function presentPayment(row: PaymentRow): PaymentRecord {
   return {
     ...presentPaymentCreated(row),
-    fee: formatDecimal(BigInt(row.fee_minor), row.currency as Currency),
+    fee: formatDecimal(BigInt(row.fee_minor), row.currency as Asset),
     paymentScheme: row.payment_scheme,
     fromAccountId: row.from_virtual_account_id ?? row.from_account_id,
     fromAccountType: row.from_virtual_account_id ? 'VIRTUAL_ACCOUNT' : 'FIAT_ACCOUNT',

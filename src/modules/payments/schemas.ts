@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { paymentAmountMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { feeTransactionTypes, paymentSchemes } from '../fees/fee-quote.js';
-import { fiatCurrencies } from '../fiat-accounts/schemas.js';
+import { fiatCurrencies } from '../../ledger/assets.js';
 
 /** Spec §4 POST /payments: reference 1-200; paymentScheme up to 50. */
 export const paymentReferenceLengthMax = 200;

@@ -2,25 +2,24 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
-import { appendEvents } from '../../events/outbox.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
-import { postJournal } from '../../ledger/ledger.js';
-import type { Currency } from '../../ledger/money.js';
+import { balanceKey, newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
+import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
 import { presentFeePreview } from '../fees/presenter.js';
 import type { FeePreviewRecord } from '../fees/schemas.js';
-import { allocateSequences, insertTransaction } from '../transactions/repository.js';
-import { accountPostings, balanceKey, findCustomerAccount, type CustomerAccount } from './accounts.js';
-import { balanceEvents } from './events.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, type CustomerAccount } from './accounts.js';
+import { addBalanceEvents } from './events.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
-import { findPayment, insertPayment, listPayments, type PaymentRow } from './repository.js';
+import { findPayment, listPayments, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord } from './schemas.js';
 
 /** The schemes that can reach a payee of each currency; the first is the default (docs/payments.md). */
-const payeeSchemesByCurrency: Record<Currency, readonly PaymentScheme[]> = {
+const payeeSchemesByCurrency: Record<FiatCurrency, readonly PaymentScheme[]> = {
   EUR: ['SEPA', 'SEPA_INSTANT', 'SWIFT'],
   GBP: ['FASTER_PAYMENTS', 'SWIFT'],
   USD: ['ACH', 'SWIFT'],
@@ -30,7 +29,7 @@ const payeeSchemesByCurrency: Record<Currency, readonly PaymentScheme[]> = {
  * What the body alone says is wrong with an amount and a requested scheme, all at once: more decimals than the
  * currency has (/amount), a scheme that does not carry the currency (/paymentScheme). Returns the amount in minor units.
  */
-function checkAmountAndScheme(amount: number, currency: Currency, scheme: PaymentScheme | undefined): bigint {
+function checkAmountAndScheme(amount: number, currency: FiatCurrency, scheme: PaymentScheme | undefined): bigint {
   const errors: FieldError[] = [];
   let amountMinor = 0n;
   try {
@@ -64,7 +63,7 @@ export class PaymentService {
   ) {}
 
   async create(caller: AuthenticatedKey, input: CreatePaymentInput): Promise<PaymentCreatedRecord> {
-    const currency = input.currency as Currency;
+    const currency = input.currency as FiatCurrency;
     const amountMinor = checkAmountAndScheme(input.amount, currency, input.paymentScheme);
     // Spec §4 leaves open whether a target is required: a payment goes to exactly one of them (docs/payments.md).
     if ((input.toAccountId === undefined) === (input.payeeId === undefined)) {
@@ -123,56 +122,43 @@ export class PaymentService {
       updated_at: nowText,
     };
     const reserved = amountMinor + quote.feeMinor;
-    await this.storage.db.transaction().execute(async (trx) => {
-      const sequence = await allocateSequences(trx, caller.customerId, 1);
-      // Amount plus fee leave the account now, into suspense; settlement moves them on or back.
-      const changes = await postJournal(trx, {
-        customerId: caller.customerId,
-        kind: 'payment_reserve',
-        referenceId: paymentId,
-        currency,
-        createdAt: nowText,
-        postings: [...accountPostings(source, -reserved), { kind: 'system', code: 'suspense', amountMinor: reserved }],
-      });
-      const charged = changes.get(balanceKey(source));
-      if (!charged) throw new Error('the charged account has no balance change');
-      await insertPayment(trx, row);
-      await insertTransaction(trx, {
-        id: transactionId,
-        customer_id: caller.customerId,
-        customer_seq: sequence,
-        fr_transaction_id: providerId('txn'),
-        transaction_type: 'payment',
-        amount_minor: amountMinor,
-        currency,
-        status: 'pending',
-        direction: 'outgoing',
-        account_id: source.fiatAccountId,
-        virtual_account_id: source.kind === 'virtual_account' ? source.id : null,
-        from_account_id: source.id,
-        from_account_type: source.kind,
-        to_account_id: target?.id ?? payee?.id ?? null,
-        to_account_type: target?.kind ?? 'payee',
-        description: `Payment to ${target?.name ?? payee?.name ?? ''}`.trim(),
-        reference: input.reference,
-        counterparty_name: target?.name ?? payee?.name ?? null,
-        counterparty_account: target?.iban ?? payee?.account ?? null,
-        fee_amount_minor: quote.feeMinor,
-        fee_currency: currency,
-        payee_id: payee?.id ?? null,
-        payment_id: paymentId,
-        balance_before_minor: charged.beforeMinor,
-        balance_after_minor: charged.afterMinor,
-        completed_at: null,
-        created_at: nowText,
-        updated_at: nowText,
-      });
-      const byAccount = new Map([...changes.keys()].map((key) => [key, transactionId]));
-      await appendEvents(trx, [
-        { customerId: caller.customerId, type: 'payment.created', data: presentPayment(row), createdAt: now },
-        ...balanceEvents(caller.customerId, currency, changes, byAccount, now),
-      ]);
+    // Amount plus fee leave the account now, into suspense; settlement moves them on or back.
+    const plan = withJournal(newPlan(caller.customerId, nowText), 'payment_reserve', paymentId, [
+      ...accountPostings(source, -reserved),
+      { account: { kind: 'system', code: 'suspense' }, asset: currency, amount: reserved },
+    ]);
+    plan.rows.push({ table: 'payments', values: row });
+    plan.history.push({
+      id: transactionId,
+      customer_id: caller.customerId,
+      fr_transaction_id: providerId('txn'),
+      transaction_type: 'payment',
+      amount_minor: amountMinor,
+      currency,
+      status: 'pending',
+      direction: 'outgoing',
+      account_id: source.fiatAccountId,
+      virtual_account_id: source.kind === 'virtual_account' ? source.id : null,
+      from_account_id: source.id,
+      from_account_type: source.kind,
+      to_account_id: target?.id ?? payee?.id ?? null,
+      to_account_type: target?.kind ?? 'payee',
+      description: `Payment to ${target?.name ?? payee?.name ?? ''}`.trim(),
+      reference: input.reference,
+      counterparty_name: target?.name ?? payee?.name ?? null,
+      counterparty_account: target?.iban ?? payee?.account ?? null,
+      fee_amount_minor: quote.feeMinor,
+      fee_currency: currency,
+      payee_id: payee?.id ?? null,
+      payment_id: paymentId,
+      completed_at: null,
+      created_at: nowText,
+      updated_at: nowText,
+      balanceOf: balanceKey(balanceAccountOf(source)),
     });
+    plan.events.push(plannedEvent(caller.customerId, 'payment.created', presentPayment(row), nowText));
+    addBalanceEvents(plan, currency, new Map(plan.moves.map((move) => [move.key, transactionId])));
+    await executeMoneyPlan(this.storage, plan);
     return presentPaymentCreated(row);
   }
 
@@ -182,7 +168,7 @@ export class PaymentService {
    * given); the fee depends on nothing else, so the source account is not looked up.
    */
   async previewFee(caller: AuthenticatedKey, input: FeePreviewInput): Promise<FeePreviewRecord> {
-    const currency = input.currency as Currency;
+    const currency = input.currency as FiatCurrency;
     const amountMinor = checkAmountAndScheme(input.amount, currency, input.paymentScheme);
     if (input.toAccountId !== undefined && input.payeeId !== undefined) {
       const reason = 'at most one of toAccountId and payeeId may be given';
@@ -253,7 +239,7 @@ export class PaymentService {
    * currency has that rail, else its first rail; with no target (a fee preview), the requested scheme or the
    * currency's first rail. Whether a scheme carries the currency at all is the fee quote's check (400).
    */
-  private schemeFor(requested: PaymentScheme | undefined, internal: boolean, payee: PayeeTarget | undefined, currency: Currency): PaymentScheme {
+  private schemeFor(requested: PaymentScheme | undefined, internal: boolean, payee: PayeeTarget | undefined, currency: FiatCurrency): PaymentScheme {
     if (internal) {
       if (requested !== undefined && requested !== 'INTERNAL') {
         throw validationError([{ location: 'body', path: '/paymentScheme', reason: 'a transfer between your own accounts uses INTERNAL' }]);

@@ -1,39 +1,48 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
-import { appendEvents } from '../../events/outbox.js';
-import { postJournal, type Posting } from '../../ledger/ledger.js';
+import type { FiatCurrency } from '../../ledger/assets.js';
+import { balanceKey, newPlan, plannedEvent, withJournal, type Posting } from '../../ledger/money-plan.js';
+import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
-import { allocateSequences, insertTransaction, updateTransactionStatus } from '../transactions/repository.js';
-import { accountPostings, balanceKey, type CustomerAccount } from './accounts.js';
-import { balanceEvents } from './events.js';
+import { claimDue } from '../../workers/claim.js';
+import { accountPostings, balanceAccountOf, type CustomerAccount } from './accounts.js';
+import { addBalanceEvents } from './events.js';
 import { presentPayment } from './presenter.js';
-import { duePayments, findPayment, settlePaymentRow, type PaymentRow } from './repository.js';
+import { findPayment, type PaymentRow } from './repository.js';
 
 export type SettlementOutcome = 'completed' | 'failed';
 
 /** Sandbox magic (docs/payments.md): a reference starting with "sandbox-fail" makes automatic settlement fail. */
 const failingReferencePrefix = 'sandbox-fail';
 const settlementBatchSize = 100;
+/** A claimed settlement is the claimer's for this long; then, if still pending, any instance may take it. */
+export const settlementLeaseMs = 60_000;
 
-function sourceOf(row: PaymentRow): CustomerAccount {
+type AccountRef = Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId' | 'currency'>;
+
+function sourceOf(row: PaymentRow): AccountRef {
+  const currency = row.currency as FiatCurrency;
   return row.from_virtual_account_id
-    ? { kind: 'virtual_account', id: row.from_virtual_account_id, fiatAccountId: row.from_account_id, currency: row.currency, name: '', iban: '' }
-    : { kind: 'fiat_account', id: row.from_account_id, fiatAccountId: row.from_account_id, currency: row.currency, name: '', iban: '' };
+    ? { kind: 'virtual_account', id: row.from_virtual_account_id, fiatAccountId: row.from_account_id, currency }
+    : { kind: 'fiat_account', id: row.from_account_id, fiatAccountId: row.from_account_id, currency };
 }
 
-function internalTargetOf(row: PaymentRow): CustomerAccount | undefined {
+function internalTargetOf(row: PaymentRow): AccountRef | undefined {
   if (row.to_account_id === null) return undefined;
+  const currency = row.currency as FiatCurrency;
   return row.to_virtual_account_id
-    ? { kind: 'virtual_account', id: row.to_virtual_account_id, fiatAccountId: row.to_account_id, currency: row.currency, name: '', iban: '' }
-    : { kind: 'fiat_account', id: row.to_account_id, fiatAccountId: row.to_account_id, currency: row.currency, name: '', iban: '' };
+    ? { kind: 'virtual_account', id: row.to_virtual_account_id, fiatAccountId: row.to_account_id, currency }
+    : { kind: 'fiat_account', id: row.to_account_id, fiatAccountId: row.to_account_id, currency };
 }
 
 /**
  * Settlement by the (sandbox) provider: `completed` moves the reserved amount to its destination and the fee to
- * fee income; `failed` returns amount and fee to the account it came from. Each is one database transaction with
- * its ledger entry, transaction records and events; a payment settles once (a second attempt → 422).
+ * fee income; `failed` returns amount and fee to the account it came from. Each is one money plan with its ledger
+ * entry, transaction records and events, guarded by the payment still being pending: a payment settles once (a
+ * second attempt → 422).
  */
 export class SettlementService {
   constructor(
@@ -47,13 +56,25 @@ export class SettlementService {
     return presentPayment(await this.apply(row, outcome, failureReason));
   }
 
-  /** Sandbox: settles the payments whose automatic settlement time has come. */
+  /**
+   * Sandbox: settles the payments whose automatic settlement time has come. Each is claimed first (its settle_at
+   * moves a lease ahead, workers/claim.ts), so several instances never settle one payment at once.
+   */
   async settleDuePayments(): Promise<number> {
-    const due = await duePayments(this.storage.db, this.clock.now().toISOString(), settlementBatchSize);
+    const now = this.clock.now();
+    const due = await claimDue<PaymentRow>(this.storage, {
+      table: 'payments',
+      due: sql`status = 'pending' and settle_at is not null`,
+      leaseColumn: 'settle_at',
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + settlementLeaseMs).toISOString(),
+      orderBy: 'settle_at',
+      limit: settlementBatchSize,
+    });
     for (const row of due) {
       const outcome = row.reference.toLowerCase().startsWith(failingReferencePrefix) ? 'failed' : 'completed';
       await this.apply(row, outcome, 'Rejected by the receiving bank (sandbox reference)').catch((error: unknown) => {
-        // Settled by hand (or by another instance) meanwhile.
+        // Settled by hand meanwhile.
         if (!(error instanceof DomainError)) throw error;
       });
     }
@@ -64,8 +85,8 @@ export class SettlementService {
     if (row.status !== 'pending') {
       throw new DomainError('INVALID_STATUS_TRANSITION', `A ${row.status} payment cannot become ${outcome}.`, { from: row.status, to: outcome });
     }
-    const now = this.clock.now();
-    const nowText = now.toISOString();
+    const nowText = this.clock.now().toISOString();
+    const currency = row.currency as FiatCurrency;
     const amount = BigInt(row.amount_minor);
     const fee = BigInt(row.fee_minor);
     const source = sourceOf(row);
@@ -80,73 +101,65 @@ export class SettlementService {
       settle_at: null,
     };
 
-    await this.storage.db.transaction().execute(async (trx) => {
-      // A record is written for the account credited (a return, or the receiving side of an internal transfer).
-      const sequence = credited ? await allocateSequences(trx, row.customer_id, 1) : undefined;
-      const won = await settlePaymentRow(trx, row.id, settled);
-      if (!won) throw new DomainError('INVALID_STATUS_TRANSITION', 'The payment was settled meanwhile.', { to: outcome });
-
-      const postings: Posting[] = [{ kind: 'system', code: 'suspense', amountMinor: -(amount + fee) }];
-      if (outcome === 'failed') postings.push(...accountPostings(source, amount + fee));
-      else {
-        postings.push({ kind: 'system', code: 'fee_income', amountMinor: fee });
-        postings.push(...(target ? accountPostings(target, amount) : [{ kind: 'system' as const, code: 'clearing' as const, amountMinor: amount }]));
-      }
-      const changes = await postJournal(trx, {
-        customerId: row.customer_id,
-        kind: outcome === 'failed' ? 'payment_failed' : 'payment_completed',
-        referenceId: row.id,
-        currency: row.currency,
-        createdAt: nowText,
-        postings,
-      });
-      await updateTransactionStatus(trx, row.transaction_id, { status: outcome, updated_at: nowText, completed_at: outcome === 'completed' ? nowText : null });
-
-      const recordIds = new Map<string, string>();
-      if (credited && sequence !== undefined) {
-        const change = changes.get(balanceKey(credited));
-        if (!change) throw new Error('the credited account has no balance change');
-        const recordId = randomUUID();
-        const credit = outcome === 'failed' ? amount + fee : amount;
-        await insertTransaction(trx, {
-          id: recordId,
-          customer_id: row.customer_id,
-          customer_seq: sequence,
-          fr_transaction_id: providerId('txn'),
-          transaction_type: outcome === 'failed' ? 'payment_return' : 'payment',
-          amount_minor: credit,
-          currency: row.currency,
-          status: 'completed',
-          direction: 'incoming',
-          account_id: credited.fiatAccountId,
-          virtual_account_id: credited.kind === 'virtual_account' ? credited.id : null,
-          from_account_id: outcome === 'failed' ? null : source.id,
-          from_account_type: outcome === 'failed' ? 'external' : source.kind,
-          to_account_id: credited.id,
-          to_account_type: credited.kind,
-          description: outcome === 'failed' ? `Return of payment ${row.reference}: ${failureReason}` : `Transfer ${row.reference}`,
-          reference: row.reference,
-          counterparty_name: null,
-          counterparty_account: null,
-          fee_amount_minor: 0n,
-          fee_currency: row.currency,
-          payee_id: row.payee_id,
-          payment_id: row.id,
-          balance_before_minor: change.beforeMinor,
-          balance_after_minor: change.afterMinor,
-          completed_at: nowText,
-          created_at: nowText,
-          updated_at: nowText,
-        });
-        for (const key of changes.keys()) recordIds.set(key, recordId);
-      }
-      const payment = presentPayment(settled);
-      await appendEvents(trx, [
-        { customerId: row.customer_id, type: 'payment.status_updated', data: payment, createdAt: now },
-        { customerId: row.customer_id, type: outcome === 'failed' ? 'payment.failed' : 'payment.completed', data: payment, createdAt: now },
-        ...balanceEvents(row.customer_id, row.currency, changes, recordIds, now),
-      ]);
+    const postings: Posting[] = [{ account: { kind: 'system', code: 'suspense' }, asset: currency, amount: -(amount + fee) }];
+    if (outcome === 'failed') postings.push(...accountPostings(source, amount + fee));
+    else {
+      postings.push({ account: { kind: 'system', code: 'fee_income' }, asset: currency, amount: fee });
+      postings.push(...(target ? accountPostings(target, amount) : [{ account: { kind: 'system' as const, code: 'clearing' as const }, asset: currency, amount }]));
+    }
+    const plan = withJournal(newPlan(row.customer_id, nowText), outcome === 'failed' ? 'payment_failed' : 'payment_completed', row.id, postings);
+    plan.guards.push({
+      table: 'payments',
+      match: { id: row.id, status: 'pending' },
+      set: { status: settled.status, updated_at: settled.updated_at, completed_at: settled.completed_at, failure_reason: settled.failure_reason, settle_at: null },
+      error: 'INVALID_STATUS_TRANSITION',
+      message: 'The payment was settled meanwhile.',
+      details: { to: outcome },
     });
+    plan.historyUpdates.push({ id: row.transaction_id, status: outcome, updated_at: nowText, completed_at: outcome === 'completed' ? nowText : null });
+
+    // A record is written for the account credited (a return, or the receiving side of an internal transfer).
+    const recordIds = new Map<string, string>();
+    if (credited) {
+      const recordId = randomUUID();
+      const credit = outcome === 'failed' ? amount + fee : amount;
+      plan.history.push({
+        id: recordId,
+        customer_id: row.customer_id,
+        fr_transaction_id: providerId('txn'),
+        transaction_type: outcome === 'failed' ? 'payment_return' : 'payment',
+        amount_minor: credit,
+        currency,
+        status: 'completed',
+        direction: 'incoming',
+        account_id: credited.fiatAccountId,
+        virtual_account_id: credited.kind === 'virtual_account' ? credited.id : null,
+        from_account_id: outcome === 'failed' ? null : source.id,
+        from_account_type: outcome === 'failed' ? 'external' : source.kind,
+        to_account_id: credited.id,
+        to_account_type: credited.kind,
+        description: outcome === 'failed' ? `Return of payment ${row.reference}: ${failureReason}` : `Transfer ${row.reference}`,
+        reference: row.reference,
+        counterparty_name: null,
+        counterparty_account: null,
+        fee_amount_minor: 0n,
+        fee_currency: currency,
+        payee_id: row.payee_id,
+        payment_id: row.id,
+        completed_at: nowText,
+        created_at: nowText,
+        updated_at: nowText,
+        balanceOf: balanceKey(balanceAccountOf(credited)),
+      });
+      for (const move of plan.moves) recordIds.set(move.key, recordId);
+    }
+    const payment = presentPayment(settled);
+    plan.events.push(
+      plannedEvent(row.customer_id, 'payment.status_updated', payment, nowText),
+      plannedEvent(row.customer_id, outcome === 'failed' ? 'payment.failed' : 'payment.completed', payment, nowText),
+    );
+    addBalanceEvents(plan, currency, recordIds);
+    await executeMoneyPlan(this.storage, plan);
     return settled;
   }
 }

@@ -1,9 +1,10 @@
-import { toJsonNumber, type Currency } from '../../ledger/money.js';
+import { toJsonNumber } from '../../ledger/money.js';
+import type { Asset } from '../../ledger/assets.js';
 import { valueOf, type HistoryValues } from './history.js';
 import type { TransactionRecordType } from './schemas.js';
 
 export function presentTransaction(values: HistoryValues, frOwnerBusinessId: string): TransactionRecordType {
-  const currency = valueOf(values, 'currency') as Currency;
+  const currency = valueOf(values, 'currency') as Asset;
   return {
     id: valueOf(values, 'id'),
     fr_transaction_id: valueOf(values, 'fr_transaction_id'),
@@ -19,7 +20,7 @@ export function presentTransaction(values: HistoryValues, frOwnerBusinessId: str
     reference: valueOf(values, 'reference'),
     counterparty_name: valueOf(values, 'counterparty_name'),
     counterparty_account: valueOf(values, 'counterparty_account'),
-    fee_amount: toJsonNumber(BigInt(valueOf(values, 'fee_amount_minor')), valueOf(values, 'fee_currency') as Currency),
+    fee_amount: toJsonNumber(BigInt(valueOf(values, 'fee_amount_minor')), valueOf(values, 'fee_currency') as Asset),
     fee_currency: valueOf(values, 'fee_currency'),
     fr_owner_business_id: frOwnerBusinessId,
     virtual_account_id: valueOf(values, 'virtual_account_id'),

@@ -1,9 +1,10 @@
-import { toJsonNumber, type Currency } from '../../ledger/money.js';
+import { toJsonNumber } from '../../ledger/money.js';
+import type { FiatCurrency } from '../../ledger/assets.js';
 import type { VirtualAccountRow } from './repository.js';
 import type { VirtualAccountRecord } from './schemas.js';
 
 export function presentVirtualAccount(row: VirtualAccountRow, frOwnerBusinessId: string): VirtualAccountRecord {
-  const currency = row.currency as Currency;
+  const currency = row.currency as FiatCurrency;
   return {
     id: row.id,
     end_user_id: row.end_user_id,

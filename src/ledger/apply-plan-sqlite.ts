@@ -1,0 +1,148 @@
+import { sql, type Transaction } from 'kysely';
+import { DomainError } from '../errors.js';
+import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js';
+import { insertOutboxRows } from '../events/outbox.js';
+import type { Database, LedgerPostingsTable, TransactionsTable } from '../storage/tables.js';
+import { plainDecimalText } from './money.js';
+import { insufficientFunds, postingAccountId } from './ledger.js';
+import type { MoneyPlan, PlanResult } from './money-plan.js';
+
+/**
+ * Executes a money plan as statements of the caller's SQLite transaction, in the order of money-plan.ts — the same
+ * steps the PostgreSQL function `apply_money_plan` takes (migration 0006). The statements every movement runs are
+ * compiled once (storage/query-template.ts).
+ */
+
+interface BalanceUpdate {
+  accountId: string;
+  delta: bigint;
+  updatedAt: string;
+}
+
+const reserveSequences = queryTemplate<{ customerId: string; count: number }>()(['customerId', 'count'], (db, { customerId, count }) =>
+  db
+    .updateTable('customers')
+    .set({ transaction_count: sql`transaction_count + ${count}` })
+    .where('id', '=', customerId)
+    .returning('transaction_count'),
+);
+
+/** Only the unallocated part of a master pays its own debits: its virtual accounts' money stays theirs. */
+const moveFiatBalance = queryTemplate<BalanceUpdate>()(['accountId', 'delta', 'updatedAt'], (db, { accountId, delta, updatedAt }) =>
+  db
+    .updateTable('fiat_accounts')
+    .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: updatedAt })
+    .where('id', '=', accountId)
+    .where(sql<boolean>`balance_minor - allocated_minor + ${delta} >= 0`)
+    .returning('balance_minor'),
+);
+
+const moveVirtualBalance = queryTemplate<BalanceUpdate>()(['accountId', 'delta', 'updatedAt'], (db, { accountId, delta, updatedAt }) =>
+  db
+    .updateTable('virtual_accounts')
+    .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: updatedAt })
+    .where('id', '=', accountId)
+    .where(sql<boolean>`balance_minor + ${delta} >= 0`)
+    .returning('balance_minor'),
+);
+
+const moveMasterAllocation = queryTemplate<{ masterAccountId: string; delta: bigint }>()(['masterAccountId', 'delta'], (db, { masterAccountId, delta }) =>
+  db
+    .updateTable('fiat_accounts')
+    .set({ allocated_minor: sql`allocated_minor + ${delta}` })
+    .where('id', '=', masterAccountId),
+);
+
+const insertJournal = queryTemplate<{ id: string; customerId: string; kind: string; referenceId: string; createdAt: string }>()(
+  ['id', 'customerId', 'kind', 'referenceId', 'createdAt'],
+  (db, { id, customerId, kind, referenceId, createdAt }) =>
+    db.insertInto('ledger_journal').values({ id, customer_id: customerId, kind, reference_id: referenceId, created_at: createdAt }),
+);
+
+const insertPostings = insertRowsTemplate<Omit<LedgerPostingsTable, 'sequence'>>()(
+  ['journal_id', 'account_kind', 'account_id', 'asset', 'amount_minor'],
+  (db, rows) => db.insertInto('ledger_postings').values(rows),
+);
+
+/** Every column, in the order the INSERT lists them (bench/raw-payment-server.mjs runs the same SQL). */
+export const transactionColumns = [
+  'id', 'customer_id', 'customer_seq', 'fr_transaction_id', 'transaction_type', 'amount_minor', 'currency', 'status', 'direction',
+  'account_id', 'virtual_account_id', 'from_account_id', 'from_account_type', 'to_account_id', 'to_account_type', 'description',
+  'reference', 'counterparty_name', 'counterparty_account', 'fee_amount_minor', 'fee_currency', 'payee_id', 'payment_id',
+  'balance_before_minor', 'balance_after_minor', 'completed_at', 'created_at', 'updated_at',
+] as const;
+
+const insertHistoryRecord = queryTemplate<TransactionsTable>()(transactionColumns, (db, row) => db.insertInto('transactions').values(row));
+
+const updateHistoryRecord = queryTemplate<{ id: string; status: string; completedAt: string | null; updatedAt: string }>()(
+  ['id', 'status', 'completedAt', 'updatedAt'],
+  (db, { id, status, completedAt, updatedAt }) => db.updateTable('transactions').set({ status, completed_at: completedAt, updated_at: updatedAt }).where('id', '=', id),
+);
+
+export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyPlan): Promise<PlanResult> {
+  let firstSequence: bigint | null = null;
+  if (plan.history.length > 0) {
+    const row = await reserveSequences.executeTakeFirst(trx, { customerId: plan.customerId, count: plan.history.length });
+    if (!row) throw new DomainError('NOT_FOUND', 'No such customer.');
+    firstSequence = BigInt(row.transaction_count) - BigInt(plan.history.length) + 1n;
+  }
+
+  for (const guard of plan.guards) {
+    let update = trx.updateTable(guard.table as 'payments').set(guard.set as never);
+    for (const [column, value] of Object.entries(guard.match)) update = update.where(column as never, value === null ? 'is' : '=', value as never);
+    const result = await update.executeTakeFirst();
+    if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message, guard.details);
+  }
+
+  const balances: PlanResult['balances'] = new Map();
+  for (const move of plan.moves) {
+    const update = { accountId: move.id, delta: move.delta, updatedAt: plan.createdAt };
+    const row = move.kind === 'fiat_account' ? await moveFiatBalance.executeTakeFirst(trx, update) : await moveVirtualBalance.executeTakeFirst(trx, update);
+    if (!row) throw insufficientFunds(move.id);
+    if (move.kind === 'virtual_account') await moveMasterAllocation.execute(trx, { masterAccountId: move.masterId!, delta: move.delta });
+    const after = BigInt(row.balance_minor);
+    balances.set(move.key, { before: after - move.delta, after });
+  }
+
+  if (plan.journal) {
+    const { journal } = plan;
+    await insertJournal.execute(trx, { id: journal.id, customerId: plan.customerId, kind: journal.kind, referenceId: journal.referenceId, createdAt: plan.createdAt });
+    await insertPostings.execute(
+      trx,
+      journal.postings.map((posting) => ({
+        journal_id: journal.id,
+        account_kind: posting.account.kind,
+        account_id: postingAccountId(posting),
+        asset: posting.asset,
+        amount_minor: posting.amount,
+      })),
+    );
+  }
+
+  for (const row of plan.rows) await trx.insertInto(row.table as 'payments').values(row.values as never).execute();
+
+  for (const [index, { balanceOf, ...record }] of plan.history.entries()) {
+    const balance = balances.get(balanceOf);
+    if (!balance || firstSequence === null) throw new Error(`history record ${record.id} shows a balance the plan does not move: ${balanceOf}`);
+    await insertHistoryRecord.execute(trx, { ...record, customer_seq: firstSequence + BigInt(index), balance_before_minor: balance.before, balance_after_minor: balance.after });
+  }
+  for (const update of plan.historyUpdates) {
+    await updateHistoryRecord.execute(trx, { id: update.id, status: update.status, completedAt: update.completed_at, updatedAt: update.updated_at });
+  }
+
+  if (plan.events.length > 0) {
+    await insertOutboxRows.execute(
+      trx,
+      plan.events.map((event) => {
+        let payload = event.payload;
+        for (const number of event.numbers) {
+          const balance = balances.get(number.account);
+          if (!balance) throw new Error(`event ${event.type} shows a balance the plan does not move: ${number.account}`);
+          payload = payload.replace(number.placeholder, plainDecimalText(balance[number.which], number.asset));
+        }
+        return { id: event.id, customer_id: event.customerId, event_type: event.type, payload, created_at: event.createdAt, published_at: null };
+      }),
+    );
+  }
+  return { balances, firstSequence };
+}

@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorCode } from '../errors.js';
+import type { EventType } from '../events/catalog.js';
+import type { TransactionsTable } from '../storage/tables.js';
+import { scaleOf, type Asset } from './assets.js';
+
+/**
+ * A money movement as data (docs/ledger.md "The money path"). Every balance-changing operation — payments,
+ * deposits, settlements, and later wallet transfers and OTC orders — describes what it does as one MoneyPlan, and
+ * ledger/money-transaction.ts executes it atomically: in one round trip on PostgreSQL (the function
+ * `apply_money_plan`, created by migration 0006) and as statements of one transaction on SQLite. Values known only
+ * while the plan runs (a history sequence number, a balance before and after) are written as references that the
+ * executor fills in.
+ *
+ * Execution order, the same on both databases:
+ * 1. the customer's history sequence (its row lock first, so a customer's operations never deadlock);
+ * 2. the guards: conditional updates that must change exactly one row, else the plan fails with their error;
+ * 3. the balance moves, each conditional on the balance staying non-negative (else INSUFFICIENT_FUNDS);
+ * 4. the journal and its postings; 5. the domain rows; 6. the history records and their status updates;
+ * 7. the outbox events.
+ */
+
+/** A balance that can move: the `key` names it in references. */
+export type BalanceAccount =
+  | { kind: 'fiat_account'; id: string }
+  | { kind: 'virtual_account'; id: string; masterId: string };
+
+export type SystemAccountName = 'clearing' | 'fee_income' | 'suspense';
+
+export type PostingAccount = BalanceAccount | { kind: 'system'; code: SystemAccountName };
+
+export interface Posting {
+  account: PostingAccount;
+  asset: Asset;
+  /** Signed base units: positive credits the account. */
+  amount: bigint;
+}
+
+export function balanceKey(account: BalanceAccount): string {
+  return `${account.kind}:${account.id}`;
+}
+
+/** A balance change the executor applies, in this order. */
+export interface PlannedMove {
+  key: string;
+  kind: BalanceAccount['kind'];
+  id: string;
+  masterId: string | null;
+  delta: bigint;
+}
+
+export type Scalar = string | number | bigint | null;
+
+/** A conditional single-row update: `set` where every column of `match` equals its value; 0 rows fails the plan. */
+export interface Guard {
+  table: string;
+  match: Record<string, Scalar>;
+  set: Record<string, Scalar>;
+  error: ErrorCode;
+  /** A sentence for the client when the guard fails, and the error's details. */
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** A history record (GET /transactions), numbered and given the before/after of one moved balance by the executor. */
+export type PlannedHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'> & {
+  /** The key of the balance whose before and after the record shows. */
+  balanceOf: string;
+};
+
+export interface PlannedHistoryUpdate {
+  id: string;
+  status: string;
+  completed_at: string | null;
+  updated_at: string;
+}
+
+/** A number of an event payload known only once the balance has moved: `placeholder` (with its quotes) is replaced. */
+export interface PayloadNumber {
+  placeholder: string;
+  account: string;
+  which: 'before' | 'after';
+  asset: Asset;
+  scale: number;
+}
+
+export interface PlannedEvent {
+  id: string;
+  customerId: string;
+  type: EventType;
+  createdAt: string;
+  payload: string;
+  numbers: PayloadNumber[];
+}
+
+export interface MoneyPlan {
+  customerId: string;
+  createdAt: string;
+  guards: Guard[];
+  moves: PlannedMove[];
+  journal: { id: string; kind: string; referenceId: string; postings: Posting[] } | null;
+  rows: Array<{ table: string; values: object }>;
+  history: PlannedHistoryRecord[];
+  historyUpdates: PlannedHistoryUpdate[];
+  events: PlannedEvent[];
+}
+
+/** What the executor learned: each moved balance before and after, and the first history sequence number. */
+export interface PlanResult {
+  balances: Map<string, { before: bigint; after: bigint }>;
+  firstSequence: bigint | null;
+}
+
+/** Virtual-account debits release the master's allocation before the master is debited; credits go the other way. */
+function applicationOrder(posting: Posting): number {
+  if (posting.account.kind === 'virtual_account') return posting.amount < 0n ? 0 : 2;
+  return 1;
+}
+
+/**
+ * The moves a set of postings implies, checked: postings of each asset sum to zero over fiat and system accounts
+ * (a virtual account's share moves inside its master, so it must be paired with an equal master posting).
+ */
+export function movesOf(postings: readonly Posting[]): PlannedMove[] {
+  const totals = new Map<Asset, bigint>();
+  for (const posting of postings) {
+    if (posting.account.kind !== 'virtual_account') totals.set(posting.asset, (totals.get(posting.asset) ?? 0n) + posting.amount);
+  }
+  for (const [asset, total] of totals) if (total !== 0n) throw new Error(`postings in ${asset} do not balance (${total})`);
+  for (const posting of postings) {
+    if (posting.account.kind !== 'virtual_account') continue;
+    const virtual = posting.account;
+    const paired = postings.some((other) => other.account.kind === 'fiat_account' && other.account.id === virtual.masterId && other.amount === posting.amount && other.asset === posting.asset);
+    if (!paired) throw new Error(`a posting moves virtual account ${virtual.id} without its master`);
+  }
+  return [...postings]
+    .filter((posting) => posting.amount !== 0n && posting.account.kind !== 'system')
+    .sort((left, right) => applicationOrder(left) - applicationOrder(right))
+    .map((posting) => {
+      const account = posting.account as BalanceAccount;
+      return { key: balanceKey(account), kind: account.kind, id: account.id, masterId: account.kind === 'virtual_account' ? account.masterId : null, delta: posting.amount };
+    });
+}
+
+/** A number of an event payload that is a balance, before or after the movement, as a JSON number of its asset. */
+export class BalanceNumber {
+  constructor(
+    readonly account: string,
+    readonly which: 'before' | 'after',
+    readonly asset: Asset,
+  ) {}
+}
+
+/**
+ * An outbox event of the plan: `data` is the resource as the API presents it, with BalanceNumber wherever a
+ * balance after (or before) the movement goes. Those become placeholders that cannot occur in real data (a fresh
+ * nonce each time) and are replaced by the executor with the number.
+ */
+export function plannedEvent(customerId: string, type: EventType, data: unknown, createdAt: string): PlannedEvent {
+  const id = randomUUID();
+  const nonce = randomUUID();
+  const numbers: PayloadNumber[] = [];
+  const payload = JSON.stringify({ id, type, created_at: createdAt, data }, (_key, value: unknown) => {
+    if (!(value instanceof BalanceNumber)) return value;
+    const placeholder = `@balance:${nonce}:${numbers.length}@`;
+    numbers.push({ placeholder: JSON.stringify(placeholder), account: value.account, which: value.which, asset: value.asset, scale: scaleOf(value.asset) });
+    return placeholder;
+  });
+  return { id, customerId, type, createdAt, payload, numbers };
+}
+
+/** An empty plan to fill in. */
+export function newPlan(customerId: string, createdAt: string): MoneyPlan {
+  return { customerId, createdAt, guards: [], moves: [], journal: null, rows: [], history: [], historyUpdates: [], events: [] };
+}
+
+/** Adds the ledger entry (and the moves its postings imply) to the plan; postings of zero (a fee of 0) are left out. */
+export function withJournal(plan: MoneyPlan, kind: string, referenceId: string, postings: Posting[]): MoneyPlan {
+  plan.moves.push(...movesOf(postings));
+  plan.journal = { id: randomUUID(), kind, referenceId, postings: postings.filter((posting) => posting.amount !== 0n) };
+  return plan;
+}

@@ -1,0 +1,16 @@
+import { retryTransient, type Storage } from '../storage/database.js';
+import { applyPlanOnPostgres } from './apply-plan-postgres.js';
+import { applyPlanOnSqlite } from './apply-plan-sqlite.js';
+import type { MoneyPlan, PlanResult } from './money-plan.js';
+
+/**
+ * The one path every balance-changing operation takes (docs/ledger.md "The money path"): the operation builds a
+ * MoneyPlan, and this executes it atomically — on PostgreSQL in one round trip (apply-plan-postgres.ts), retried on
+ * serialization failures and deadlocks; on SQLite as the statements of one grouped transaction (Storage.transaction).
+ * Either everything in the plan happens (balances, journal, history, domain rows, events, the idempotency key) or
+ * nothing does.
+ */
+export async function executeMoneyPlan(storage: Storage, plan: MoneyPlan): Promise<PlanResult> {
+  if (storage.dialect === 'postgres') return retryTransient('postgres', () => applyPlanOnPostgres(storage, plan));
+  return storage.transaction((trx) => applyPlanOnSqlite(trx, plan));
+}

@@ -1,0 +1,145 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+import { assetCodes } from '../../ledger/assets.js';
+import type { Dialect } from '../database.js';
+
+/**
+ * The ledger in many assets and the money path in one round trip (docs/ledger.md, docs/assets.md):
+ *
+ * - postings carry their asset (`ledger_postings.currency` becomes `asset`);
+ * - the platform's system accounts exist for every asset of the registry;
+ * - on PostgreSQL, `apply_money_plan(plan jsonb)` executes a money plan (src/ledger/money-plan.ts) inside one
+ *   statement: one network round trip, and no row lock held while the server waits for the client. SQLite runs the
+ *   same plan as statements (src/ledger/apply-plan-sqlite.ts); both follow the order documented in money-plan.ts.
+ *   A failed guard or an overdraft raises SQLSTATE P0001 with the error code as message and JSON details as
+ *   DETAIL, which rolls the whole statement back.
+ */
+export function moneyPlanMigration(dialect: Dialect): Migration {
+  return {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('ledger_postings').renameColumn('currency', 'asset').execute();
+      for (const asset of assetCodes) {
+        for (const name of ['clearing', 'fee_income', 'suspense']) {
+          await db
+            .insertInto('system_accounts')
+            .values({ code: `${name}:${asset}`, currency: asset })
+            .onConflict((conflict) => conflict.column('code').doNothing())
+            .execute();
+        }
+      }
+      if (dialect === 'postgres') await sql.raw(applyMoneyPlanFunction).execute(db);
+    },
+  };
+}
+
+/** Kept in one string so the migration creates exactly this text; later changes are new migrations. */
+const applyMoneyPlanFunction = String.raw`
+create or replace function apply_money_plan(plan jsonb) returns jsonb
+language plpgsql as $function$
+declare
+  history_count integer := jsonb_array_length(plan->'history');
+  first_sequence bigint;
+  balances jsonb := '{}'::jsonb;
+  item jsonb;
+  number jsonb;
+  moved bigint;
+  delta bigint;
+  changed integer;
+  columns_set text;
+  columns_match text;
+  payload text;
+  position integer;
+begin
+  -- 1. The customer's history sequence, first: every money operation of one customer takes this row lock before
+  --    any account's, always in the same order.
+  if history_count > 0 then
+    update customers set transaction_count = transaction_count + history_count
+      where id = plan->>'customerId'
+      returning transaction_count - history_count + 1 into first_sequence;
+    if first_sequence is null then
+      raise exception using errcode = 'P0001', message = 'NOT_FOUND', detail = '{}';
+    end if;
+  end if;
+
+  -- 2. Guards: conditional single-row updates.
+  for item in select value from jsonb_array_elements(plan->'guards') loop
+    select string_agg(quote_ident(key), ', ') into columns_set from jsonb_object_keys(item->'set') as key;
+    select string_agg(quote_ident(key), ', ') into columns_match from jsonb_object_keys(item->'match') as key;
+    execute format(
+      'update %I set (%s) = (select %s from jsonb_populate_record(null::%I, $1)) where (%s) = (select %s from jsonb_populate_record(null::%I, $2))',
+      item->>'table', columns_set, columns_set, item->>'table', columns_match, columns_match, item->>'table'
+    ) using item->'set', item->'match';
+    get diagnostics changed = row_count;
+    if changed <> 1 then
+      raise exception using errcode = 'P0001', message = item->>'error', detail = json_build_object('message', item->>'message')::text;
+    end if;
+  end loop;
+
+  -- 3. Balance moves, each conditional on the balance staying non-negative.
+  for item in select value from jsonb_array_elements(plan->'moves') loop
+    delta := (item->>'delta')::bigint;
+    moved := null;
+    if item->>'kind' = 'fiat_account' then
+      -- Only the unallocated part of a master pays its own debits: its virtual accounts' money stays theirs.
+      update fiat_accounts set balance_minor = balance_minor + delta, updated_at = plan->>'createdAt'
+        where id = item->>'id' and balance_minor - allocated_minor + delta >= 0
+        returning balance_minor into moved;
+    elsif item->>'kind' = 'virtual_account' then
+      update virtual_accounts set balance_minor = balance_minor + delta, updated_at = plan->>'createdAt'
+        where id = item->>'id' and balance_minor + delta >= 0
+        returning balance_minor into moved;
+      if moved is not null then
+        update fiat_accounts set allocated_minor = allocated_minor + delta where id = item->>'masterId';
+      end if;
+    end if;
+    if moved is null then
+      raise exception using errcode = 'P0001', message = 'INSUFFICIENT_FUNDS', detail = json_build_object('account_id', item->>'id')::text;
+    end if;
+    balances := balances || jsonb_build_object(item->>'key', jsonb_build_object('before', (moved - delta)::text, 'after', moved::text));
+  end loop;
+
+  -- 4. The journal and its postings.
+  if jsonb_typeof(plan->'journal') = 'object' then
+    insert into ledger_journal (id, customer_id, kind, reference_id, created_at)
+      values (plan->'journal'->>'id', plan->>'customerId', plan->'journal'->>'kind', plan->'journal'->>'referenceId', plan->>'createdAt');
+    insert into ledger_postings (journal_id, account_kind, account_id, asset, amount_minor)
+      select plan->'journal'->>'id', posting->>'accountKind', posting->>'accountId', posting->>'asset', (posting->>'amount')::bigint
+      from jsonb_array_elements(plan->'journal'->'postings') as posting;
+  end if;
+
+  -- 5. Domain rows (a payment, a transfer).
+  for item in select value from jsonb_array_elements(plan->'rows') loop
+    select string_agg(quote_ident(key), ', ') into columns_set from jsonb_object_keys(item->'values') as key;
+    execute format('insert into %I (%s) select %s from jsonb_populate_record(null::%I, $1)', item->>'table', columns_set, columns_set, item->>'table')
+      using item->'values';
+  end loop;
+
+  -- 6. History records, numbered and given their balance; then status updates of earlier ones.
+  position := 0;
+  for item in select value from jsonb_array_elements(plan->'history') loop
+    insert into transactions
+      select * from jsonb_populate_record(null::transactions, item || jsonb_build_object(
+        'customer_seq', first_sequence + position,
+        'balance_before_minor', balances->(item->>'balanceOf')->>'before',
+        'balance_after_minor', balances->(item->>'balanceOf')->>'after'));
+    position := position + 1;
+  end loop;
+  for item in select value from jsonb_array_elements(plan->'historyUpdates') loop
+    update transactions set status = item->>'status', completed_at = item->>'completed_at', updated_at = item->>'updated_at'
+      where id = item->>'id';
+  end loop;
+
+  -- 7. Outbox events, their balance numbers written in as plain decimals.
+  for item in select value from jsonb_array_elements(plan->'events') loop
+    payload := item->>'payload';
+    for number in select value from jsonb_array_elements(item->'numbers') loop
+      payload := replace(payload, number->>'placeholder',
+        trim_scale(((balances->(number->>'account')->>(number->>'which'))::numeric) / (10::numeric ^ (number->>'scale')::integer))::text);
+    end loop;
+    insert into outbox_events (id, customer_id, event_type, payload, created_at, published_at)
+      values (item->>'id', item->>'customerId', item->>'type', payload, item->>'createdAt', null);
+  end loop;
+
+  return jsonb_build_object('firstSequence', first_sequence::text, 'balances', balances);
+end
+$function$;
+`;
