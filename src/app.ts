@@ -8,6 +8,7 @@ import { installApiVersioning, stripVersionPrefix } from './http/api-version.js'
 import { installAuthentication } from './http/auth.js';
 import { installCsrfProtection } from './http/csrf.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
+import { IdempotencyKeys } from './http/idempotency.js';
 import { installStrictJsonParser } from './http/json-body.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
@@ -37,7 +38,7 @@ import { migrateToLatest } from './storage/migrate.js';
 import { defaultFileStore, type FileStore } from './storage/files.js';
 import { serverSecret } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
-import { workerPollIntervalMs } from './config/limits.js';
+import { idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
   /** Owned by the app from here on: closing the app closes it. */
@@ -150,7 +151,9 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const endUsers = new EndUserService(storage, provisioning, files, clock, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
   fiatAccountRoutes(app, new FiatAccountService(storage, provisioning, clock, endUsers));
   endUserRoutes(app, endUsers);
-  const context: ModuleContext = { config, storage, providers, provisioning, clock, files, endUsers, workers, log: app.log };
+  const idempotency = new IdempotencyKeys(storage, clock, { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs });
+  workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
+  const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log };
   registerPayees(app, context);
   registerVirtualAccounts(app, context);
   registerDocuments(app, context);

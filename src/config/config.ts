@@ -1,5 +1,11 @@
 import path from 'node:path';
-import { documentStorageQuotaBytesDefault, metricsPortDefault, uploadConcurrencyDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
+import {
+  documentStorageQuotaBytesDefault,
+  idempotencyLeaseSecondsDefault,
+  idempotencyRetentionHoursDefault,
+  idempotencyRetentionHoursMin,
+  metricsPortDefault,
+  uploadConcurrencyDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -31,6 +37,9 @@ export interface Config {
   readonly metricsPort: number | undefined;
   /** When set, scrapers must send `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** Idempotency-Key: how long a reservation belongs to its request, and how long keys and answers are kept. */
+  readonly idempotencyLeaseMs: number;
+  readonly idempotencyRetentionMs: number;
   /** Large-body requests (documents, end users with reports) one process reads at once (http/upload-gate.ts). */
   readonly uploadConcurrency: number;
   /** Bytes of document files (uploads and end-user reports) one customer may have stored. */
@@ -138,6 +147,9 @@ export function loadConfig(env: Env = process.env): Config {
     metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
     metricsPort: parseMetricsPort(env),
     metricsToken: env.METRICS_TOKEN?.trim() || undefined,
+    idempotencyLeaseMs: integerSetting(env, 'IDEMPOTENCY_LEASE_SECONDS', idempotencyLeaseSecondsDefault, 1, 86_400) * 1000,
+    idempotencyRetentionMs:
+      integerSetting(env, 'IDEMPOTENCY_RETENTION_HOURS', idempotencyRetentionHoursDefault, idempotencyRetentionHoursMin, 24 * 365) * 60 * 60 * 1000,
     uploadConcurrency: integerSetting(env, 'UPLOAD_CONCURRENCY', uploadConcurrencyDefault, 1, 1000),
     documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
   });

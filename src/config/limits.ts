@@ -107,3 +107,12 @@ export const documentSyncBackoffMaxMs = 5 * 60 * 1000;
 
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
+
+/** Idempotency-Key (docs/idempotency.md): how long a reservation is its request's, and how long keys are kept. */
+export const idempotencyLeaseSecondsDefault = 60;
+export const idempotencyRetentionHoursDefault = 24;
+/** Spec §4 rule 8 replays a retry: a key is kept at least a day, so a client retrying the next morning is safe. */
+export const idempotencyRetentionHoursMin = 24;
+/** The reaper deletes at most this many expired keys per pass, and looks again this often when it found none. */
+export const idempotencyReaperBatchSize = 1000;
+export const idempotencyReaperIntervalMs = 60_000;

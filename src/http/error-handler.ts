@@ -24,6 +24,11 @@ function send(reply: FastifyReply, code: ErrorCode, message: string, details: un
   return reply.code(errorStatusByCode[code]).type('application/json; charset=utf-8').send(errorBody(code, message, details));
 }
 
+/** A refusal as the status and exact body the error handler sends for it (an idempotent answer stores these). */
+export function errorAnswer(error: DomainError): { status: number; body: string } {
+  return { status: error.statusCode, body: errorBody(error.code, error.message, error.details) };
+}
+
 /*
  * Errors raised before a request reaches the routes — by the URL router or by Node's HTTP parser — skip the hooks
  * that set the usual headers, so these two write them themselves (docs/errors.md "Before routing").
@@ -86,7 +91,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     // checks: an unknown route answers 404). Our own errors and crashes keep their meaning.
     const isRequestError = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
     if (request.is404 && isRequestError && !(error instanceof DomainError)) return routeNotFound(request, reply);
-    if (error instanceof DomainError) return send(reply, error.code, error.message, error.details);
+    if (error instanceof DomainError) {
+      // Spec §7 rule 2: the first request with the key is unfinished; a retry in a second is reasonable.
+      if (error.code === 'IDEMPOTENCY_KEY_IN_USE') reply.header('retry-after', '1');
+      return send(reply, error.code, error.message, error.details);
+    }
     if (error.validation) {
       const fields = fieldErrors(error.validation, error.validationContext ?? 'body');
       return send(reply, 'VALIDATION_ERROR', 'The request is not valid.', { fields });

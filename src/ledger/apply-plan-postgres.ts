@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
 import type { Storage } from '../storage/database.js';
-import { insufficientFunds, postingAccountId } from './ledger.js';
+import { idempotencyKeyLost, insufficientFunds, postingAccountId } from './ledger.js';
 import type { MoneyPlan, PlanResult } from './money-plan.js';
 
 /**
@@ -31,6 +31,7 @@ function planJson(plan: MoneyPlan): string {
 interface FunctionResult {
   firstSequence: string | null;
   balances: Record<string, { before: string; after: string }>;
+  responseBody: string | null;
 }
 
 /** A refusal raised by the function (SQLSTATE P0001, message the error code, detail JSON) as the DomainError it is. */
@@ -40,6 +41,7 @@ function domainErrorOf(error: unknown, plan: MoneyPlan): DomainError | undefined
   const code = raised.message as ErrorCode;
   const detail = raised.detail ? (JSON.parse(raised.detail) as Record<string, string>) : {};
   if (code === 'INSUFFICIENT_FUNDS' && detail.account_id) return insufficientFunds(detail.account_id);
+  if (code === 'IDEMPOTENCY_KEY_IN_USE') return idempotencyKeyLost();
   const guard = plan.guards.find((candidate) => candidate.error === code && candidate.message === detail.message);
   return new DomainError(code, guard?.message ?? detail.message ?? 'The request was refused.', guard?.details ?? {});
 }
@@ -54,5 +56,5 @@ export async function applyPlanOnPostgres(storage: Storage, plan: MoneyPlan): Pr
   }
   const balances: PlanResult['balances'] = new Map();
   for (const [key, { before, after }] of Object.entries(result.balances)) balances.set(key, { before: BigInt(before), after: BigInt(after) });
-  return { balances, firstSequence: result.firstSequence === null ? null : BigInt(result.firstSequence) };
+  return { balances, firstSequence: result.firstSequence === null ? null : BigInt(result.firstSequence), responseBody: result.responseBody };
 }

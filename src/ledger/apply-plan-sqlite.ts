@@ -4,7 +4,7 @@ import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js'
 import { insertOutboxRows } from '../events/outbox.js';
 import type { Database, LedgerPostingsTable, TransactionsTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
-import { insufficientFunds, postingAccountId } from './ledger.js';
+import { idempotencyKeyLost, insufficientFunds, postingAccountId } from './ledger.js';
 import type { MoneyPlan, PlanResult } from './money-plan.js';
 
 /**
@@ -133,16 +133,41 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
   if (plan.events.length > 0) {
     await insertOutboxRows.execute(
       trx,
-      plan.events.map((event) => {
-        let payload = event.payload;
-        for (const number of event.numbers) {
-          const balance = balances.get(number.account);
-          if (!balance) throw new Error(`event ${event.type} shows a balance the plan does not move: ${number.account}`);
-          payload = payload.replace(number.placeholder, plainDecimalText(balance[number.which], number.asset));
-        }
-        return { id: event.id, customer_id: event.customerId, event_type: event.type, payload, created_at: event.createdAt, published_at: null };
-      }),
+      plan.events.map((event) => ({
+        id: event.id,
+        customer_id: event.customerId,
+        event_type: event.type,
+        payload: filledIn(event.payload, event.numbers, balances),
+        created_at: event.createdAt,
+        published_at: null,
+      })),
     );
   }
-  return { balances, firstSequence };
+
+  let responseBody: string | null = null;
+  if (plan.response) {
+    const { response } = plan;
+    responseBody = filledIn(response.body, response.numbers, balances);
+    const stored = await trx
+      .updateTable('idempotency_keys')
+      .set({ status: 'completed', response_status: response.status, response_body: responseBody })
+      .where('customer_id', '=', response.customerId)
+      .where('key', '=', response.key)
+      .where('attempt_id', '=', response.attemptId)
+      .where('status', '=', 'in_progress')
+      .executeTakeFirst();
+    if (stored.numUpdatedRows !== 1n) throw idempotencyKeyLost();
+  }
+  return { balances, firstSequence, responseBody };
+}
+
+/** A text template (events, stored answers) with its balance numbers written in. */
+function filledIn(text: string, numbers: MoneyPlan['events'][number]['numbers'], balances: PlanResult['balances']): string {
+  let filled = text;
+  for (const number of numbers) {
+    const balance = balances.get(number.account);
+    if (!balance) throw new Error(`a payload shows a balance the plan does not move: ${number.account}`);
+    filled = filled.replace(number.placeholder, plainDecimalText(balance[number.which], number.asset));
+  }
+  return filled;
 }

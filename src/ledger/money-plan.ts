@@ -93,6 +93,20 @@ export interface PlannedEvent {
   numbers: PayloadNumber[];
 }
 
+/**
+ * The answer of an operation run under an Idempotency-Key (http/idempotency.ts), stored with the money it moved: the
+ * plan fails (IDEMPOTENCY_KEY_IN_USE) unless the reservation is still this attempt's, so the money is committed with
+ * the key or not at all, and the stored answer is exactly what the client is sent.
+ */
+export interface PlannedResponse {
+  customerId: string;
+  key: string;
+  attemptId: string;
+  status: number;
+  body: string;
+  numbers: PayloadNumber[];
+}
+
 export interface MoneyPlan {
   customerId: string;
   createdAt: string;
@@ -103,12 +117,15 @@ export interface MoneyPlan {
   history: PlannedHistoryRecord[];
   historyUpdates: PlannedHistoryUpdate[];
   events: PlannedEvent[];
+  response: PlannedResponse | null;
 }
 
-/** What the executor learned: each moved balance before and after, and the first history sequence number. */
+/** What the executor learned: each moved balance before and after, the first history sequence number, the answer. */
 export interface PlanResult {
   balances: Map<string, { before: bigint; after: bigint }>;
   firstSequence: bigint | null;
+  /** The stored answer's body, numbers filled in, when the plan had a response. */
+  responseBody: string | null;
 }
 
 /** Virtual-account debits release the master's allocation before the master is debited; credits go the other way. */
@@ -152,26 +169,37 @@ export class BalanceNumber {
 }
 
 /**
- * An outbox event of the plan: `data` is the resource as the API presents it, with BalanceNumber wherever a
- * balance after (or before) the movement goes. Those become placeholders that cannot occur in real data (a fresh
- * nonce each time) and are replaced by the executor with the number.
+ * JSON text of `value` in which every BalanceNumber is a placeholder that cannot occur in real data (a fresh nonce
+ * each time); the executor replaces each with the number once the balance has moved.
  */
-export function plannedEvent(customerId: string, type: EventType, data: unknown, createdAt: string): PlannedEvent {
-  const id = randomUUID();
+function template(value: unknown): { text: string; numbers: PayloadNumber[] } {
   const nonce = randomUUID();
   const numbers: PayloadNumber[] = [];
-  const payload = JSON.stringify({ id, type, created_at: createdAt, data }, (_key, value: unknown) => {
-    if (!(value instanceof BalanceNumber)) return value;
+  const text = JSON.stringify(value, (_key, item: unknown) => {
+    if (!(item instanceof BalanceNumber)) return item;
     const placeholder = `@balance:${nonce}:${numbers.length}@`;
-    numbers.push({ placeholder: JSON.stringify(placeholder), account: value.account, which: value.which, asset: value.asset, scale: scaleOf(value.asset) });
+    numbers.push({ placeholder: JSON.stringify(placeholder), account: item.account, which: item.which, asset: item.asset, scale: scaleOf(item.asset) });
     return placeholder;
   });
-  return { id, customerId, type, createdAt, payload, numbers };
+  return { text, numbers };
+}
+
+/** An outbox event of the plan: `data` is the resource as the API presents it, BalanceNumber where a balance goes. */
+export function plannedEvent(customerId: string, type: EventType, data: unknown, createdAt: string): PlannedEvent {
+  const id = randomUUID();
+  const { text, numbers } = template({ id, type, created_at: createdAt, data });
+  return { id, customerId, type, createdAt, payload: text, numbers };
+}
+
+/** The stored answer `{ data }` of an idempotent operation; BalanceNumber where a balance goes. */
+export function plannedResponse(reservation: { customerId: string; key: string; attemptId: string }, status: number, data: unknown): PlannedResponse {
+  const { text, numbers } = template({ data });
+  return { ...reservation, status, body: text, numbers };
 }
 
 /** An empty plan to fill in. */
 export function newPlan(customerId: string, createdAt: string): MoneyPlan {
-  return { customerId, createdAt, guards: [], moves: [], journal: null, rows: [], history: [], historyUpdates: [], events: [] };
+  return { customerId, createdAt, guards: [], moves: [], journal: null, rows: [], history: [], historyUpdates: [], events: [], response: null };
 }
 
 /** Adds the ledger entry (and the moves its postings imply) to the plan; postings of zero (a fee of 0) are left out. */

@@ -313,10 +313,9 @@ export interface IdempotencyKeysTable {
   customer_id: string;
   key: string;
   operation: string;
-  status: 'in_progress' | 'committed' | 'completed';
+  status: 'in_progress' | 'completed';
   attempt_id: string;
   lease_until: string;
-  resource_id: string | null;
   response_status: number | bigint | null;
   response_body: string | null;
   created_at: string;

@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
-import { balanceKey, newPlan, withJournal } from '../../ledger/money-plan.js';
+import { BalanceNumber, balanceKey, newPlan, plannedResponse, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { TransactionsTable } from '../../storage/tables.js';
+import type { Answer, Reservation } from '../../http/idempotency.js';
 import { requireScope } from '../api-keys/scopes.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { historyValuesOf } from '../transactions/history.js';
 import { presentTransaction } from '../transactions/presenter.js';
-import type { TransactionRecordType } from '../transactions/schemas.js';
 import { accountPostings, balanceAccountOf, findCustomerAccount } from './accounts.js';
 import { addBalanceEvents } from './events.js';
 
@@ -31,7 +31,11 @@ export class DepositService {
     private readonly clock: Clock,
   ) {}
 
-  async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput): Promise<TransactionRecordType> {
+  /**
+   * Credits the account. Under an Idempotency-Key (`reservation`), the answer — the deposit record — is stored by the
+   * same money plan that moves the money (http/idempotency.ts).
+   */
+  async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput, reservation?: Reservation): Promise<Answer> {
     const account = await findCustomerAccount(this.storage.db, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
@@ -78,9 +82,17 @@ export class DepositService {
     ]);
     plan.history.push({ ...record, balanceOf: credited });
     addBalanceEvents(plan, account.currency, new Map(plan.moves.map((move) => [move.key, id])));
+    // The record as the API presents it, its balances written in once they have moved.
+    const presented = {
+      ...presentTransaction(historyValuesOf({ ...record, customer_seq: 0n, balance_before_minor: 0n, balance_after_minor: 0n }), caller.frOwnerBusinessId),
+      balance_before: new BalanceNumber(credited, 'before', account.currency),
+      balance_after: new BalanceNumber(credited, 'after', account.currency),
+    };
+    plan.response = reservation ? plannedResponse(reservation, 201, presented) : null;
     const result = await executeMoneyPlan(this.storage, plan);
+    if (result.responseBody !== null) return { status: 201, body: result.responseBody, stored: true };
     const balance = result.balances.get(credited)!;
     const row = { ...record, customer_seq: result.firstSequence!, balance_before_minor: balance.before, balance_after_minor: balance.after };
-    return presentTransaction(historyValuesOf(row), caller.frOwnerBusinessId);
+    return { status: 201, body: JSON.stringify({ data: presentTransaction(historyValuesOf(row), caller.frOwnerBusinessId) }), stored: false };
   }
 }

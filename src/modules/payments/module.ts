@@ -17,7 +17,7 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   transactionRoutes(app, new TransactionService(storage));
   if (config.apiEnvironment === 'sandbox') {
     const settlement = new SettlementService(storage, clock);
-    sandboxPaymentRoutes(app, new DepositService(storage, clock), settlement);
+    sandboxPaymentRoutes(app, new DepositService(storage, clock), settlement, context.idempotency);
     context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
   }
 }

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainError } from '../../errors.js';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination, TransactionRecord } from '../transactions/schemas.js';
 import type { DepositService } from './deposits.js';
@@ -90,7 +91,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
 }
 
 /** DESIGN §3 simulation endpoints: funding and settlement (sandbox only). */
-export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SettlementService): void {
+export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SettlementService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];
 
@@ -103,12 +104,15 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
       schema: {
         tags,
         summary: 'Deposit money from outside into a fiat account or a virtual account (sandbox only)',
+        description: 'Money-moving: accepts an Idempotency-Key (docs/idempotency.md); a retry with the same key replays the first answer.',
         params: PaymentParams,
+        headers: idempotencyHeaders(false),
         body: DepositBody,
-        response: { 201: DataOf(TransactionRecord), ...errorResponses(...authenticatedWriteErrors, 404) },
+        response: { 201: DataOf(TransactionRecord), ...errorResponses(...authenticatedWriteErrors, 404, 409) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await deposits.deposit(callerOf(request), request.params.id, request.body) }),
+    async (request, reply) =>
+      idempotency.answer(request, reply, (reservation) => deposits.deposit(callerOf(request), request.params.id, request.body, reservation)),
   );
 
   routes.post(

@@ -26,10 +26,33 @@ export function moneyPlanMigration(dialect: Dialect): Migration {
             .execute();
         }
       }
-      if (dialect === 'postgres') await sql.raw(applyMoneyPlanFunction).execute(db);
+      if (dialect === 'postgres') {
+        await sql.raw(fillNumbersFunction).execute(db);
+        await sql.raw(applyMoneyPlanFunction).execute(db);
+      }
     },
   };
 }
+
+/**
+ * A payload template (an event, a stored answer) with its balance numbers written in as plain decimals:
+ * trim_scale(units / 10^scale) is the text src/ledger/money.ts plainDecimalText writes on SQLite.
+ */
+const fillNumbersFunction = String.raw`
+create or replace function money_plan_fill(template text, numbers jsonb, balances jsonb) returns text
+language plpgsql immutable as $function$
+declare
+  filled text := template;
+  number jsonb;
+begin
+  for number in select value from jsonb_array_elements(numbers) loop
+    filled := replace(filled, number->>'placeholder',
+      trim_scale(((balances->(number->>'account')->>(number->>'which'))::numeric) / (10::numeric ^ (number->>'scale')::integer))::text);
+  end loop;
+  return filled;
+end
+$function$;
+`;
 
 /** Kept in one string so the migration creates exactly this text; later changes are new migrations. */
 const applyMoneyPlanFunction = String.raw`
@@ -40,14 +63,13 @@ declare
   first_sequence bigint;
   balances jsonb := '{}'::jsonb;
   item jsonb;
-  number jsonb;
   moved bigint;
   delta bigint;
   changed integer;
   columns_set text;
   columns_match text;
-  payload text;
   position integer;
+  answer text;
 begin
   -- 1. The customer's history sequence, first: every money operation of one customer takes this row lock before
   --    any account's, always in the same order.
@@ -129,17 +151,24 @@ begin
   end loop;
 
   -- 7. Outbox events, their balance numbers written in as plain decimals.
-  for item in select value from jsonb_array_elements(plan->'events') loop
-    payload := item->>'payload';
-    for number in select value from jsonb_array_elements(item->'numbers') loop
-      payload := replace(payload, number->>'placeholder',
-        trim_scale(((balances->(number->>'account')->>(number->>'which'))::numeric) / (10::numeric ^ (number->>'scale')::integer))::text);
-    end loop;
-    insert into outbox_events (id, customer_id, event_type, payload, created_at, published_at)
-      values (item->>'id', item->>'customerId', item->>'type', payload, item->>'createdAt', null);
-  end loop;
+  insert into outbox_events (id, customer_id, event_type, payload, created_at, published_at)
+    select event->>'id', event->>'customerId', event->>'type', money_plan_fill(event->>'payload', event->'numbers', balances), event->>'createdAt', null
+    from jsonb_array_elements(plan->'events') as event;
 
-  return jsonb_build_object('firstSequence', first_sequence::text, 'balances', balances);
+  -- 8. The answer of an operation run under an Idempotency-Key, stored with its money, while the key is still ours.
+  if jsonb_typeof(plan->'response') = 'object' then
+    answer := money_plan_fill(plan->'response'->>'body', plan->'response'->'numbers', balances);
+    update idempotency_keys
+      set status = 'completed', response_status = (plan->'response'->>'status')::integer, response_body = answer
+      where customer_id = plan->'response'->>'customerId' and key = plan->'response'->>'key'
+        and attempt_id = plan->'response'->>'attemptId' and status = 'in_progress';
+    get diagnostics changed = row_count;
+    if changed <> 1 then
+      raise exception using errcode = 'P0001', message = 'IDEMPOTENCY_KEY_IN_USE', detail = '{}';
+    end if;
+  end if;
+
+  return jsonb_build_object('firstSequence', first_sequence::text, 'balances', balances, 'responseBody', answer);
 end
 $function$;
 `;

@@ -13,14 +13,12 @@ export function idempotencyMigration(): Migration {
         .addColumn('key', 'text', (col) => col.notNull())
         // The operation that first used the key (method and route pattern); a reuse elsewhere replays its answer.
         .addColumn('operation', 'text', (col) => col.notNull())
-        // in_progress: reserved, the operation running (or its process gone); committed: the money moved with the key,
-        // the answer not yet stored; completed: the answer is stored and replayed.
-        .addColumn('status', 'text', (col) => col.notNull().check(sql`status in ('in_progress', 'committed', 'completed')`))
+        // in_progress: reserved, the operation running (or its process gone); completed: the answer is stored (with
+        // the money it moved, in the same transaction) and replayed.
+        .addColumn('status', 'text', (col) => col.notNull().check(sql`status in ('in_progress', 'completed')`))
         // Which attempt holds the reservation: a money plan commits only for the attempt that still holds it.
         .addColumn('attempt_id', 'text', (col) => col.notNull())
         .addColumn('lease_until', 'text', (col) => col.notNull())
-        // The resource a committed operation created, to answer from it if its process stopped before storing the answer.
-        .addColumn('resource_id', 'text')
         .addColumn('response_status', 'integer')
         .addColumn('response_body', 'text')
         .addColumn('created_at', 'text', (col) => col.notNull())

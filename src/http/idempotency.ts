@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Clock } from '../clock.js';
+import { DomainError } from '../errors.js';
+import type { Storage } from '../storage/database.js';
+import { callerOf } from './auth.js';
+import { errorAnswer } from './error-handler.js';
+
+/**
+ * Idempotency-Key (spec §4 rule 8; docs/idempotency.md): the one wrapper every money-moving route runs its
+ * operation in. Keyed on (customer, key), whatever the route: a key reused on another operation replays the first
+ * operation's answer.
+ *
+ * 1. The key (a UUID v4; anything else is 400 before this runs) is reserved by inserting its row: the insert is the
+ *    reservation, so of two requests with one key exactly one runs the operation (never read-then-insert).
+ * 2. A request that finds the key completed gets the stored answer, byte for byte, with `Idempotent-Replayed: true`;
+ *    one that finds it reserved and its lease running gets 409 IDEMPOTENCY_KEY_IN_USE with Retry-After.
+ * 3. The operation's money plan stores the answer with the money (money-plan.ts PlannedResponse), only while the
+ *    reservation is still this attempt's; a refusal (404, 422) is stored afterwards — no money moved with it.
+ * 4. A reservation whose process stopped becomes retryable when its lease runs out; the money it may have moved was
+ *    committed with its answer, or not at all. Keys are kept for IDEMPOTENCY_RETENTION_HOURS (at least 24).
+ */
+
+/** The request's Idempotency-Key as the route schema declares it. */
+export const IdempotencyKeyHeader = Type.String({
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$',
+  description: 'A UUID v4 chosen by the client, one per operation (docs/idempotency.md); retries of the operation send the same one',
+});
+
+export function idempotencyHeaders(required: boolean) {
+  return Type.Object({ 'idempotency-key': required ? IdempotencyKeyHeader : Type.Optional(IdempotencyKeyHeader) });
+}
+
+/** A reservation held by this attempt; the money plan commits only while it still is. */
+export interface Reservation {
+  customerId: string;
+  key: string;
+  attemptId: string;
+}
+
+/** What an operation answers: the status and the exact JSON body; `stored` when its money plan stored it already. */
+export interface Answer {
+  status: number;
+  body: string;
+  stored: boolean;
+}
+
+export interface IdempotencySettings {
+  leaseMs: number;
+  retentionMs: number;
+}
+
+const keyInUse = () =>
+  new DomainError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed. Retry later with the same key.');
+
+function send(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {
+  if (replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+export class IdempotencyKeys {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly settings: IdempotencySettings,
+  ) {}
+
+  /** Answers the request: by running `operation` under its key (or without one), or from the key's stored answer. */
+  async answer(request: FastifyRequest, reply: FastifyReply, operation: (reservation: Reservation | undefined) => Promise<Answer>): Promise<FastifyReply> {
+    const header = request.headers['idempotency-key'];
+    if (typeof header !== 'string') {
+      const answer = await operation(undefined);
+      return send(reply, answer.status, answer.body, false);
+    }
+    const reservation: Reservation = { customerId: callerOf(request).customerId, key: header.toLowerCase(), attemptId: randomUUID() };
+    const replay = await this.reserve(reservation, `${request.method} ${request.routeOptions.url ?? request.url}`);
+    if (replay) return send(reply, replay.status, replay.body, true);
+
+    let answer: Answer;
+    try {
+      answer = await operation(reservation);
+    } catch (error) {
+      // Taken over meanwhile: the new holder's answer is the one that counts.
+      if (error instanceof DomainError && error.code === 'IDEMPOTENCY_KEY_IN_USE') throw error;
+      if (!(error instanceof DomainError)) {
+        // Nothing was committed (the money and its answer go together): the key is free to retry at once.
+        await this.release(reservation);
+        throw error;
+      }
+      answer = { ...errorAnswer(error), stored: false };
+    }
+    if (!answer.stored) await this.store(reservation, answer);
+    return send(reply, answer.status, answer.body, false);
+  }
+
+  /** Reserves the key for this attempt; answers the stored answer instead when there is one. */
+  private async reserve(reservation: Reservation, operation: string): Promise<{ status: number; body: string } | undefined> {
+    const now = this.clock.now();
+    const inserted = await this.storage.db
+      .insertInto('idempotency_keys')
+      .values({
+        customer_id: reservation.customerId,
+        key: reservation.key,
+        operation,
+        status: 'in_progress',
+        attempt_id: reservation.attemptId,
+        lease_until: new Date(now.getTime() + this.settings.leaseMs).toISOString(),
+        response_status: null,
+        response_body: null,
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + this.settings.retentionMs).toISOString(),
+      })
+      .onConflict((conflict) => conflict.columns(['customer_id', 'key']).doNothing())
+      .executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows === 1n) return undefined;
+
+    const existing = await this.storage.db
+      .selectFrom('idempotency_keys')
+      .select(['status', 'attempt_id', 'lease_until', 'response_status', 'response_body'])
+      .where('customer_id', '=', reservation.customerId)
+      .where('key', '=', reservation.key)
+      .executeTakeFirst();
+    // Expired and reaped between the two statements: as good as new, but let the client retry rather than race.
+    if (!existing) throw keyInUse();
+    if (existing.status === 'completed' && existing.response_body !== null) {
+      return { status: Number(existing.response_status), body: existing.response_body };
+    }
+    if (existing.lease_until > now.toISOString()) throw keyInUse();
+    // The attempt that held it stopped: take the reservation over, unless another request just did.
+    const taken = await this.storage.db
+      .updateTable('idempotency_keys')
+      .set({ attempt_id: reservation.attemptId, lease_until: new Date(now.getTime() + this.settings.leaseMs).toISOString() })
+      .where('customer_id', '=', reservation.customerId)
+      .where('key', '=', reservation.key)
+      .where('attempt_id', '=', existing.attempt_id)
+      .where('status', '=', 'in_progress')
+      .executeTakeFirst();
+    if (taken.numUpdatedRows !== 1n) throw keyInUse();
+    return undefined;
+  }
+
+  private async store(reservation: Reservation, answer: Answer): Promise<void> {
+    await this.storage.db
+      .updateTable('idempotency_keys')
+      .set({ status: 'completed', response_status: answer.status, response_body: answer.body })
+      .where('customer_id', '=', reservation.customerId)
+      .where('key', '=', reservation.key)
+      .where('attempt_id', '=', reservation.attemptId)
+      .where('status', '=', 'in_progress')
+      .execute();
+  }
+
+  private async release(reservation: Reservation): Promise<void> {
+    await this.storage.db
+      .deleteFrom('idempotency_keys')
+      .where('customer_id', '=', reservation.customerId)
+      .where('key', '=', reservation.key)
+      .where('attempt_id', '=', reservation.attemptId)
+      .where('status', '=', 'in_progress')
+      .execute();
+  }
+
+  /** One pass of the reaper: deletes up to `limit` keys past their retention; returns how many. */
+  async deleteExpired(limit: number): Promise<number> {
+    const now = this.clock.now().toISOString();
+    const deleted = await this.storage.db
+      .deleteFrom('idempotency_keys')
+      .where('expires_at', '<=', now)
+      .where('key', 'in', (eb) => eb.selectFrom('idempotency_keys').select('key').where('expires_at', '<=', now).limit(limit))
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  }
+}

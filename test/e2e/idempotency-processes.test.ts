@@ -1,0 +1,221 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { temporaryDirectory } from '../helpers/test-app.js';
+import { childEnv, ensureBuilt, exitWithin, freePort, processTestTimeoutMs, run, spawnServer, waitForHealth, type Spawned } from './support.js';
+
+/**
+ * Idempotency-Key across processes (docs/idempotency.md): two `node dist/server.js` on one database — the SQLite file
+ * shared by both, and PostgreSQL when TEST_DATABASE_URL is set — take 50 concurrent requests with one key and run
+ * the operation once; a server killed with SIGKILL between the reservation and the commit leaves a key that is
+ * retryable once its lease has run out, and books that `customer-api ledger verify` finds consistent.
+ */
+
+const leaseSeconds = 2;
+
+interface Deployment {
+  env: NodeJS.ProcessEnv;
+  /** Makes every journal insert take seconds, so a server can be killed in the middle of a money transaction. */
+  slowDownJournal(): Promise<void>;
+  restoreJournal(): Promise<void>;
+  /** The reservation of the key, as another process sees it. */
+  reservation(key: string): Promise<string | undefined>;
+  /** Before the first server starts. */
+  prepare(): Promise<void>;
+  cleanUp(): Promise<void>;
+}
+
+function sqliteDeployment(): Deployment {
+  const dataDir = temporaryDirectory('customer-api-e2e-idem-');
+  const file = path.join(dataDir, 'customer-api.sqlite');
+  const open = () => new BetterSqlite3(file, { timeout: 10_000 });
+  return {
+    env: childEnv({ DATA_DIR: dataDir }),
+    async slowDownJournal() {
+      const database = open();
+      // Seconds of work inside the writing transaction, on the server's one thread (SQLite has no sleep).
+      database.exec(`create trigger slow_journal before insert on ledger_journal begin
+        select count(*) from (with recursive c(x) as (select 1 union all select x + 1 from c where x < 40000000) select x from c);
+        end`);
+      database.close();
+    },
+    async restoreJournal() {
+      const database = open();
+      database.exec('drop trigger if exists slow_journal');
+      database.close();
+    },
+    async reservation(key) {
+      const database = open();
+      try {
+        return (database.prepare('select status from idempotency_keys where key = ?').get(key) as { status: string } | undefined)?.status;
+      } finally {
+        database.close();
+      }
+    },
+    async prepare() {},
+    async cleanUp() {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function postgresDeployment(databaseUrl: string): Deployment {
+  const schema = `e2e_${randomBytes(6).toString('hex')}`;
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const dataDir = temporaryDirectory('customer-api-e2e-idem-pg-');
+  const query = async (text: string, values: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      return await client.query(text, values);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    env: childEnv({ DATA_DIR: dataDir, DATABASE_URL: url.toString() }),
+    async slowDownJournal() {
+      await query(`create or replace function slow_journal() returns trigger language plpgsql as $$ begin perform pg_sleep(20); return new; end $$`);
+      await query('create trigger slow_journal before insert on ledger_journal for each row execute function slow_journal()');
+    },
+    async restoreJournal() {
+      // The statement a killed server left behind still sleeps inside the database: end it, then drop the trigger.
+      await query("select pg_terminate_backend(pid) from pg_stat_activity where query like '%apply_money_plan%' and pid <> pg_backend_pid()");
+      await query('drop trigger if exists slow_journal on ledger_journal');
+    },
+    async reservation(key) {
+      return (await query('select status from idempotency_keys where key = $1', [key])).rows[0]?.status;
+    },
+    async cleanUp() {
+      const admin = new pg.Client({ connectionString: databaseUrl });
+      await admin.connect();
+      await admin.query(`drop schema if exists ${schema} cascade`);
+      await admin.end();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+    // The schema must exist before the first server migrates into it.
+    async prepare() {
+      await query(`create schema ${schema}`);
+    },
+  };
+}
+
+const deployments: Array<[string, () => Deployment]> = [['SQLite, one file shared by both', sqliteDeployment]];
+if (process.env.TEST_DATABASE_URL) deployments.push(['PostgreSQL', () => postgresDeployment(process.env.TEST_DATABASE_URL!)]);
+
+describe.each(deployments)('Idempotency-Key across two server processes on %s', (_label, makeDeployment) => {
+  const servers: Spawned[] = [];
+  let deployment: Deployment;
+  let env: NodeJS.ProcessEnv;
+
+  const startServer = async () => {
+    const port = await freePort();
+    const server = spawnServer(process.execPath, ['dist/server.js'], { ...env, PORT: String(port) });
+    servers.push(server);
+    const baseUrl = `http://127.0.0.1:${port}`;
+    await waitForHealth(baseUrl, server);
+    return { baseUrl, server };
+  };
+  const cli = async <T>(...args: string[]) => {
+    const result = await run(process.execPath, ['bin/customer-api.js', ...args], { env });
+    expect(result.code, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as T;
+  };
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    deployment = makeDeployment();
+    await deployment.prepare();
+    env = {
+      ...deployment.env,
+      HOST: '127.0.0.1',
+      SANDBOX_AUTO_SETTLE_MS: 'off',
+      RATE_LIMIT_PER_SECOND: 'off',
+      LOG_LEVEL: 'warn',
+      IDEMPOTENCY_LEASE_SECONDS: String(leaseSeconds),
+    };
+  }, processTestTimeoutMs);
+
+  afterAll(async () => {
+    for (const server of servers) server.child.kill('SIGTERM');
+    await Promise.all(servers.map((server) => exitWithin(server, 10_000)));
+    for (const server of servers) server.kill();
+    await deployment?.restoreJournal().catch(() => undefined);
+    await deployment?.cleanUp();
+  });
+
+  it('runs 50 concurrent requests with one key, split across two servers, exactly once; a SIGKILL between reservation and commit leaves a retryable key and consistent books', { timeout: processTestTimeoutMs }, async () => {
+    const customer = await cli<{ id: string }>('customers', 'create', '--name', 'Idempotent Ltd');
+    const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
+    const [one, two] = [await startServer(), await startServer()];
+    const headersFor = async (baseUrl: string) => {
+      const token = ((await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).json()) as { data: { csrf_token: string } }).data.csrf_token;
+      return { 'x-api-key': key, 'x-csrf-token': token, 'content-type': 'application/json' };
+    };
+    const headers = [await headersFor(one.baseUrl), await headersFor(two.baseUrl)];
+    const account = (await (await fetch(`${one.baseUrl}/fiat-accounts`, { method: 'POST', headers: headers[0], body: JSON.stringify({ accountName: 'Idem', currency: 'EUR' }) })).json()) as {
+      data: { id: string };
+    };
+    const deposit = (server: number, idempotencyKey: string, amount = 10) =>
+      fetch(`${[one, two][server]!.baseUrl}/sandbox/fiat-accounts/${account.data.id}/deposits`, {
+        method: 'POST',
+        headers: { ...headers[server], 'idempotency-key': idempotencyKey },
+        body: JSON.stringify({ amount }),
+      });
+    const balance = async () =>
+      ((await (await fetch(`${one.baseUrl}/fiat-accounts/${account.data.id}`, { headers: { 'x-api-key': key } })).json()) as { data: { balance: number } }).data.balance;
+
+    // 50 at once, one key, both servers.
+    const shared = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 50 }, async (_, index) => {
+      const response = await deposit(index % 2, shared);
+      return { status: response.status, body: await response.text() };
+    }));
+    expect(answers.every((answer) => answer.status === 201 || answer.status === 409), JSON.stringify(answers.map((answer) => answer.status))).toBe(true);
+    expect(await balance()).toBe(10);
+    const created = answers.filter((answer) => answer.status === 201);
+    for (const answer of created) expect(answer.body).toBe(created[0]!.body);
+
+    // Killed between the reservation and the commit.
+    await deployment.slowDownJournal();
+    const interrupted = randomUUID();
+    const inFlight = deposit(0, interrupted, 25).catch(() => undefined);
+    for (let waited = 0; (await deployment.reservation(interrupted)) !== 'in_progress'; waited += 20) {
+      if (waited > 30_000) throw new Error('the reservation never appeared');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    one.server.child.kill('SIGKILL');
+    await one.server.exited;
+    await inFlight;
+    await deployment.restoreJournal();
+    expect(await deployment.reservation(interrupted)).toBe('in_progress');
+
+    const survivor = two;
+    const retryAtOnce = await fetch(`${survivor.baseUrl}/sandbox/fiat-accounts/${account.data.id}/deposits`, {
+      method: 'POST',
+      headers: { ...headers[1], 'idempotency-key': interrupted },
+      body: JSON.stringify({ amount: 25 }),
+    });
+    // Within the lease the key is still the dead request's.
+    expect([409, 201]).toContain(retryAtOnce.status);
+    if (retryAtOnce.status === 409) {
+      await new Promise((resolve) => setTimeout(resolve, leaseSeconds * 1000 + 200));
+      const retried = await fetch(`${survivor.baseUrl}/sandbox/fiat-accounts/${account.data.id}/deposits`, {
+        method: 'POST',
+        headers: { ...headers[1], 'idempotency-key': interrupted },
+        body: JSON.stringify({ amount: 25 }),
+      });
+      expect(retried.status).toBe(201);
+    }
+    const balanceAfter = ((await (await fetch(`${survivor.baseUrl}/fiat-accounts/${account.data.id}`, { headers: { 'x-api-key': key } })).json()) as { data: { balance: number } }).data.balance;
+    expect(balanceAfter).toBe(35);
+
+    const verify = await run(process.execPath, ['bin/customer-api.js', 'ledger', 'verify'], { env });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    expect((JSON.parse(verify.stdout) as { ok: boolean }).ok).toBe(true);
+  });
+});
