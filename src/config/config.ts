@@ -16,6 +16,8 @@ export interface Config {
   /** PostgreSQL connection string; undefined means the embedded SQLite database in dataDir. */
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
+  /** PostgreSQL: one customer's money operations running at once per process; undefined = half the pool. */
+  readonly moneyOperationsPerCustomer: number | undefined;
   readonly apiEnvironment: ApiEnvironment;
   readonly logLevel: string;
   /** Fastify trustProxy value: false (socket address), true, a hop count, or a list of addresses/CIDRs. */
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     databaseUrl: parseDatabaseUrl(env.DATABASE_URL),
     databasePoolSize: integerSetting(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    moneyOperationsPerCustomer: env.MONEY_OPERATIONS_PER_CUSTOMER?.trim() ? integerSetting(env, 'MONEY_OPERATIONS_PER_CUSTOMER', 1, 1, 1000) : undefined,
     apiEnvironment,
     logLevel,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Storage } from '../storage/database.js';
 import { insertRowsTemplate } from '../storage/query-template.js';
+import { claimDue } from '../workers/claim.js';
 import type { Database, OutboxEventsTable } from '../storage/tables.js';
 import type { EventType } from './catalog.js';
 
@@ -43,4 +45,31 @@ export async function appendEvents(trx: Transaction<Database> | Kysely<Database>
 
 export async function appendEvent(trx: Transaction<Database> | Kysely<Database>, event: NewEvent): Promise<void> {
   await appendEvents(trx, [event]);
+}
+
+/** An event as stored, claimed for delivery. */
+export type OutboxRow = OutboxEventsTable;
+
+/**
+ * Claims up to `limit` undelivered events for delivery, oldest first, for `leaseMs` (workers/claim.ts): each event
+ * goes to one instance at a time, and comes back if that instance stops before marking it delivered. There is no
+ * "last delivered sequence" cursor: on PostgreSQL `sequence` is taken at insert, not at commit, so a cursor could
+ * move past an event whose transaction commits late — a claim of unpublished rows never can.
+ */
+export async function claimUndeliveredEvents(storage: Storage, now: Date, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+  return claimDue<OutboxRow>(storage, {
+    table: 'outbox_events',
+    due: sql`published_at is null`,
+    leaseColumn: 'delivery_lease_until',
+    now: now.toISOString(),
+    leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
+    orderBy: 'sequence',
+    limit,
+  });
+}
+
+/** Marks claimed events delivered (every subscription has been served); they are never claimed again. */
+export async function markEventsDelivered(storage: Storage, ids: readonly string[], now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await storage.db.updateTable('outbox_events').set({ published_at: now.toISOString(), delivery_lease_until: null }).where('id', 'in', [...ids]).execute();
 }

@@ -6,6 +6,7 @@ import type { GroupCommitStats } from '../storage/sqlite-group-commit.js';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const writerHoldBucketsSeconds = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -52,6 +53,14 @@ export function installMetrics(app: FastifyInstance, groupCommits?: GroupCommitS
         this.inc(groupCommits.transactions);
       },
     });
+    // Every other writer waits while one holds the writing connection: how long each holds it is the queue's cause.
+    const held = new Histogram({
+      name: 'sqlite_writer_hold_seconds',
+      help: 'How long the writing connection was held each time (a transaction, a single write or a COMMIT)',
+      buckets: writerHoldBucketsSeconds,
+      registers: [registry],
+    });
+    groupCommits.onWriterReleased = (heldSeconds) => held.observe(heldSeconds);
   }
 
   app.addHook('onResponse', async (request, reply) => {

@@ -6,11 +6,12 @@ import type { MoneyPlan, PlanResult } from './money-plan.js';
 /**
  * The one path every balance-changing operation takes (docs/ledger.md "The money path"): the operation builds a
  * MoneyPlan, and this executes it atomically — on PostgreSQL in one round trip (apply-plan-postgres.ts), retried on
- * serialization failures and deadlocks; on SQLite as the statements of one grouped transaction (Storage.transaction).
+ * serialization failures and deadlocks, a few per customer at a time (Storage.perCustomer); on SQLite as the statements
+ * of one grouped transaction (Storage.transaction).
  * Either everything in the plan happens (balances, journal, history, domain rows, events, the idempotency key) or
  * nothing does.
  */
 export async function executeMoneyPlan(storage: Storage, plan: MoneyPlan): Promise<PlanResult> {
-  if (storage.dialect === 'postgres') return retryTransient('postgres', () => applyPlanOnPostgres(storage, plan));
+  if (storage.dialect === 'postgres') return storage.perCustomer(plan.customerId, () => retryTransient('postgres', () => applyPlanOnPostgres(storage, plan)));
   return storage.transaction((trx) => applyPlanOnSqlite(trx, plan));
 }

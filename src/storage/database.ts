@@ -6,6 +6,7 @@ import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
 import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, transactionContext, type GroupCommitStats } from './sqlite-group-commit.js';
 import { makePrivate, privateDirectoryMode, privateFileMode } from './files.js';
+import { PerKeyLimiter } from './per-key-limiter.js';
 import type { Database } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -29,6 +30,12 @@ export interface Storage {
    * (then the transaction runs alone). Inside `work`, writes go through `trx`: a write through `db` is refused.
    */
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Runs one customer's money operation, at most `moneyOperationsPerCustomer` of them at once per process on
+   * PostgreSQL: a busy customer's operations queue on its row lock, and without the cap they would hold every pooled
+   * connection while they wait, stalling every other customer (docs/operations.md). SQLite has one writer anyway.
+   */
+  perCustomer<T>(customerId: string, work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -160,7 +167,10 @@ export interface StorageOptions {
   readonly postgresSchema?: string;
 }
 
-export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>, options: StorageOptions = {}): Promise<Storage> {
+export async function openStorage(
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'> & Partial<Pick<Config, 'moneyOperationsPerCustomer'>>,
+  options: StorageOptions = {},
+): Promise<Storage> {
   if (config.databaseUrl === undefined) {
     const writer = withStatementCache(openSqliteDatabase(config.dataDir));
     const reader = withStatementCache(openSqliteDatabase(config.dataDir));
@@ -178,6 +188,7 @@ export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl'
       groupCommits: driver.stats,
       selectArrays: async (query) => driver.selectArrays(query),
       transaction: transactionRunner(db, 'sqlite'),
+      perCustomer: (_customerId, work) => work(),
       close: () => db.destroy(),
     };
   }
@@ -202,7 +213,16 @@ export async function openStorage(config: Pick<Config, 'dataDir' | 'databaseUrl'
     const result = await pool.query<unknown[]>({ text: query.sql, values: [...query.parameters], rowMode: 'array' });
     return result.rows;
   };
-  return { db, dialect: 'postgres', location, selectArrays, transaction: transactionRunner(db, 'postgres'), close: () => db.destroy() };
+  const perCustomer = new PerKeyLimiter(config.moneyOperationsPerCustomer ?? Math.max(1, Math.floor(config.databasePoolSize / 2)));
+  return {
+    db,
+    dialect: 'postgres',
+    location,
+    selectArrays,
+    transaction: transactionRunner(db, 'postgres'),
+    perCustomer: (customerId, work) => perCustomer.run(customerId, work),
+    close: () => db.destroy(),
+  };
 }
 
 /** A cheap round trip proving the database answers. */

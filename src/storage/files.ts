@@ -147,7 +147,7 @@ export async function recordWithFiles<T>(
   const staged: StagedFile[] = [];
   try {
     for (const bytes of contents) staged.push(await files.stage(customerId, bytes));
-    return await storage.db.transaction().execute(async (trx) => {
+    return await storage.transaction(async (trx) => {
       for (const file of staged) await file.commit(trx);
       return record(
         trx,

@@ -21,7 +21,7 @@ export interface ClaimOptions {
 /**
  * The one way a worker takes work that several instances may see at once (docs/operations.md "Several instances"):
  * a single UPDATE … RETURNING moves the lease of the due rows forward. On PostgreSQL the rows are picked with
- * FOR UPDATE SKIP LOCKED, so concurrent claimers take different rows instead of queueing; the outer condition is
+ * FOR UPDATE SKIP LOCKED, so concurrent claimers take different rows instead of queueing, and the condition is
  * checked again on the locked row. On SQLite the one writer makes the statement atomic. Each row is returned to
  * exactly one claimer, and comes back when its lease runs out (the claimer stopped mid-work).
  */
@@ -29,12 +29,16 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
   const table = sql.table(options.table);
   const lease = sql.ref(options.leaseColumn);
   const claimable = sql`(${options.due}) and (${lease} is null or ${lease} <= ${options.now})`;
-  const skipLocked = storage.dialect === 'postgres' ? sql` for update skip locked` : sql``;
   const assignments = [sql`${lease} = ${options.leaseUntil}`, ...Object.entries(options.set ?? {}).map(([column, value]) => sql`${sql.ref(column)} = ${value}`)];
-  const result = await sql<Row>`
-    update ${table} set ${sql.join(assignments)}
-    where id in (select id from ${table} where ${claimable} order by ${sql.ref(options.orderBy)} limit ${options.limit}${skipLocked})
-      and ${claimable}
-    returning *`.execute(storage.db);
+  const picked = sql`select id from ${table} where ${claimable} order by ${sql.ref(options.orderBy)} limit ${options.limit}`;
+  const result =
+    storage.dialect === 'postgres'
+      ? // Materialised once: as an IN subquery the planner may run it again, and SKIP LOCKED then picks more than `limit`.
+        await sql<Row>`
+          with picked as materialized (${picked} for update skip locked)
+          update ${table} set ${sql.join(assignments)} from picked
+          where ${table}.id = picked.id and ${claimable}
+          returning ${table}.*`.execute(storage.db)
+      : await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db);
   return result.rows;
 }

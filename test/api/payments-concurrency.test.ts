@@ -1,8 +1,10 @@
+import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { createVirtualAccount, deposit, fiatBalance, settle, virtualBalance } from '../helpers/money.js';
-import { createTestApp, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import { createTestApp, postgresUrl, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
  * Issue 4: "200 parallel payments of 10.00 against a balance of 1,000.00 (fee 0): exactly 100 succeed, 100 get
@@ -112,5 +114,54 @@ describe(`concurrent payments on ${testDialect}`, { timeout: concurrencyTestTime
     expect(await fiatBalance(t, alice, from.id)).toBe(600 - paid * 10);
     const report = await verifyLedger(t.storage);
     expect(report.problems).toEqual([]);
+  });
+});
+
+describe.skipIf(testDialect !== 'postgres')('one busy customer and the connection pool (PostgreSQL)', { timeout: concurrencyTestTimeoutMs }, () => {
+  it('keeps serving other customers while one customer’s payments wait on a locked account: they take at most half the pool', async () => {
+    const t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' }, poolSize: 4 });
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(t.storage.db);
+    const blocker = new pg.Client({ connectionString: postgresUrl(), options: `-c search_path=${rows[0]!.schema}` });
+    try {
+      const busy = await t.createCustomer('Busy Ltd');
+      const calm = await t.createCustomer('Calm Ltd');
+      const busyFrom = await createFiatAccount(t, busy);
+      const busyTo = await createFiatAccount(t, busy);
+      const calmFrom = await createFiatAccount(t, calm);
+      const calmTo = await createFiatAccount(t, calm);
+      await deposit(t, busy, busyFrom.id, 1000);
+      await deposit(t, calm, calmFrom.id, 1000);
+      const busyCsrf = await t.csrfToken(busy.key);
+
+      // Another session holds the busy customer's row: its money operations wait inside the database.
+      await blocker.connect();
+      await blocker.query('begin');
+      await blocker.query('select 1 from customers where id = $1 for update', [busy.id]);
+      const waiting = Array.from({ length: 20 }, (_, index) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/payments',
+          headers: { 'x-api-key': busy.key, 'x-csrf-token': busyCsrf },
+          payload: { fromAccountId: busyFrom.id, toAccountId: busyTo.id, amount: 1, currency: 'EUR', reference: `busy ${index}` },
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+
+      // The calm customer reads and pays meanwhile, well within the pool's wait timeout.
+      const started = Date.now();
+      expect((await t.request({ url: '/fiat-accounts', key: calm.key })).statusCode).toBe(200);
+      const paid = await t.request({ method: 'POST', url: '/payments', key: calm.key, csrf: true, body: { fromAccountId: calmFrom.id, toAccountId: calmTo.id, amount: 1, currency: 'EUR', reference: 'calm' } });
+      expect(paid.statusCode, paid.body).toBe(201);
+      expect(Date.now() - started).toBeLessThan(5000);
+
+      await blocker.query('commit');
+      const settled = await Promise.all(waiting);
+      expect(settled.map((response) => response.statusCode)).toEqual(settled.map(() => 201));
+      expect(await fiatBalance(t, busy, busyFrom.id)).toBe(980);
+      expect((await verifyLedger(t.storage)).problems).toEqual([]);
+    } finally {
+      await blocker.end().catch(() => undefined);
+      await t.close();
+    }
   });
 });

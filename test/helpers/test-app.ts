@@ -33,7 +33,9 @@ export function temporaryDirectory(prefix = 'customer-api-test-'): string {
  * An empty database of the current dialect: a fresh SQLite file in its own directory, or a fresh PostgreSQL
  * schema (dropped again by `drop`).
  */
-export async function freshStorage(): Promise<{ storage: Storage; config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>; drop: () => Promise<void> }> {
+export async function freshStorage(
+  options: { poolSize?: number } = {},
+): Promise<{ storage: Storage; config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>; drop: () => Promise<void> }> {
   if (testDialect === 'sqlite') {
     const dataDir = temporaryDirectory();
     const config = { dataDir, databaseUrl: undefined, databasePoolSize: 1 };
@@ -44,7 +46,7 @@ export async function freshStorage(): Promise<{ storage: Storage; config: Pick<C
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const config = { dataDir: temporaryDirectory(), databaseUrl: postgresUrl(), databasePoolSize: 10 };
+  const config = { dataDir: temporaryDirectory(), databaseUrl: postgresUrl(), databasePoolSize: options.poolSize ?? 10 };
   const storage = await openStorage(config, { postgresSchema: schema });
   const drop = async () => {
     fs.rmSync(config.dataDir, { recursive: true, force: true });
@@ -107,9 +109,9 @@ function undocumentedStatuses(app: FastifyInstance, observed: Array<{ method: st
  * Rate limiting is off unless the test asks for it.
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream; providers?: Providers } = {},
+  options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream; providers?: Providers; poolSize?: number } = {},
 ): Promise<TestApp> {
-  const { storage, config: storageConfig, drop } = await freshStorage();
+  const { storage, config: storageConfig, drop } = await freshStorage({ ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }) });
   const config: Config = {
     ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 'off', ...options.env }),
     ...storageConfig,

@@ -113,6 +113,100 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite group commit', () => {
   });
 });
 
+describe.skipIf(testDialect !== 'sqlite')('SQLite group commit under faults', () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+  let outside: BetterSqlite3.Database;
+
+  beforeAll(async () => {
+    ({ storage, drop } = await freshStorage());
+    await migrateToLatest(storage);
+    outside = new BetterSqlite3(storage.location, { readonly: true });
+    // Test tables of their own: a trigger that rolls back the whole transaction for one poisoned name, and a
+    // foreign key checked only at COMMIT.
+    await sql`create table fault_names (name text not null)`.execute(storage.db);
+    await sql`create trigger fault_poison before insert on fault_names when new.name like 'poison%' begin select raise(rollback, 'poisoned'); end`.execute(storage.db);
+    await sql`create table fault_parents (id text primary key)`.execute(storage.db);
+    await sql`create table fault_children (parent_id text not null references fault_parents(id) deferrable initially deferred)`.execute(storage.db);
+  });
+  afterAll(async () => {
+    outside?.close();
+    await storage?.close();
+    await drop?.();
+  });
+
+  const committed = (table: 'fault_names' | 'fault_children', column: 'name' | 'parent_id') =>
+    (outside.prepare(`select ${column} as value from ${table}`).all() as Array<{ value: string }>).map((row) => row.value).sort();
+  const insertName = (name: string) => storage.transaction((trx) => sql`insert into fault_names (name) values (${name})`.execute(trx));
+  const stats = () => ({ ...storage.groupCommits! });
+
+  it('a member whose statement rolls the whole transaction back (RAISE(ROLLBACK)) fails alone; the innocent members of its group commit', async () => {
+    const names = Array.from({ length: 9 }, (_, index) => `innocent ${index} ${crypto.randomUUID()}`);
+    const results = await Promise.allSettled([...names.slice(0, 4).map(insertName), insertName('poison one'), ...names.slice(4).map(insertName)]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect((results[4] as PromiseRejectedResult).reason.message).toMatch(/poisoned/);
+    expect(committed('fault_names', 'name')).toEqual(expect.arrayContaining(names));
+    expect(committed('fault_names', 'name').filter((name) => name.startsWith('poison'))).toEqual([]);
+  });
+
+  it('single writes of a group another member rolled back are written again, alone', async () => {
+    const names = Array.from({ length: 5 }, (_, index) => `single ${index} ${crypto.randomUUID()}`);
+    const singles = names.map((name) => sql`insert into fault_names (name) values (${name})`.execute(storage.db));
+    const results = await Promise.allSettled([...singles, insertName('poison two')]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    expect(committed('fault_names', 'name')).toEqual(expect.arrayContaining(names));
+  });
+
+  it('a deferred foreign key that fails the group’s COMMIT fails its own transaction only: the others are committed alone', async () => {
+    const parents = Array.from({ length: 6 }, () => crypto.randomUUID());
+    const commitsBefore = stats().commits;
+    const withParent = (parent: string) =>
+      storage.transaction(async (trx) => {
+        await sql`insert into fault_parents (id) values (${parent})`.execute(trx);
+        await sql`insert into fault_children (parent_id) values (${parent})`.execute(trx);
+      });
+    const orphan = crypto.randomUUID();
+    const results = await Promise.allSettled([
+      ...parents.slice(0, 3).map(withParent),
+      storage.transaction((trx) => sql`insert into fault_children (parent_id) values (${orphan})`.execute(trx)),
+      ...parents.slice(3).map(withParent),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect((results[3] as PromiseRejectedResult).reason.message).toMatch(/FOREIGN KEY/i);
+    expect(committed('fault_children', 'parent_id')).toEqual(expect.arrayContaining(parents));
+    expect(committed('fault_children', 'parent_id')).not.toContain(orphan);
+    expect(stats().commits).toBeGreaterThan(commitsBefore);
+  });
+
+  it('a COMMIT that fails for the only member fails it with the real error and commits nothing', async () => {
+    const orphan = crypto.randomUUID();
+    await expect(storage.transaction((trx) => sql`insert into fault_children (parent_id) values (${orphan})`.execute(trx))).rejects.toThrow(/FOREIGN KEY/i);
+    expect(committed('fault_children', 'parent_id')).not.toContain(orphan);
+    // The writer is usable afterwards.
+    const name = `after ${crypto.randomUUID()}`;
+    await insertName(name);
+    expect(committed('fault_names', 'name')).toContain(name);
+  });
+
+  it('refuses a write through storage.db inside a transaction callback with a clear error instead of waiting for ever', async () => {
+    const attempt = storage.transaction(async () => {
+      await sql`insert into fault_names (name) values ('re-entrant')`.execute(storage.db);
+    });
+    await expect(attempt).rejects.toThrow(/inside a transaction callback/);
+    expect(committed('fault_names', 'name')).not.toContain('re-entrant');
+    // Reads through storage.db are fine there (they see committed data only).
+    await storage.transaction(async () => {
+      await sql`select count(*) from fault_names`.execute(storage.db);
+    });
+  });
+
+  it('counts the time the writer is held', async () => {
+    const before = stats().writerHeldSeconds;
+    await Promise.all(Array.from({ length: 20 }, (_, index) => insertName(`timed ${index}`)));
+    expect(stats().writerHeldSeconds).toBeGreaterThan(before);
+  });
+});
+
 describe.skipIf(testDialect !== 'sqlite')('the metrics listener on SQLite', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -139,5 +233,8 @@ describe.skipIf(testDialect !== 'sqlite')('the metrics listener on SQLite', () =
     expect(transactions).toBeGreaterThanOrEqual(10);
     expect(commits).toBeGreaterThanOrEqual(1);
     expect(commits).toBeLessThan(transactions);
+    // How long the writer was held, each time, as a histogram.
+    expect(counter(after, 'sqlite_writer_hold_seconds_count')).toBeGreaterThan(counter(before, 'sqlite_writer_hold_seconds_count'));
+    expect(counter(after, 'sqlite_writer_hold_seconds_sum')).toBeGreaterThan(0);
   });
 });

@@ -23,29 +23,13 @@ export async function listDocumentsOfEndUser(db: Kysely<Database>, customerId: s
 }
 
 /*
- * Provider sync (docs/documents.md). The worker serves every customer, so the due query is the one read here that
- * spans customers; each write still names the row's customer, and each is conditional on the state the worker
- * read, so two instances never both act on one attempt.
+ * Provider sync (docs/documents.md). The worker serves every customer: it claims due documents across customers
+ * (sync-worker.ts); each write here still names the row's customer, and is conditional on the attempt the worker
+ * claimed, so two instances never both act on one attempt.
  */
 
 export interface DueDocument extends DocumentRow {
   fr_end_user_id: string;
-}
-
-/** Pending documents whose next attempt is due, earliest first. */
-export async function dueDocuments(db: Kysely<Database>, nowIso: string, limit: number): Promise<DueDocument[]> {
-  return db
-    .selectFrom('documents')
-    .innerJoin('end_users', 'end_users.id', 'documents.end_user_id')
-    .selectAll('documents')
-    .select('end_users.fr_end_user_id')
-    .where('documents.fr_sync_status', '=', 'pending')
-    .where('documents.next_sync_at', '<=', nowIso)
-    .orderBy('documents.next_sync_at', 'asc')
-    .orderBy('documents.created_at', 'asc')
-    .orderBy('documents.id', 'asc')
-    .limit(limit)
-    .execute();
 }
 
 /** Changes a pending document only if nobody has started another attempt since `attemptsSeen` was read. */

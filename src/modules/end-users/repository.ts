@@ -36,13 +36,3 @@ export async function transitionEndUserStatus(
 }
 
 /** Sandbox decisions whose time has come, oldest first. */
-export async function dueSandboxDecisions(db: Db, now: string, limit: number): Promise<EndUserRow[]> {
-  return db
-    .selectFrom('end_users')
-    .selectAll()
-    .where('sandbox_decide_at', 'is not', null)
-    .where('sandbox_decide_at', '<=', now)
-    .orderBy('sandbox_decide_at', 'asc')
-    .limit(limit)
-    .execute();
-}

@@ -1,11 +1,13 @@
+import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
+import { claimDue } from '../../workers/claim.js';
 import { findCustomer } from '../customers/repository.js';
 import { presentEndUser } from './presenter.js';
-import { dueSandboxDecisions, findEndUser, transitionEndUserStatus, type EndUserRow } from './repository.js';
+import { findEndUser, transitionEndUserStatus, type EndUserRow } from './repository.js';
 import type { EndUserRecord, EndUserStatus } from './schemas.js';
 
 /**
@@ -21,6 +23,8 @@ const allowedTransitions: Record<EndUserStatus, readonly EndUserStatus[]> = {
 };
 
 const sandboxDecisionBatchSize = 100;
+/** A claimed decision is its claimer's for this long; then, if still announced, any instance may take it. */
+const sandboxDecisionLeaseMs = 60_000;
 
 export class VerificationService {
   constructor(
@@ -35,9 +39,21 @@ export class VerificationService {
     return this.apply(row, outcome);
   }
 
-  /** Sandbox: applies the decisions the simulated provider announced, once their time has come. */
+  /**
+   * Sandbox: applies the decisions the simulated provider announced, once their time has come. Each is claimed first
+   * (its sandbox_decide_at moves a lease ahead, workers/claim.ts), so several instances never decide one at once.
+   */
   async applyDueSandboxDecisions(): Promise<number> {
-    const due = await dueSandboxDecisions(this.storage.db, this.clock.now().toISOString(), sandboxDecisionBatchSize);
+    const now = this.clock.now();
+    const due = await claimDue<EndUserRow>(this.storage, {
+      table: 'end_users',
+      due: sql`sandbox_decision is not null`,
+      leaseColumn: 'sandbox_decide_at',
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + sandboxDecisionLeaseMs).toISOString(),
+      orderBy: 'sandbox_decide_at',
+      limit: sandboxDecisionBatchSize,
+    });
     for (const row of due) {
       const outcome = row.sandbox_decision as VerificationOutcome;
       await this.apply(row, outcome).catch((error: unknown) => {
@@ -66,7 +82,7 @@ export class VerificationService {
       sandbox_decide_at: null,
     };
     const record = presentEndUser({ ...row, ...changes }, customer.fr_owner_business_id);
-    await this.storage.db.transaction().execute(async (trx) => {
+    await this.storage.transaction(async (trx) => {
       if (!(await transitionEndUserStatus(trx, row.id, from, changes))) {
         throw new DomainError('INVALID_STATUS_TRANSITION', 'The end user changed status meanwhile; read it again.', { from, to: outcome });
       }

@@ -63,7 +63,7 @@ export class FiatAccountService {
         updated_at: now,
       };
       const record = presentFiatAccount(row, caller.frOwnerBusinessId);
-      await this.storage.db.transaction().execute(async (trx) => {
+      await this.storage.transaction(async (trx) => {
         await insertFiatAccount(trx, row);
         await appendEvent(trx, { customerId: caller.customerId, type: 'fiat_account.created', data: record, createdAt: this.clock.now() });
         await markDone(trx);

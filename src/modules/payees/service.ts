@@ -94,7 +94,7 @@ export class PayeeService {
         updated_at: now,
       };
       const record = presentPayee(row, caller.frOwnerBusinessId);
-      await this.storage.db.transaction().execute(async (trx) => {
+      await this.storage.transaction(async (trx) => {
         await insertPayee(trx, row);
         await appendEvent(trx, { customerId: caller.customerId, type: 'payee.created', data: record, createdAt: this.clock.now() });
         await markDone(trx);

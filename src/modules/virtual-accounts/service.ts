@@ -95,7 +95,7 @@ export class VirtualAccountService {
         updated_at: now,
       };
       const record = presentVirtualAccount(row, caller.frOwnerBusinessId);
-      await this.storage.db.transaction().execute(async (trx) => {
+      await this.storage.transaction(async (trx) => {
         await insertVirtualAccount(trx, row);
         await appendEvent(trx, { customerId: caller.customerId, type: 'virtual_account.created', data: record, createdAt: this.clock.now() });
         await markDone(trx);
