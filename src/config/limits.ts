@@ -23,6 +23,17 @@ export const apiKeyLengthMax = 128;
 export const apiKeyRandomBytes = 32;
 /** Characters of the key kept in clear as its display prefix (e.g. `sk_test_AbCd`). */
 export const apiKeyDisplayPrefixLength = 12;
+/**
+ * A known key is looked up again after this long: a key revoked by another process (the CLI) stops working within
+ * it; one revoked through this process stops at once (docs/authentication.md "Revocation").
+ */
+export const apiKeyCacheTtlMs = 2_000;
+export const apiKeyCacheEntriesMax = 10_000;
+/** Fee schedules, which the operator sets from another process, are read again after this long. */
+export const feeScheduleCacheTtlMs = 5_000;
+export const feeScheduleCacheEntriesMax = 10_000;
+/** What never changes about an account or a payee (its owner, currency, name, details), kept for this many. */
+export const descriptorCacheEntriesMax = 50_000;
 /** last_used_at is written at most this often per key, so reads stay reads. */
 export const apiKeyLastUsedWriteIntervalMs = 60_000;
 export const apiKeyScopesMax = 50;

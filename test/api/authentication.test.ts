@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyCacheTtlMs } from '../../src/config/limits.js';
 import { ApiKeyService } from '../../src/modules/api-keys/service.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
@@ -318,6 +319,32 @@ describe('authentication', () => {
     it('takes the client address from the socket, ignoring X-Forwarded-For by default', async () => {
       const { key } = await t.createKey(alice.id, { allowedIps: ['10.0.0.0/8'] });
       ipNotAllowed(await list({ 'x-api-key': key, 'x-forwarded-for': '10.1.2.3' }, '192.0.2.1'));
+    });
+  });
+
+  describe('revocation and the key cache', () => {
+    it('refuses a key revoked by another process (the CLI) once the cache entry expires, within 2 s', async () => {
+      const { key, id } = await t.createKey(alice.id);
+      expect((await list({ 'x-api-key': key })).statusCode).toBe(200);
+      // What `customer-api keys revoke` does from its own process: the row changes, this process is not told.
+      await t.storage.db.updateTable('api_keys').set({ revoked_at: t.clock.now().toISOString() }).where('id', '=', id).execute();
+      t.clock.advance(apiKeyCacheTtlMs);
+      expect((await list({ 'x-api-key': key })).statusCode).toBe(401);
+    });
+
+    it('refuses a key revoked through this process on its very next request', async () => {
+      const { key, id } = await t.createKey(alice.id);
+      expect((await list({ 'x-api-key': key })).statusCode).toBe(200);
+      await keyService().revoke(id);
+      expect((await list({ 'x-api-key': key })).statusCode).toBe(401);
+    });
+
+    it('checks a cached key’s expiry on every request', async () => {
+      const expiresAt = new Date(t.clock.now().getTime() + 500).toISOString();
+      const { key } = await t.createKey(alice.id, { expiresAt });
+      expect((await list({ 'x-api-key': key })).statusCode).toBe(200);
+      t.clock.advance(600);
+      expect((await list({ 'x-api-key': key })).statusCode).toBe(401);
     });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDecimal } from '../../src/ledger/money.js';
+import { feeScheduleCacheTtlMs } from '../../src/config/limits.js';
 import { FeeService } from '../../src/modules/fees/service.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { createPayee, deposit, pay } from '../helpers/money.js';
@@ -181,6 +182,21 @@ describe('fees', () => {
         expect(response.statusCode).toBe(200);
         expect(response.json().data).toEqual(plain);
       }
+    });
+  });
+
+  describe('the schedule cache', () => {
+    it('applies a schedule set through this process at once, and one set by another process within 5 s', async () => {
+      const dana = await t.createCustomer('Dana Ltd');
+      const quote = async () => (await previewOk(dana, { amount: 100, currency: 'EUR', paymentScheme: 'SEPA' })).fee_amount;
+      expect(await quote()).toBe(0.2);
+      await fees.setSchedule({ customerId: dana.id, paymentScheme: 'SEPA', currency: 'EUR', flat: '0.30' });
+      expect(await quote()).toBe(0.3);
+      // What `customer-api fees set` does from its own process: the row changes, this process is not told.
+      await t.storage.db.updateTable('fee_schedules').set({ flat_fee_minor: 40n }).where('customer_id', '=', dana.id).execute();
+      expect(await quote()).toBe(0.3);
+      t.clock.advance(feeScheduleCacheTtlMs);
+      expect(await quote()).toBe(0.4);
     });
   });
 

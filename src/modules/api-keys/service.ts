@@ -3,6 +3,8 @@ import type { Clock } from '../../clock.js';
 import type { ApiEnvironment } from '../../config/config.js';
 import {
   apiKeyAllowedIpsMax,
+  apiKeyCacheEntriesMax,
+  apiKeyCacheTtlMs,
   apiKeyDisplayPrefixLength,
   apiKeyLastUsedWriteIntervalMs,
   apiKeyLengthMax,
@@ -10,6 +12,7 @@ import {
   apiKeyScopesMax,
 } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
+import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { InvalidInputError } from '../customers/service.js';
 import { findCustomer } from '../customers/repository.js';
@@ -72,17 +75,27 @@ function present(row: ApiKeyRow): ApiKeyView {
   };
 }
 
+type KeyRow = NonNullable<Awaited<ReturnType<typeof findApiKeyByHash>>>;
+
 export class ApiKeyService {
   /** When each key's last_used_at was last written by this process; bounds writes to one per interval. */
   private readonly lastUsedWrittenMs = new Map<string, number>();
   /** Parsed allow-lists by key id; rows are immutable apart from revocation and last use. */
   private readonly rangesByKey = new Map<string, CidrRange[]>();
+  /**
+   * Known keys by hash, for apiKeyCacheTtlMs (docs/authentication.md "Revocation"): every request is one lookup
+   * fewer. Shared by the services of this process, so a revocation here evicts at once; another process's
+   * revocation (the CLI) takes effect when the entry expires. Expiry dates are checked on every request.
+   */
+  private readonly keys: ExpiringCache<string, KeyRow>;
 
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly environment: ApiEnvironment,
-  ) {}
+  ) {
+    this.keys = sharedCache(storage, 'api-keys', () => new ExpiringCache<string, KeyRow>(clock, apiKeyCacheTtlMs, apiKeyCacheEntriesMax));
+  }
 
   async create(input: CreateKeyInput): Promise<ApiKeyView & { key: string }> {
     const customer = await findCustomer(this.storage.db, input.customerId.toLowerCase());
@@ -133,6 +146,7 @@ export class ApiKeyService {
   async revoke(keyId: string): Promise<ApiKeyView> {
     const row = await revokeApiKey(this.storage.db, keyId.toLowerCase(), this.clock.now().toISOString());
     if (!row) throw new InvalidInputError(`no API key with id ${keyId}`);
+    this.keys.delete(row.key_hash);
     return present(row);
   }
 
@@ -144,7 +158,8 @@ export class ApiKeyService {
     if (presentedKey === undefined || presentedKey.length > apiKeyLengthMax || !keyPattern.test(presentedKey)) {
       throw unauthenticated();
     }
-    const row = await findApiKeyByHash(this.storage.db, hashApiKey(presentedKey));
+    const keyHash = hashApiKey(presentedKey);
+    const row = await this.keys.getOrLoad(keyHash, () => findApiKeyByHash(this.storage.db, keyHash));
     const now = this.clock.now();
     if (
       !row ||

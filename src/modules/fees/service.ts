@@ -3,6 +3,8 @@ import type { Clock } from '../../clock.js';
 import { DomainError, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { fiatCurrencies, scaleOf, type FiatCurrency } from '../../ledger/assets.js';
+import { feeScheduleCacheEntriesMax, feeScheduleCacheTtlMs } from '../../config/limits.js';
+import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { findCustomer } from '../customers/repository.js';
 import { InvalidInputError } from '../customers/service.js';
@@ -76,10 +78,18 @@ function keyErrors(input: { transactionType: string; paymentScheme: string; curr
  * go through `quote` with the same input: same schedule lookup, same bigint arithmetic (calculation.ts).
  */
 export class FeeService implements FeeQuoter {
+  /**
+   * The schedule rows of (customer, type, scheme, currency), read again after feeScheduleCacheTtlMs: an operator's
+   * `fees set` in another process applies within it; one through this process at once (docs/fees.md).
+   */
+  private readonly schedules: ExpiringCache<string, FeeScheduleRow[]>;
+
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.schedules = sharedCache(storage, 'fee-schedules', () => new ExpiringCache<string, FeeScheduleRow[]>(clock, feeScheduleCacheTtlMs, feeScheduleCacheEntriesMax));
+  }
 
   /**
    * The fee of a transaction: the customer's own schedule row for (type, scheme, currency) if it has one, else
@@ -92,7 +102,8 @@ export class FeeService implements FeeQuoter {
     if (input.amountMinor <= 0n) errors.unshift(fieldError('/amount', 'must be greater than 0'));
     if (errors.length > 0) throw validationError(errors);
 
-    const rows = await findCandidateSchedules(this.storage.db, input.customerId, input);
+    const key = `${input.customerId}|${input.transactionType}|${input.paymentScheme}|${input.currency}`;
+    const rows = (await this.schedules.getOrLoad(key, () => findCandidateSchedules(this.storage.db, input.customerId, input))) ?? [];
     const row = rows.find((candidate) => candidate.scope === input.customerId) ?? rows.find((candidate) => candidate.scope === defaultScope);
     if (row === undefined) {
       throw new DomainError(
@@ -190,7 +201,9 @@ export class FeeService implements FeeQuoter {
       created_at: now,
       updated_at: now,
     };
-    return presentSchedule(await upsertSchedule(this.storage.db, row));
+    const saved = await upsertSchedule(this.storage.db, row);
+    this.schedules.deleteWhere((key) => key.startsWith(`${customer.id}|`));
+    return presentSchedule(saved);
   }
 
   /**

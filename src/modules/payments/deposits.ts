@@ -36,7 +36,7 @@ export class DepositService {
    * same money plan that moves the money (http/idempotency.ts).
    */
   async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput, reservation?: Reservation): Promise<Answer> {
-    const account = await findCustomerAccount(this.storage.db, caller.customerId, accountId.toLowerCase());
+    const account = await findCustomerAccount(this.storage, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
     let amountMinor: bigint;

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
-import { pageLimitMax } from '../../config/limits.js';
+import { systemClock, type Clock } from '../../clock.js';
+import { descriptorCacheEntriesMax, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { balanceKey, newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
+import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
@@ -75,7 +76,7 @@ export class PaymentService {
     }
     const kinds: CustomerAccount['kind'][] =
       input.fromAccountType === 'VIRTUAL_ACCOUNT' ? ['virtual_account'] : input.fromAccountType === 'FIAT_ACCOUNT' ? ['fiat_account'] : ['fiat_account', 'virtual_account'];
-    const source = await findCustomerAccount(this.storage.db, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
+    const source = await findCustomerAccount(this.storage, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
     if (!source) throw notFound('account');
     const target = input.toAccountId !== undefined ? await this.internalTarget(caller, input.toAccountId, source) : undefined;
     const payee = input.payeeId !== undefined ? await this.payeeTarget(caller, input.payeeId) : undefined;
@@ -208,7 +209,7 @@ export class PaymentService {
   }
 
   private async internalTarget(caller: AuthenticatedKey, id: string, source: CustomerAccount): Promise<CustomerAccount> {
-    const target = await findCustomerAccount(this.storage.db, caller.customerId, id.toLowerCase());
+    const target = await findCustomerAccount(this.storage, caller.customerId, id.toLowerCase());
     if (!target) throw notFound('account');
     if (target.id === source.id) {
       throw validationError([{ location: 'body', path: '/toAccountId', reason: 'must differ from fromAccountId' }]);
@@ -216,22 +217,28 @@ export class PaymentService {
     return target;
   }
 
+  /** The caller's payee as a payment needs it; payees never change, so this is cached for the process. */
   private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
-    const payee = await this.storage.db
-      .selectFrom('payees')
-      .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'sort_code', 'routing_number', 'requires_vop'])
-      .where('customer_id', '=', caller.customerId)
-      .where('id', '=', id.toLowerCase())
-      .executeTakeFirst();
+    const payees = sharedCache(this.storage, 'payee-targets', () => new ExpiringCache<string, PayeeTarget>(systemClock, undefined, descriptorCacheEntriesMax));
+    const payee = await payees.getOrLoad(`${caller.customerId}|${id.toLowerCase()}`, async () => {
+      const row = await this.storage.db
+        .selectFrom('payees')
+        .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'sort_code', 'routing_number', 'requires_vop'])
+        .where('customer_id', '=', caller.customerId)
+        .where('id', '=', id.toLowerCase())
+        .executeTakeFirst();
+      if (!row) return undefined;
+      return {
+        id: row.id,
+        currency: row.currency,
+        name: row.payee_name,
+        account: row.iban ?? row.account_number ?? '',
+        // An IBAN outside SEPA, or an account number with only a BIC, is reached over SWIFT (docs/payees.md).
+        requiresSwift: row.iban !== null ? !row.requires_vop : row.sort_code === null && row.routing_number === null,
+      };
+    });
     if (!payee) throw notFound('payee');
-    return {
-      id: payee.id,
-      currency: payee.currency,
-      name: payee.payee_name,
-      account: payee.iban ?? payee.account_number ?? '',
-      // An IBAN outside SEPA, or an account number with only a BIC, is reached over SWIFT (docs/payees.md).
-      requiresSwift: payee.iban !== null ? !payee.requires_vop : payee.sort_code === null && payee.routing_number === null,
-    };
+    return payee;
   }
 
   /**

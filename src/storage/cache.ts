@@ -1,0 +1,71 @@
+import type { Clock } from '../clock.js';
+import type { Storage } from './database.js';
+
+/**
+ * A bounded map whose entries expire `ttlMs` after they were stored (by the injectable clock; `undefined` never
+ * expires) and that forgets its oldest entry past `maxEntries`. Read caches of rows that rarely or never change
+ * (docs/operations.md "Caches"): one lookup saved per request on the hot paths.
+ */
+export class ExpiringCache<K, V> {
+  readonly #entries = new Map<K, { value: V; expiresAtMs: number }>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly ttlMs: number | undefined,
+    private readonly maxEntries: number,
+  ) {}
+
+  get(key: K): V | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAtMs <= this.clock.now().getTime()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: K, value: V): void {
+    if (this.#entries.size >= this.maxEntries && !this.#entries.has(key)) this.#entries.delete(this.#entries.keys().next().value as K);
+    this.#entries.set(key, { value, expiresAtMs: this.ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now().getTime() + this.ttlMs });
+  }
+
+  delete(key: K): void {
+    this.#entries.delete(key);
+  }
+
+  /** Forgets every entry whose key matches (a customer's fee schedules, say). */
+  deleteWhere(matches: (key: K) => boolean): void {
+    for (const key of this.#entries.keys()) if (matches(key)) this.#entries.delete(key);
+  }
+
+  /** The cached value, or the one `load` reads (stored unless it is undefined: a miss is not remembered). */
+  async getOrLoad(key: K, load: () => Promise<V | undefined>): Promise<V | undefined> {
+    const cached = this.get(key);
+    if (cached !== undefined) return cached;
+    const loaded = await load();
+    if (loaded !== undefined) this.set(key, loaded);
+    return loaded;
+  }
+}
+
+const caches = new WeakMap<Storage, Map<string, ExpiringCache<unknown, unknown>>>();
+
+/**
+ * The cache `name` of this storage, shared by every service of the process that uses the storage: a change made
+ * through one (a revoked key, a new fee schedule) is seen at once by the others. Another process sees it when the
+ * entry expires.
+ */
+export function sharedCache<K, V>(storage: Storage, name: string, create: () => ExpiringCache<K, V>): ExpiringCache<K, V> {
+  let byName = caches.get(storage);
+  if (!byName) {
+    byName = new Map();
+    caches.set(storage, byName);
+  }
+  let cache = byName.get(name);
+  if (!cache) {
+    cache = create() as ExpiringCache<unknown, unknown>;
+    byName.set(name, cache);
+  }
+  return cache as ExpiringCache<K, V>;
+}
