@@ -1,18 +1,20 @@
 // The raw payment baseline of `npm run bench`: node:http and the database driver, nothing of ours. Per request it
-// runs exactly the SQL statements one POST /payments runs in the real server (listed by bench/count-queries.mjs),
-// against the same schema and the same database, with the same settings: better-sqlite3 with WAL,
-// synchronous=FULL, foreign_keys=ON and BEGIN IMMEDIATE; or a pg Pool of the same size (DATABASE_POOL_SIZE,
-// default 10) when DATABASE_URL is set. What it leaves out is what the comparison measures: Fastify, the API-key
-// and CSRF hooks, schema validation and serialisation, Kysely, the fee service, presenters, error handling.
+// runs the SQL one POST /payments runs in the real server, against the same schema and the same database, with the
+// same settings: better-sqlite3 with WAL, synchronous=FULL, foreign_keys=ON and BEGIN IMMEDIATE; or a pg Pool of the
+// same size (DATABASE_POOL_SIZE, default 10) when DATABASE_URL is set. What it leaves out is what the comparison
+// measures: Fastify, the API-key and CSRF hooks, schema validation and serialisation, Kysely, the fee service,
+// presenters, error handling, and SQLite's group commit (each payment commits alone here).
 //
-// Reads before the write transaction (4): API key by SHA-256 joined to its customer; source and target fiat
-// accounts; the fee schedule rows. Write transaction (9): BEGIN, customer sequence, journal, conditional debit
-// with RETURNING, 2 postings (one statement), payment, transaction record, 2 outbox events (one statement), COMMIT.
+// Like the server, it reads the API key, the two accounts and the fee schedule once and then keeps them (the server
+// caches them: docs/operations.md "Caches"). The write: on SQLite a transaction of BEGIN, customer sequence,
+// conditional debit with RETURNING, journal, 2 postings (one statement), payment, transaction record, 2 outbox
+// events (one statement), COMMIT; on PostgreSQL one call of apply_money_plan with the plan the server sends.
 //
 // Env: PORT, HOST (default 127.0.0.1), DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL), DATABASE_POOL_SIZE.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
+import { v7 as timeOrderedId } from 'uuid';
 
 const port = Number(process.env.PORT ?? 3100);
 const host = process.env.HOST ?? '127.0.0.1';
@@ -28,7 +30,7 @@ const sql = {
   journal: 'insert into "ledger_journal" ("id", "customer_id", "kind", "reference_id", "created_at") values (?, ?, ?, ?, ?)',
   debit:
     'update "fiat_accounts" set "balance_minor" = balance_minor + ?, "updated_at" = ? where "id" = ? and balance_minor - allocated_minor + ? >= 0 returning "balance_minor"',
-  postings: 'insert into "ledger_postings" ("journal_id", "account_kind", "account_id", "currency", "amount_minor") values (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)',
+  postings: 'insert into "ledger_postings" ("journal_id", "account_kind", "account_id", "asset", "amount_minor") values (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)',
   payment:
     'insert into "payments" ("id", "customer_id", "fr_payment_id", "status", "transaction_type", "payment_scheme", "amount_minor", "fee_minor", "fee_schedule_id", "currency", "reference", "from_account_id", "from_virtual_account_id", "to_account_id", "to_virtual_account_id", "payee_id", "payee_verification_id", "umbrella_link_id", "transaction_id", "settle_at", "failure_reason", "completed_at", "created_at", "updated_at") values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   transaction:
@@ -54,8 +56,8 @@ function paymentRows(customerId, body, source, target, fee) {
   const amountMinor = BigInt(Math.round(body.amount * 100));
   const feeMinor = fee.flat + (amountMinor * fee.millionths) / 1_000_000n;
   const nowText = new Date().toISOString();
-  const paymentId = randomUUID();
-  const transactionId = randomUUID();
+  const paymentId = timeOrderedId();
+  const transactionId = timeOrderedId();
   const payment = {
     id: paymentId,
     frPaymentId: `pmt_${randomBytes(12).toString('hex')}`,
@@ -87,7 +89,7 @@ function transactionValues(p, sequence, before, after) {
 }
 
 function eventValues(p, type, data) {
-  const id = randomUUID();
+  const id = timeOrderedId();
   return [id, p.customerId, type, JSON.stringify({ id, type, created_at: p.nowText, data }), p.nowText, null];
 }
 
@@ -107,12 +109,13 @@ function createdEvent(p) {
   });
 }
 
+/** `before` and `after` are base units, or (PostgreSQL) the placeholders the function fills in. */
 function balanceEvent(p, before, after) {
   return eventValues(p, 'fiat_account.balance_updated', {
     fiat_account_id: p.source.id,
     currency: p.payment.currency,
-    balance: Number(after) / 100,
-    previous_balance: Number(before) / 100,
+    balance: typeof after === 'string' ? after : Number(after) / 100,
+    previous_balance: typeof before === 'string' ? before : Number(before) / 100,
     transaction_id: p.transactionId,
   });
 }
@@ -138,19 +141,22 @@ async function sqliteBackend() {
   const begin = db.prepare('begin immediate');
   const commit = db.prepare('commit');
   const rollback = db.prepare('rollback');
+  const read = remembered((keyHash, body) => {
+    const key = s.apiKey.get(keyHash);
+    if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
+    const source = s.account.get(key.customer_id, body.fromAccountId);
+    const target = s.account.get(key.customer_id, body.toAccountId);
+    if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
+    return { key, source, target, fee: pickFee(s.fees.all(key.customer_id, 'default', 'payment', 'INTERNAL', body.currency), key.customer_id) };
+  });
   return {
     async pay(keyHash, body) {
-      const key = s.apiKey.get(keyHash);
-      if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
-      const source = s.account.get(key.customer_id, body.fromAccountId);
-      const target = s.account.get(key.customer_id, body.toAccountId);
-      if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
-      const fee = pickFee(s.fees.all(key.customer_id, 'default', 'payment', 'INTERNAL', body.currency), key.customer_id);
+      const { key, source, target, fee } = await read(keyHash, body);
       const p = paymentRows(key.customer_id, body, source, target, fee);
       begin.run();
       try {
         const sequence = s.sequence.get(1n, p.customerId).transaction_count;
-        const journalId = randomUUID();
+        const journalId = timeOrderedId();
         s.journal.run(journalId, p.customerId, 'payment_reserve', p.paymentId, p.nowText);
         const debited = s.debit.get(-p.reserved, p.nowText, source.id, -p.reserved);
         if (!debited) throw new HttpError(422, 'INSUFFICIENT_FUNDS');
@@ -176,41 +182,70 @@ async function postgresBackend() {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   pool.on('error', () => undefined);
   const q = Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, numbered(text)]));
+  const read = remembered(async (keyHash, body) => {
+    const key = (await pool.query(q.apiKey, [keyHash])).rows[0];
+    if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
+    const source = (await pool.query(q.account, [key.customer_id, body.fromAccountId])).rows[0];
+    const target = (await pool.query(q.account, [key.customer_id, body.toAccountId])).rows[0];
+    if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
+    return { key, source, target, fee: pickFee((await pool.query(q.fees, [key.customer_id, 'default', 'payment', 'INTERNAL', body.currency])).rows, key.customer_id) };
+  });
   return {
     async pay(keyHash, body) {
-      const key = (await pool.query(q.apiKey, [keyHash])).rows[0];
-      if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
-      const source = (await pool.query(q.account, [key.customer_id, body.fromAccountId])).rows[0];
-      const target = (await pool.query(q.account, [key.customer_id, body.toAccountId])).rows[0];
-      if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
-      const fee = pickFee((await pool.query(q.fees, [key.customer_id, 'default', 'payment', 'INTERNAL', body.currency])).rows, key.customer_id);
+      const { key, source, target, fee } = await read(keyHash, body);
       const p = paymentRows(key.customer_id, body, source, target, fee);
-      const client = await pool.connect();
-      try {
-        await client.query('begin');
-        const sequence = BigInt((await client.query(q.sequence, [1, p.customerId])).rows[0].transaction_count);
-        const journalId = randomUUID();
-        await client.query(q.journal, [journalId, p.customerId, 'payment_reserve', p.paymentId, p.nowText]);
-        const debited = (await client.query(q.debit, [String(-p.reserved), p.nowText, source.id, String(-p.reserved)])).rows[0];
-        if (!debited) throw new HttpError(422, 'INSUFFICIENT_FUNDS');
-        const after = BigInt(debited.balance_minor);
-        const before = after + p.reserved;
-        await client.query(q.postings, [journalId, 'fiat_account', source.id, p.payment.currency, String(-p.reserved), journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, String(p.reserved)]);
-        await client.query(q.payment, paymentValues(p, fee.id).map(toPg));
-        await client.query(q.transaction, transactionValues(p, sequence, before, after).map(toPg));
-        await client.query(q.outbox, [...createdEvent(p), ...balanceEvent(p, before, after)]);
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
+      const sourceKey = `fiat_account:${source.id}`;
+      const placeholder = (which) => `@balance:${p.paymentId}:${which}@`;
+      const balanceNumbers = [
+        { placeholder: JSON.stringify(placeholder('after')), account: sourceKey, which: 'after', asset: p.payment.currency, scale: 2 },
+        { placeholder: JSON.stringify(placeholder('before')), account: sourceKey, which: 'before', asset: p.payment.currency, scale: 2 },
+      ];
+      const [paymentEvent, balanceTemplate] = [createdEvent(p), balanceEvent(p, placeholder('before'), placeholder('after'))];
+      const plan = {
+        customerId: p.customerId,
+        createdAt: p.nowText,
+        guards: [],
+        moves: [{ key: sourceKey, kind: 'fiat_account', id: source.id, masterId: null, delta: String(-p.reserved) }],
+        journal: {
+          id: timeOrderedId(),
+          kind: 'payment_reserve',
+          referenceId: p.paymentId,
+          postings: [
+            { accountKind: 'fiat_account', accountId: source.id, asset: p.payment.currency, amount: String(-p.reserved) },
+            { accountKind: 'system', accountId: `suspense:${p.payment.currency}`, asset: p.payment.currency, amount: String(p.reserved) },
+          ],
+        },
+        rows: [{ table: 'payments', values: Object.fromEntries(paymentColumns.map((column, index) => [column, toPg(paymentValues(p, fee.id)[index])])) }],
+        history: [{ ...Object.fromEntries(transactionColumns.map((column, index) => [column, toPg(transactionValues(p, null, null, null)[index])])), balanceOf: sourceKey }],
+        historyUpdates: [],
+        events: [
+          { id: paymentEvent[0], customerId: p.customerId, type: 'payment.created', createdAt: p.nowText, payload: paymentEvent[3], numbers: [] },
+          { id: balanceTemplate[0], customerId: p.customerId, type: 'fiat_account.balance_updated', createdAt: p.nowText, payload: balanceTemplate[3], numbers: balanceNumbers },
+        ],
+        response: null,
+      };
+      await pool.query({ name: 'apply-money-plan', text: 'select apply_money_plan($1::jsonb) as result', values: [JSON.stringify(plan)] }).catch((error) => {
+        if (error.code === 'P0001' && error.message === 'INSUFFICIENT_FUNDS') throw new HttpError(422, 'INSUFFICIENT_FUNDS');
         throw error;
-      } finally {
-        client.release();
-      }
+      });
       return p.payment;
     },
     close: () => pool.end(),
   };
 }
+
+/** The reads a payment needs, made once per key and accounts and then kept, as the server's caches keep them. */
+function remembered(read) {
+  const known = new Map();
+  return async (keyHash, body) => {
+    const id = `${keyHash}|${body.fromAccountId}|${body.toAccountId}|${body.currency}`;
+    if (!known.has(id)) known.set(id, await read(keyHash, body));
+    return known.get(id);
+  };
+}
+
+const paymentColumns = sql.payment.slice(sql.payment.indexOf('(') + 1, sql.payment.indexOf(')')).split(', ').map((column) => column.replaceAll('"', ''));
+const transactionColumns = sql.transaction.slice(sql.transaction.indexOf('(') + 1, sql.transaction.indexOf(')')).split(', ').map((column) => column.replaceAll('"', ''));
 
 /** pg sends bigint parameters as text (as Kysely's pg dialect does). */
 function toPg(value) {

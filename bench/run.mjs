@@ -1,5 +1,5 @@
-// `npm run bench` (issue 4; docs/benchmarks.md): starts everything it needs on 127.0.0.1, loads each scenario with
-// autocannon and prints requests/s, p50/p99 latency, peak RSS and the ratios. SQLite by default; PostgreSQL when
+// `npm run bench` (docs/benchmarks.md): starts everything it needs on 127.0.0.1, loads each scenario with
+// autocannon and prints requests/s, p50/p99 latency, server CPU per request, peak RSS and the ratios. SQLite by default; PostgreSQL when
 // DATABASE_URL is set (in a schema of its own, dropped at the end). It prints figures and never fails on a slow
 // machine: the exit code is non-zero only when the benchmark itself is broken (a server does not start, most
 // requests fail, a total is wrong).
@@ -7,7 +7,7 @@
 // Env: BENCH_DURATION_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (2) before each, BENCH_CONNECTIONS (10),
 // BENCH_ROUNDS (1; more runs every scenario again, interleaved, and reports medians), BENCH_TRANSACTIONS
 // (1000000) records in the customer's history, BENCH_DEEP_PAGE (20000) the deep page, limit 50, BENCH_CPU_PROF=1
-// writes V8 CPU profiles of the raw baseline and the API server to .bench/profiles/ (open them in Chrome DevTools).
+// writes V8 CPU profiles of the lean reference, the raw baseline and the API server to .bench/profiles/ (open them in Chrome DevTools).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -46,6 +46,9 @@ const targets = {
   bareReqPerSecond: 60_000,
   rawReqPerSecond: dialect === 'sqlite' ? 2_700 : 1_800,
   paymentsVsRawMin: 0.7,
+  paymentsVsLeanMin: 0.5,
+  paymentsP99VsLeanMax: 3,
+  paymentsCpuMsMax: 1.5,
   paymentsP99MsMax: 30,
   deepVsFirstMax: 1.5,
   pagesReqPerSecondMin: dialect === 'sqlite' ? 3_000 : undefined,
@@ -253,19 +256,23 @@ async function main() {
   if ((await countHistory(customer.id)) !== historySize) throw new Error(`seeding left ${await countHistory(customer.id)} records, expected ${historySize}`);
   log(`seeded: customer ${customer.id} with ${historySize.toLocaleString('en')} history records (${seeded.toLocaleString('en')} by direct SQL in ${historySeconds.toFixed(1)} s, the rest through the API; all seeding ${seedSeconds.toFixed(1)} s); payments go ${from} → ${to}`);
 
-  // --- The three servers, started once and loaded one at a time (idle ones use no CPU).
+  // --- The four servers, started once and loaded one at a time (idle ones use no CPU).
   const barePort = await freePort();
   const bare = startNode(path.join(checkout, 'bench/bare-fastify.mjs'), [], serverEnv(barePort), 'bare Fastify');
   await waitForHttp(`http://127.0.0.1:${barePort}/`, bare);
   const rawPort = await freePort();
   const raw = startNode(path.join(checkout, 'bench/raw-payment-server.mjs'), [], serverEnv(rawPort), 'raw payment baseline', profiling('raw-payment-baseline'));
   await waitForHttp(`http://127.0.0.1:${rawPort}/health`, raw);
+  const leanPort = await freePort();
+  const lean = startNode(path.join(checkout, 'bench/lean-payment-server.mjs'), [], { ...serverEnv(leanPort), LEAN_CUSTOMER_ID: customer.id }, 'lean payment reference', profiling('lean-payment-reference'));
+  await waitForHttp(`http://127.0.0.1:${leanPort}/health`, lean);
   server = await startRealServer(profiling('customer-api-server'));
 
   const paymentBody = JSON.stringify({ fromAccountId: from, toAccountId: to, amount: 1, currency: 'EUR', reference: 'bench payment' });
   const json = { 'content-type': 'application/json' };
   // One request of each kind first: a failure shows its body here instead of a count of non-2xx later.
   await call(`http://127.0.0.1:${rawPort}`, key, 'POST', '/payments', JSON.parse(paymentBody));
+  await call(`http://127.0.0.1:${leanPort}`, key, 'POST', '/payments', JSON.parse(paymentBody));
   const csrf = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
   const created = await call(server.url, key, 'POST', '/payments', JSON.parse(paymentBody), csrf);
   if (created.data.status !== 'pending' || created.data.amount !== '1.00') throw new Error(`unexpected payment: ${JSON.stringify(created)}`);
@@ -298,6 +305,7 @@ async function main() {
     log(`\nround ${round} of ${rounds}`);
     const results = [];
     results.push(await scenario('bare Fastify GET /', bare, { url: `http://127.0.0.1:${barePort}/` }));
+    results.push(await scenario('lean payment reference', lean, { url: `http://127.0.0.1:${leanPort}/payments`, method: 'POST', headers: json, body: paymentBody }));
     results.push(await scenario('raw payment baseline', raw, { url: `http://127.0.0.1:${rawPort}/payments`, method: 'POST', headers: { ...json, 'x-api-key': key }, body: paymentBody }));
     const token = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
     results.push(
@@ -327,20 +335,24 @@ async function main() {
       errors: rows.reduce((sum, row) => sum + row.errors + row.timeouts, 0),
     };
   });
-  const [bareRow, rawRow, paymentsRow, firstRow, deepRow] = summary;
+  const [bareRow, leanRow, rawRow, paymentsRow, firstRow, deepRow] = summary;
   for (const row of summary) row.vsBare = row.reqPerSecond / bareRow.reqPerSecond;
   // Ratios are taken within each round (its scenarios ran minutes apart at most, under the same background load),
   // then the median over rounds: steadier than a ratio of medians taken from different rounds.
-  const ratiosOf = ([bare, raw, payments, first, deep]) => ({
+  const ratiosOf = ([bare, lean, raw, payments, first, deep]) => ({
+    paymentsVsLean: payments.reqPerSecond / lean.reqPerSecond,
+    paymentsP99VsLean: payments.p99Ms / lean.p99Ms,
     paymentsVsRaw: payments.reqPerSecond / raw.reqPerSecond,
     deepVsFirstThroughput: deep.reqPerSecond / first.reqPerSecond,
     deepVsFirstP50: deep.p50Ms / first.p50Ms,
     deepVsFirstP99: deep.p99Ms / first.p99Ms,
+    leanVsBare: lean.reqPerSecond / bare.reqPerSecond,
     rawVsBare: raw.reqPerSecond / bare.reqPerSecond,
     paymentsVsBare: payments.reqPerSecond / bare.reqPerSecond,
     firstPageVsBare: first.reqPerSecond / bare.reqPerSecond,
     deepPageVsBare: deep.reqPerSecond / bare.reqPerSecond,
     paymentsVsRawCpu: payments.cpuMsPerRequest / raw.cpuMsPerRequest,
+    paymentsVsLeanCpu: payments.cpuMsPerRequest / lean.cpuMsPerRequest,
     deepVsFirstCpu: deep.cpuMsPerRequest / first.cpuMsPerRequest,
   });
   const roundRatios = runs.map(ratiosOf);
@@ -368,6 +380,9 @@ async function main() {
 
   const verdict = (ok) => (ok ? 'meets target' : 'BELOW TARGET');
   const checks = [
+    ['POST /payments / lean reference, req/s', `${fmt(ratios.paymentsVsLean, 3)}×`, `>= ${targets.paymentsVsLeanMin}×`, ratios.paymentsVsLean >= targets.paymentsVsLeanMin],
+    ['POST /payments p99 / lean reference p99', `${fmt(ratios.paymentsP99VsLean, 2)}×`, `<= ${targets.paymentsP99VsLeanMax}×`, ratios.paymentsP99VsLean <= targets.paymentsP99VsLeanMax],
+    ['POST /payments server CPU', `${fmt(paymentsRow.cpuMsPerRequest, 3)} ms/req`, `<= ${targets.paymentsCpuMsMax} ms`, paymentsRow.cpuMsPerRequest <= targets.paymentsCpuMsMax],
     ['POST /payments / raw baseline, req/s', `${fmt(ratios.paymentsVsRaw, 3)}×`, `>= ${targets.paymentsVsRawMin}×`, ratios.paymentsVsRaw >= targets.paymentsVsRawMin],
     ['POST /payments p99', `${fmt(paymentsRow.p99Ms, 2)} ms`, `< ${targets.paymentsP99MsMax} ms`, paymentsRow.p99Ms < targets.paymentsP99MsMax],
     [`page ${deepPage} / page 1, p50 latency`, `${fmt(ratios.deepVsFirstP50, 3)}×`, `<= ${targets.deepVsFirstMax}×`, ratios.deepVsFirstP50 <= targets.deepVsFirstMax],
@@ -378,8 +393,9 @@ async function main() {
     ['server peak RSS under load', `${fmt(serverPeakRssMb, 1)} MB`, `< ${targets.peakRssMbMax} MB`, serverPeakRssMb < targets.peakRssMbMax],
     ['bare Fastify', `${fmt(bareRow.reqPerSecond, 0)} req/s`, `~${targets.bareReqPerSecond} (2 cores)`, undefined],
     ['raw payment baseline', `${fmt(rawRow.reqPerSecond, 0)} req/s`, `~${targets.rawReqPerSecond} (2 cores)`, undefined],
+    ['lean payment reference', `${fmt(leanRow.reqPerSecond, 0)} req/s, p99 ${fmt(leanRow.p99Ms, 2)} ms`, 'same machine, same run', undefined],
   ];
-  log(`\nRatios and targets (issue 4; absolute req/s depend on the machine and its load, ratios much less${rounds > 1 ? `; ratios are medians of the per-round ratios` : ''})`);
+  log(`\nRatios and targets (absolute req/s depend on the machine and its load, ratios much less${rounds > 1 ? `; ratios are medians of the per-round ratios` : ''})`);
   const labelWidth = Math.max(...checks.map(([label]) => label.length));
   const valueWidth = Math.max(...checks.map(([, value]) => value.length));
   const targetWidth = Math.max(...checks.map(([, , target]) => target.length));
@@ -403,10 +419,11 @@ async function main() {
   }
   log(`  POST /payments p99 / raw baseline p99 (same run): ${fmt(paymentsRow.p99Ms / rawRow.p99Ms, 2)}× (${fmt(paymentsRow.p99Ms, 2)} / ${fmt(rawRow.p99Ms, 2)} ms)`);
   if (rounds > 1) {
+    log(`  per round, POST /payments / lean reference: ${roundRatios.map((round) => `${fmt(round.paymentsVsLean, 3)}×`).join(', ')}; p99 / lean p99: ${roundRatios.map((round) => `${fmt(round.paymentsP99VsLean, 2)}×`).join(', ')}`);
     log(`  per round, POST /payments / raw baseline: ${roundRatios.map((round) => `${fmt(round.paymentsVsRaw, 3)}×`).join(', ')}; page ${deepPage} / page 1 p50: ${roundRatios.map((round) => `${fmt(round.deepVsFirstP50, 3)}×`).join(', ')}`);
   }
-  log(`  server CPU per request: payments / raw baseline ${fmt(ratios.paymentsVsRawCpu, 2)}×; page ${deepPage} / page 1 ${fmt(ratios.deepVsFirstCpu, 2)}×`);
-  log(`  vs bare Fastify (req/s): raw ${fmt(ratios.rawVsBare, 3)}×, payments ${fmt(ratios.paymentsVsBare, 3)}×, page 1 ${fmt(ratios.firstPageVsBare, 3)}×, page ${deepPage} ${fmt(ratios.deepPageVsBare, 3)}×`);
+  log(`  server CPU per request: payments / lean reference ${fmt(ratios.paymentsVsLeanCpu, 2)}×, payments / raw baseline ${fmt(ratios.paymentsVsRawCpu, 2)}×; page ${deepPage} / page 1 ${fmt(ratios.deepVsFirstCpu, 2)}×`);
+  log(`  vs bare Fastify (req/s): lean ${fmt(ratios.leanVsBare, 3)}×, raw ${fmt(ratios.rawVsBare, 3)}×, payments ${fmt(ratios.paymentsVsBare, 3)}×, page 1 ${fmt(ratios.firstPageVsBare, 3)}×, page ${deepPage} ${fmt(ratios.deepPageVsBare, 3)}×`);
   log(`  load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(' ')} (at the start: ${loadAtStart.map((v) => v.toFixed(2)).join(' ')}; other work on the machine moves every figure)`);
   log(`  history total after the run: ${finalTotal.toLocaleString('en')} records (${historySize.toLocaleString('en')} seeded + payments made by the run)`);
 
@@ -433,8 +450,8 @@ async function main() {
   fs.writeFileSync(outFile, `${JSON.stringify(report, null, 2)}\n`);
   log(`\nwritten: ${path.relative(checkout, outFile)}`);
 
-  for (const proc of [bare, raw, server]) await proc.stop(30_000);
-  if (cpuProfileDir) log(`CPU profiles (raw baseline; API server over all its scenarios): ${path.relative(checkout, cpuProfileDir)}`);
+  for (const proc of [bare, lean, raw, server]) await proc.stop(30_000);
+  if (cpuProfileDir) log(`CPU profiles (lean reference, raw baseline; API server over all its scenarios): ${path.relative(checkout, cpuProfileDir)}`);
 }
 
 let exitCode = 0;

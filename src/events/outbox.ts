@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../ids.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Storage } from '../storage/database.js';
 import { insertRowsTemplate } from '../storage/query-template.js';
@@ -29,7 +29,7 @@ export async function appendEvents(trx: Transaction<Database> | Kysely<Database>
   await insertOutboxRows.execute(
     trx,
     events.map((event) => {
-      const id = randomUUID();
+      const id = newId();
       const createdAt = event.createdAt.toISOString();
       return {
         id,

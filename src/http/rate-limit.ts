@@ -44,7 +44,7 @@ function rateLimited(message: string, limit: number, ttlMs: number): DomainError
 }
 
 /**
- * Two limits, in one-second windows, in memory per instance or in Redis (shared) when REDIS_URL is set:
+ * Three limits, in memory per instance or in Redis (shared) when REDIS_URL is set:
  *
  * - per client address, on every request to a private route, checked before the API key is even looked at, so
  *   floods of bad or missing keys are limited too (RATE_LIMIT_PER_IP_PER_SECOND, default 1000);

@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import { DomainError } from '../errors.js';
 import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js';
 import { insertOutboxRows } from '../events/outbox.js';
-import type { Database, LedgerPostingsTable, TransactionsTable } from '../storage/tables.js';
+import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
 import { idempotencyKeyLost, insufficientFunds, postingAccountId } from './ledger.js';
 import type { MoneyPlan, PlanResult } from './money-plan.js';
@@ -72,6 +72,14 @@ export const transactionColumns = [
   'balance_before_minor', 'balance_after_minor', 'completed_at', 'created_at', 'updated_at',
 ] as const;
 
+const paymentColumns = [
+  'id', 'customer_id', 'fr_payment_id', 'status', 'transaction_type', 'payment_scheme', 'amount_minor', 'fee_minor', 'fee_schedule_id',
+  'currency', 'reference', 'from_account_id', 'from_virtual_account_id', 'to_account_id', 'to_virtual_account_id', 'payee_id',
+  'payee_verification_id', 'umbrella_link_id', 'transaction_id', 'settle_at', 'failure_reason', 'completed_at', 'created_at', 'updated_at',
+] as const;
+
+const insertPayment = queryTemplate<PaymentsTable>()(paymentColumns, (db, row) => db.insertInto('payments').values(row));
+
 const insertHistoryRecord = queryTemplate<TransactionsTable>()(transactionColumns, (db, row) => db.insertInto('transactions').values(row));
 
 const updateHistoryRecord = queryTemplate<{ id: string; status: string; completedAt: string | null; updatedAt: string }>()(
@@ -119,7 +127,7 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
     );
   }
 
-  for (const row of plan.rows) await trx.insertInto(row.table as 'payments').values(row.values as never).execute();
+  for (const row of plan.rows) await insertPayment.execute(trx, row.values);
 
   for (const [index, { balanceOf, ...record }] of plan.history.entries()) {
     const balance = balances.get(balanceOf);

@@ -38,8 +38,3 @@ export function assetOf(code: string): Asset {
   if (!isAsset(code)) throw new Error(`unknown asset ${code}`);
   return code;
 }
-
-/** SQL for a CHECK that a column holds one of these codes (migrations derive their CHECKs from the registry). */
-export function sqlListOf(codes: readonly string[]): string {
-  return codes.map((code) => `'${code.replace(/'/g, "''")}'`).join(', ');
-}

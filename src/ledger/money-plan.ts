@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { newId } from '../ids.js';
 import type { ErrorCode } from '../errors.js';
 import type { EventType } from '../events/catalog.js';
-import type { TransactionsTable } from '../storage/tables.js';
+import type { PaymentsTable, TransactionsTable } from '../storage/tables.js';
 import { scaleOf, type Asset } from './assets.js';
 
 /**
@@ -107,13 +108,16 @@ export interface PlannedResponse {
   numbers: PayloadNumber[];
 }
 
+export type PlannedRow = { table: 'payments'; values: PaymentsTable };
+
 export interface MoneyPlan {
   customerId: string;
   createdAt: string;
   guards: Guard[];
   moves: PlannedMove[];
   journal: { id: string; kind: string; referenceId: string; postings: Posting[] } | null;
-  rows: Array<{ table: string; values: object }>;
+  /** Whole rows of the domain tables a plan may insert into (the PostgreSQL function has a statement for each). */
+  rows: PlannedRow[];
   history: PlannedHistoryRecord[];
   historyUpdates: PlannedHistoryUpdate[];
   events: PlannedEvent[];
@@ -186,7 +190,7 @@ function template(value: unknown): { text: string; numbers: PayloadNumber[] } {
 
 /** An outbox event of the plan: `data` is the resource as the API presents it, BalanceNumber where a balance goes. */
 export function plannedEvent(customerId: string, type: EventType, data: unknown, createdAt: string): PlannedEvent {
-  const id = randomUUID();
+  const id = newId();
   const { text, numbers } = template({ id, type, created_at: createdAt, data });
   return { id, customerId, type, createdAt, payload: text, numbers };
 }
@@ -205,6 +209,6 @@ export function newPlan(customerId: string, createdAt: string): MoneyPlan {
 /** Adds the ledger entry (and the moves its postings imply) to the plan; postings of zero (a fee of 0) are left out. */
 export function withJournal(plan: MoneyPlan, kind: string, referenceId: string, postings: Posting[]): MoneyPlan {
   plan.moves.push(...movesOf(postings));
-  plan.journal = { id: randomUUID(), kind, referenceId, postings: postings.filter((posting) => posting.amount !== 0n) };
+  plan.journal = { id: newId(), kind, referenceId, postings: postings.filter((posting) => posting.amount !== 0n) };
   return plan;
 }

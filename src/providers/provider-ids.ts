@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../ids.js';
 
 /** Spec §2 conventions: provider-side ids are strings with a type prefix (`facc_`, `busi_`, `eu_` …). */
 export type ProviderIdPrefix = 'busi' | 'facc' | 'vacc' | 'eu' | 'pay' | 'doc' | 'pmt' | 'txn';
 
-export function providerId(prefix: ProviderIdPrefix, hex = randomBytes(12).toString('hex')): string {
+export function providerId(prefix: ProviderIdPrefix, hex = randomHex(12)): string {
   return `${prefix}_${hex}`;
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../ids.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
@@ -120,7 +120,7 @@ export class Provisioning {
     record: (result: ResultOf<K>, markDone: (trx: Transaction<Database>) => Promise<void>) => Promise<T>,
   ): Promise<T> {
     const definition = definitionOf(kind);
-    const id = randomUUID();
+    const id = newId();
     const now = this.clock.now();
     await this.storage.db
       .insertInto('provider_operations')

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { newId } from '../ids.js';
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -169,7 +170,7 @@ export class DatabaseFileStore implements FileStore {
   constructor(private readonly storage: Storage) {}
 
   async stage(customerId: string, bytes: Buffer): Promise<StagedFile> {
-    const storagePath = `database/${customerId}/${randomUUID()}`;
+    const storagePath = `database/${customerId}/${newId()}`;
     return {
       storagePath,
       commit: async (trx) => {

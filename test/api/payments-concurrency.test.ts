@@ -118,7 +118,7 @@ describe(`concurrent payments on ${testDialect}`, { timeout: concurrencyTestTime
 });
 
 describe.skipIf(testDialect !== 'postgres')('one busy customer and the connection pool (PostgreSQL)', { timeout: concurrencyTestTimeoutMs }, () => {
-  it('keeps serving other customers while one customer’s payments wait on a locked account: they take at most half the pool', async () => {
+  it('keeps serving other customers while one customer’s payments wait on a locked account: they take at most two pooled connections', async () => {
     const t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' }, poolSize: 4 });
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(t.storage.db);
     const blocker = new pg.Client({ connectionString: postgresUrl(), options: `-c search_path=${rows[0]!.schema}` });

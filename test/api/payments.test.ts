@@ -95,6 +95,21 @@ describe('payments', () => {
   const internal = (overrides: Record<string, unknown> = {}) => ({ fromAccountId: eur.id, toAccountId: eur2.id, amount: 10, currency: 'EUR', reference: 'Sweep', ...overrides });
 
   describe('POST /payments', () => {
+    it('gives the payment and its history record time-ordered ids: UUID version 7 stamped with the creation time', async () => {
+      const before = Date.now();
+      const response = await payRequest(t, alice, internal({ amount: 1 }));
+      const after = Date.now();
+      expect(response.statusCode).toBe(201);
+      const { id: paymentId } = response.json().data;
+      const { transactionId } = (await t.request({ url: `/payments/${paymentId}`, key: alice.key })).json().data;
+      for (const id of [paymentId, transactionId] as string[]) {
+        expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        const stampedMs = Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+        expect(stampedMs).toBeGreaterThanOrEqual(before);
+        expect(stampedMs).toBeLessThanOrEqual(after);
+      }
+    });
+
     it('answers 201 with exactly the spec §2 payment record: camelCase, amount a decimal string, status pending', async () => {
       const response = await payRequest(t, alice, toPayee());
       expect(response.statusCode).toBe(201);

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fiatCurrencies } from '../../src/ledger/assets.js';
 import { openSqliteDatabase, openStorage, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
@@ -43,6 +44,22 @@ describe(`storage on ${testDialect}`, () => {
     await expect(storage.db.updateTable('fiat_accounts').set({ balance_minor: -1n }).where('id', '=', accountId).execute()).rejects.toThrow(/check/i);
     expect(await balanceOf(storage, accountId)).toBe(0n);
     await expect(insertFiatAccountRow(storage, customerId, -5n)).rejects.toThrow(/check/i);
+  });
+
+  it('lists in every currency CHECK exactly the fiat currencies of the asset registry', async () => {
+    // Migrations are history and keep their literal lists; this is what says the registry and the database agree.
+    const definitions =
+      storage.dialect === 'postgres'
+        ? (
+            await sql<{ definition: string }>`select pg_get_constraintdef(c.oid) as definition from pg_constraint c
+              join pg_class t on t.oid = c.conrelid where c.contype = 'c' and t.relnamespace = current_schema()::regnamespace`.execute(storage.db)
+          ).rows.map((row) => row.definition)
+        : (await sql<{ definition: string }>`select sql as definition from sqlite_master where type = 'table'`.execute(storage.db)).rows.flatMap((row) =>
+            [...row.definition.matchAll(/check\s*\(currency in \([^)]*\)\)/gi)].map((match) => match[0]),
+          );
+    const currencyChecks = definitions.filter((definition) => /\(+currency\b/i.test(definition));
+    expect(currencyChecks).toHaveLength(4); // fiat accounts, virtual accounts, payees, fee schedules
+    for (const check of currencyChecks) expect([...check.matchAll(/'([A-Z]+)'/g)].map((match) => match[1]).sort()).toEqual([...fiatCurrencies].sort());
   });
 
   it('keeps bigint minor units exact beyond 2^53', async () => {

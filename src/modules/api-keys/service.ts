@@ -1,4 +1,5 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import type { ApiEnvironment } from '../../config/config.js';
 import {
@@ -121,7 +122,7 @@ export class ApiKeyService {
     }
     const key = `${keyPrefixByEnvironment[this.environment]}${randomBytes(apiKeyRandomBytes).toString('base64url')}`;
     const row: ApiKeyRow = {
-      id: randomUUID(),
+      id: newId(),
       customer_id: customer.id,
       key_hash: hashApiKey(key),
       prefix: key.slice(0, apiKeyDisplayPrefixLength),

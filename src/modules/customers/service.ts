@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { customerNameLengthMax } from '../../config/limits.js';
 import type { Storage } from '../../storage/database.js';
@@ -22,7 +22,7 @@ export class CustomerService {
       throw new InvalidInputError(`--name must be 1-${customerNameLengthMax} characters`);
     }
     const row: CustomerRow = {
-      id: randomUUID(),
+      id: newId(),
       name: trimmed,
       fr_owner_business_id: providerId('busi'),
       created_at: this.clock.now().toISOString(),

@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { newId } from '../../ids.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { DomainError } from '../../errors.js';
 import { providerId } from '../../providers/provider-ids.js';
@@ -22,7 +23,7 @@ export interface NewStoredDocument {
 export function storedDocumentRow(input: NewStoredDocument): DocumentRow {
   const now = input.now.toISOString();
   return {
-    id: randomUUID(),
+    id: newId(),
     customer_id: input.customerId,
     end_user_id: input.endUserId,
     document_type: input.documentType,

@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
@@ -236,7 +237,7 @@ export class EndUserService {
         ? new Date(now.getTime() + this.autoDecisionDelayMs).toISOString()
         : null;
     const empty: EndUserRow = {
-      id: randomUUID(),
+      id: newId(),
       customer_id: caller.customerId,
       fr_end_user_id: registered.frEndUserId,
       end_user_type: type,

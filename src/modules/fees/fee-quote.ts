@@ -1,6 +1,8 @@
+import type { FiatCurrency } from '../../ledger/assets.js';
+
 /**
  * The contract between payments and fees: a payment charges exactly the fee its preview shows because both call
- * FeeService.quote with the same input (issue 4).
+ * FeeService.quote with the same input (docs/fees.md).
  */
 
 /** Decided in docs/fees.md: the transaction types and payment schemes fee schedules (and payments) know. */
@@ -13,14 +15,14 @@ export interface FeeQuoteInput {
   customerId: string;
   /** Minor units, > 0. */
   amountMinor: bigint;
-  currency: 'USD' | 'EUR' | 'GBP';
+  currency: FiatCurrency;
   transactionType: FeeTransactionType;
   paymentScheme: PaymentScheme;
 }
 
 export interface FeeQuote {
   feeMinor: bigint;
-  currency: 'USD' | 'EUR' | 'GBP';
+  currency: FiatCurrency;
   scheduleId: string;
   scheduleName: string;
   umbrellaLinkId: string | null;

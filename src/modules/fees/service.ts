@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
@@ -186,7 +186,7 @@ export class FeeService implements FeeQuoter {
 
     const now = this.clock.now().toISOString();
     const row: FeeScheduleRow = {
-      id: randomUUID(),
+      id: newId(),
       scope: customer.id,
       customer_id: customer.id,
       name,

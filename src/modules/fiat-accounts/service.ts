@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
@@ -42,7 +42,7 @@ export class FiatAccountService {
     return this.provisioning.create(caller.customerId, 'open_account', request, async (opened, markDone) => {
       const now = this.clock.now().toISOString();
       const row: FiatAccountRow = {
-        id: randomUUID(),
+        id: newId(),
         customer_id: caller.customerId,
         fr_account_id: opened.frAccountId,
         account_name: input.accountName,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
@@ -67,7 +67,7 @@ export class PayeeService {
     return this.provisioning.create(caller.customerId, 'register_payee', request, async (registered, markDone) => {
       const now = this.clock.now().toISOString();
       const row: PayeeRow = {
-        id: randomUUID(),
+        id: newId(),
         customer_id: caller.customerId,
         end_user_id: endUser?.id ?? null,
         fr_payee_id: registered.frPayeeId,

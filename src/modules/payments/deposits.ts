@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
@@ -47,7 +47,7 @@ export class DepositService {
       throw error;
     }
     const nowText = this.clock.now().toISOString();
-    const id = randomUUID();
+    const id = newId();
     const credited = balanceKey(balanceAccountOf(account));
     const record: Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'> = {
       id,

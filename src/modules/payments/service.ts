@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import { systemClock, type Clock } from '../../clock.js';
 import { descriptorCacheEntriesMax, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
@@ -89,13 +89,13 @@ export class PaymentService {
       });
     }
     const scheme = this.schemeFor(input.paymentScheme, target !== undefined, payee, currency);
-    // The preview and the charge are one computation (issue 4): the same quote the preview endpoint returns.
+    // The preview and the charge are one computation (docs/fees.md): the same quote the preview endpoint returns.
     const quote = await this.fees.quote({ customerId: caller.customerId, amountMinor, currency, transactionType: 'payment', paymentScheme: scheme });
 
     const now = this.clock.now();
     const nowText = now.toISOString();
-    const paymentId = randomUUID();
-    const transactionId = randomUUID();
+    const paymentId = newId();
+    const transactionId = newId();
     const row: PaymentRow = {
       id: paymentId,
       customer_id: caller.customerId,

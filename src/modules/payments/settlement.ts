@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
@@ -121,7 +121,7 @@ export class SettlementService {
     // A record is written for the account credited (a return, or the receiving side of an internal transfer).
     const recordIds = new Map<string, string>();
     if (credited) {
-      const recordId = randomUUID();
+      const recordId = newId();
       const credit = outcome === 'failed' ? amount + fee : amount;
       plan.history.push({
         id: recordId,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
@@ -73,7 +73,7 @@ export class VirtualAccountService {
     return this.provisioning.create(caller.customerId, 'open_virtual_account', request, async (opened, markDone) => {
       const now = this.clock.now().toISOString();
       const row: VirtualAccountRow = {
-        id: randomUUID(),
+        id: newId(),
         customer_id: caller.customerId,
         master_fiat_account_id: master.id,
         end_user_id: endUser?.id ?? null,

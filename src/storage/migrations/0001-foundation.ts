@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { Dialect } from '../database.js';
 
-/** Customers, API keys, fiat accounts, the event outbox and server secrets (issue 2). */
+/** Customers, API keys, fiat accounts, the event outbox and server secrets. */
 export function foundationMigration(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<any>) {
@@ -38,7 +38,7 @@ export function foundationMigration(dialect: Dialect): Migration {
         .addColumn('fr_account_id', 'text', (col) => col.notNull().unique())
         .addColumn('account_name', 'text', (col) => col.notNull())
         .addColumn('currency', 'text', (col) => col.notNull().check(sql`currency in ('USD', 'EUR', 'GBP')`))
-        // The database refuses a negative balance even if application code were wrong (issue 4 relies on it).
+        // The database refuses a negative balance even if application code were wrong (docs/ledger.md).
         .addColumn('balance_minor', 'bigint', (col) => col.notNull().defaultTo(0).check(sql`balance_minor >= 0`))
         // The part of the balance that belongs to the account's virtual accounts; never more than the balance.
         .addColumn('allocated_minor', 'bigint', (col) => col.notNull().defaultTo(0).check(sql`allocated_minor >= 0`))

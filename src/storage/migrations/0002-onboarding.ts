@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 
-/** End users, their documents, payees and virtual accounts (issue 3). */
+/** End users, their documents, payees and virtual accounts. */
 export function onboardingMigration(): Migration {
   return {
     async up(db: Kysely<any>) {
@@ -123,7 +123,7 @@ export function onboardingMigration(): Migration {
         .addColumn('account_name', 'text', (col) => col.notNull())
         .addColumn('currency', 'text', (col) => col.notNull().check(sql`currency in ('USD', 'EUR', 'GBP')`))
         .addColumn('status', 'text', (col) => col.notNull())
-        // A virtual account's share of its master's balance (issue 4); never negative either.
+        // A virtual account's share of its master’s balance (docs/virtual-accounts.md); never negative either.
         .addColumn('balance_minor', 'bigint', (col) => col.notNull().defaultTo(0).check(sql`balance_minor >= 0`))
         .addColumn('iban', 'text', (col) => col.notNull().unique())
         .addColumn('bic', 'text', (col) => col.notNull())

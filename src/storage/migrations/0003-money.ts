@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import type { Dialect } from '../database.js';
 
 /**
- * The double-entry ledger, customer-visible transactions and payments (issue 4; docs/ledger.md).
+ * The double-entry ledger, customer-visible transactions and payments (docs/ledger.md).
  * Postings are signed bigint minor units: positive credits an account, negative debits it.
  */
 export function moneyMigration(dialect: Dialect): Migration {

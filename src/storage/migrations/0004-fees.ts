@@ -19,7 +19,7 @@ const defaultSchedule = [
   { id: '1f0b7c55-3f1e-4b8a-9d2c-6a4e8f1b2c3d', scheme: 'INTERNAL', currency: 'USD', flat: 0n, millionths: 0n, min: null, max: null },
 ] as const;
 
-/** Fee schedules (issue 4): the default schedule and per-customer schedules set by the operator CLI. */
+/** Fee schedules (docs/fees.md): the default schedule and per-customer schedules set by the operator CLI. */
 export function feesMigration(_dialect: Dialect): Migration {
   return {
     async up(db: Kysely<any>) {

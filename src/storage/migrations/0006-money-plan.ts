@@ -82,19 +82,21 @@ begin
     end if;
   end if;
 
-  -- 2. Guards: conditional single-row updates.
-  for item in select value from jsonb_array_elements(plan->'guards') loop
-    select string_agg(quote_ident(key), ', ') into columns_set from jsonb_object_keys(item->'set') as key;
-    select string_agg(quote_ident(key), ', ') into columns_match from jsonb_object_keys(item->'match') as key;
-    execute format(
-      'update %I set (%s) = (select %s from jsonb_populate_record(null::%I, $1)) where (%s) = (select %s from jsonb_populate_record(null::%I, $2))',
-      item->>'table', columns_set, columns_set, item->>'table', columns_match, columns_match, item->>'table'
-    ) using item->'set', item->'match';
-    get diagnostics changed = row_count;
-    if changed <> 1 then
-      raise exception using errcode = 'P0001', message = item->>'error', detail = json_build_object('message', item->>'message')::text;
-    end if;
-  end loop;
+  -- 2. Guards: conditional single-row updates. (Each loop over an empty list would still cost a query: skipped.)
+  if jsonb_array_length(plan->'guards') > 0 then
+    for item in select value from jsonb_array_elements(plan->'guards') loop
+      select string_agg(quote_ident(key), ', ') into columns_set from jsonb_object_keys(item->'set') as key;
+      select string_agg(quote_ident(key), ', ') into columns_match from jsonb_object_keys(item->'match') as key;
+      execute format(
+        'update %I set (%s) = (select %s from jsonb_populate_record(null::%I, $1)) where (%s) = (select %s from jsonb_populate_record(null::%I, $2))',
+        item->>'table', columns_set, columns_set, item->>'table', columns_match, columns_match, item->>'table'
+      ) using item->'set', item->'match';
+      get diagnostics changed = row_count;
+      if changed <> 1 then
+        raise exception using errcode = 'P0001', message = item->>'error', detail = json_build_object('message', item->>'message')::text;
+      end if;
+    end loop;
+  end if;
 
   -- 3. Balance moves, each conditional on the balance staying non-negative.
   for item in select value from jsonb_array_elements(plan->'moves') loop
@@ -128,11 +130,12 @@ begin
       from jsonb_array_elements(plan->'journal'->'postings') as posting;
   end if;
 
-  -- 5. Domain rows (a payment, a transfer).
+  -- 5. Domain rows, whole rows of the tables a plan may insert into: static statements, planned once per session
+  --    (a dynamic EXECUTE would be parsed and planned on every call).
   for item in select value from jsonb_array_elements(plan->'rows') loop
-    select string_agg(quote_ident(key), ', ') into columns_set from jsonb_object_keys(item->'values') as key;
-    execute format('insert into %I (%s) select %s from jsonb_populate_record(null::%I, $1)', item->>'table', columns_set, columns_set, item->>'table')
-      using item->'values';
+    case item->>'table'
+      when 'payments' then insert into payments select * from jsonb_populate_record(null::payments, item->'values');
+    end case;
   end loop;
 
   -- 6. History records, numbered and given their balance; then status updates of earlier ones.
@@ -145,10 +148,12 @@ begin
         'balance_after_minor', balances->(item->>'balanceOf')->>'after'));
     position := position + 1;
   end loop;
-  for item in select value from jsonb_array_elements(plan->'historyUpdates') loop
-    update transactions set status = item->>'status', completed_at = item->>'completed_at', updated_at = item->>'updated_at'
-      where id = item->>'id';
-  end loop;
+  if jsonb_array_length(plan->'historyUpdates') > 0 then
+    for item in select value from jsonb_array_elements(plan->'historyUpdates') loop
+      update transactions set status = item->>'status', completed_at = item->>'completed_at', updated_at = item->>'updated_at'
+        where id = item->>'id';
+    end loop;
+  end if;
 
   -- 7. Outbox events, their balance numbers written in as plain decimals.
   insert into outbox_events (id, customer_id, event_type, payload, created_at, published_at)
