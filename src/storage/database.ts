@@ -4,7 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
-import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, transactionContext, type GroupCommitStats } from './sqlite-group-commit.js';
+import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
 import { makePrivate, privateDirectoryMode, privateFileMode } from './files.js';
 import { PerKeyLimiter } from './per-key-limiter.js';
 import type { Database } from './tables.js';
@@ -60,7 +60,7 @@ function isTransient(error: unknown, dialect: Dialect): boolean {
 }
 
 /** Storage.transaction for both dialects. */
-export async function retryTransient<T>(dialect: Dialect, attempt: (solo: boolean) => Promise<T>): Promise<T> {
+export async function retryTransient<T>(dialect: Dialect, attempt: (rerun: boolean) => Promise<T>): Promise<T> {
   for (let attempts = 1; ; attempts += 1) {
     try {
       return await attempt(attempts > 1);
@@ -71,8 +71,10 @@ export async function retryTransient<T>(dialect: Dialect, attempt: (solo: boolea
   }
 }
 
-function transactionRunner(db: Kysely<Database>, dialect: Dialect): Storage['transaction'] {
-  return (work) => retryTransient(dialect, (solo) => transactionContext.run({ solo }, () => db.transaction().execute(work)));
+/** On SQLite a re-run after GroupAbandonedError commits alone (`driver.runAlone`); PostgreSQL simply runs it again. */
+function transactionRunner(db: Kysely<Database>, dialect: Dialect, driver?: GroupCommitDriver): Storage['transaction'] {
+  return (work) =>
+    retryTransient(dialect, (rerun) => (rerun && driver ? driver.runAlone(() => db.transaction().execute(work)) : db.transaction().execute(work)));
 }
 
 /** The pragmas the embedded database must run with; checked after they are set (DESIGN §2). */
@@ -86,6 +88,8 @@ const postgresConnectTimeoutMs = 5000;
  * to both, so the pool's is longer than the start-up check's.
  */
 const postgresPoolWaitTimeoutMs = 30_000;
+/** SQLite: how long a transaction or write may wait for the one writing connection, as long as for a pooled one. */
+const sqliteWriterWaitMs = postgresPoolWaitTimeoutMs;
 
 // pg returns int8 (bigint, count(*)) as strings by default; money is bigint minor units, so parse it as bigint.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
@@ -173,6 +177,8 @@ function describePostgres(databaseUrl: string): string {
 export interface StorageOptions {
   /** PostgreSQL only: the schema to use (tests give each app its own). */
   readonly postgresSchema?: string;
+  /** SQLite only: how long a transaction or write waits for the writer before it fails (default 30 s). */
+  readonly sqliteWriterWaitMs?: number;
 }
 
 export async function openStorage(
@@ -187,7 +193,7 @@ export async function openStorage(
     // Every grouped transaction runs in a savepoint, whose journal of original pages spills to a temporary file
     // past 64 KiB (a payment touches more): kept in memory, a payment's inserts cost a third of the time.
     writer.pragma('temp_store = MEMORY');
-    const driver = new GroupCommitDriver(writer, reader);
+    const driver = new GroupCommitDriver(writer, reader, options.sqliteWriterWaitMs ?? sqliteWriterWaitMs);
     const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(driver) });
     return {
       db,
@@ -195,7 +201,7 @@ export async function openStorage(
       location: path.join(config.dataDir, sqliteFileName),
       groupCommits: driver.stats,
       selectArrays: async (query) => driver.selectArrays(query),
-      transaction: transactionRunner(db, 'sqlite'),
+      transaction: transactionRunner(db, 'sqlite', driver),
       perCustomer: (_customerId, work) => work(),
       close: () => db.destroy(),
     };

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   SqliteAdapter,
@@ -41,8 +40,8 @@ export interface GroupCommitStats {
 
 /**
  * A transaction that did nothing wrong lost its work because another member of its group made SQLite roll the whole
- * group back, or because the group's COMMIT failed. Storage.transaction runs it again, alone (`solo`), so that
- * whichever member is at fault fails by itself.
+ * group back, or because the group's COMMIT failed. Storage.transaction runs it again, alone
+ * (GroupCommitDriver.runAlone), so that whichever member is at fault fails by itself.
  */
 export class GroupAbandonedError extends Error {
   override name = 'GroupAbandonedError';
@@ -51,15 +50,20 @@ export class GroupAbandonedError extends Error {
   }
 }
 
-/** What Storage.transaction tells the driver about the transaction it runs (an AsyncLocalStorage context). */
-export interface TransactionContext {
-  /** Commit this transaction in a group of its own, at once (a re-run after GroupAbandonedError). */
-  solo: boolean;
-  /** Set once the transaction has begun on this driver: a write outside it from here would wait for it forever. */
-  driver?: GroupCommitDriver;
+/**
+ * A transaction or write waited longer than the driver's `writerWaitMs` for the writing connection. Under any sane
+ * load the writer is free again within milliseconds; the usual cause is a write through `storage.db` (or a second
+ * `storage.transaction`) inside a transaction callback, which waits for the very transaction it runs in.
+ */
+export class WriterWaitTimeoutError extends Error {
+  override name = 'WriterWaitTimeoutError';
+  constructor(waitedMs: number) {
+    super(
+      `waited ${waitedMs / 1000} s for the database writer: a write through storage.db (or another storage.transaction) ` +
+        'inside a transaction callback waits for that very transaction for ever; write through the callback’s trx instead',
+    );
+  }
 }
-
-export const transactionContext = new AsyncLocalStorage<TransactionContext>();
 
 /**
  * A group is committed before it takes more transactions than this, so a stream of writers cannot hold the write
@@ -71,17 +75,33 @@ const groupTransactionsMax = 64;
 class WriterLock {
   #held = false;
   #heldSince = 0;
-  readonly #waiting: Array<() => void> = [];
+  readonly #waiting: Array<{ grant: () => void }> = [];
 
   constructor(private readonly released: (heldSeconds: number) => void) {}
 
-  lock(): Promise<void> {
+  /** Resolves once the lock is this caller's; with `timeoutMs`, rejects with WriterWaitTimeoutError after that long. */
+  lock(timeoutMs?: number): Promise<void> {
     if (!this.#held) {
       this.#held = true;
       this.#heldSince = performance.now();
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+              reject(new WriterWaitTimeoutError(timeoutMs));
+            }, timeoutMs);
+      this.#waiting.push(waiter);
+    });
   }
 
   unlock(): void {
@@ -89,7 +109,7 @@ class WriterLock {
     this.released((now - this.#heldSince) / 1000);
     this.#heldSince = now;
     const next = this.#waiting.shift();
-    if (next) next();
+    if (next) next.grant();
     else this.#held = false;
   }
 }
@@ -116,7 +136,7 @@ class Session implements DatabaseConnection {
   /** Inside a SAVEPOINT of the current group, holding the writer lock. */
   inTransaction = false;
   holdsWriter = false;
-  /** Commit this transaction's group as soon as it commits (TransactionContext.solo). */
+  /** Began while a re-run was pending (GroupCommitDriver.runAlone): its group holds it alone and commits at once. */
   solo = false;
   /** The group the transaction began in: if that group is abandoned, the rest of the transaction must not run. */
   group: CommitGroup | undefined;
@@ -141,7 +161,10 @@ function runStatement<R>(statement: BetterSqlite3.Statement, parameters: readonl
 export class GroupCommitDriver implements Driver {
   readonly #writer: BetterSqlite3.Database;
   readonly #reader: BetterSqlite3.Database;
+  readonly #writerWaitMs: number;
   #group: CommitGroup | undefined;
+  /** Re-runs in progress (runAlone): while there are any, every transaction that begins commits in a group of its own. */
+  #aloneRuns = 0;
   #commitScheduled = false;
   readonly stats: GroupCommitStats = { commits: 0, transactions: 0, writerHeldSeconds: 0 };
   readonly #writerLock = new WriterLock((heldSeconds) => {
@@ -149,10 +172,28 @@ export class GroupCommitDriver implements Driver {
     this.stats.onWriterReleased?.(heldSeconds);
   });
 
-  /** `reader` must be a second connection to the file `writer` has open, in WAL mode. */
-  constructor(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database) {
+  /**
+   * `reader` must be a second connection to the file `writer` has open, in WAL mode. A transaction or write waits at
+   * most `writerWaitMs` for the writer (WriterWaitTimeoutError).
+   */
+  constructor(writer: BetterSqlite3.Database, reader: BetterSqlite3.Database, writerWaitMs: number) {
     this.#writer = writer;
     this.#reader = reader;
+    this.#writerWaitMs = writerWaitMs;
+  }
+
+  /**
+   * Runs `work` (a transaction's re-run after GroupAbandonedError) so that its transaction commits in a group of its
+   * own. Transactions that begin meanwhile commit alone too: for that short while nothing is grouped, which costs
+   * fsyncs, never correctness.
+   */
+  async runAlone<T>(work: () => Promise<T>): Promise<T> {
+    this.#aloneRuns += 1;
+    try {
+      return await work();
+    } finally {
+      this.#aloneRuns -= 1;
+    }
   }
 
   async init(): Promise<void> {}
@@ -163,16 +204,14 @@ export class GroupCommitDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     const session = connection as Session;
-    const context = transactionContext.getStore();
     await this.#lockWriter(session);
-    session.solo = context?.solo === true;
+    session.solo = this.#aloneRuns > 0;
     // A solo transaction starts a group of its own: whatever the earlier members did is committed first.
     if (session.solo) this.#commitGroup();
     this.#openGroup();
     this.#control('savepoint member');
     session.inTransaction = true;
     session.group = this.#group;
-    if (context) context.driver = this;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -239,10 +278,6 @@ export class GroupCommitDriver implements Driver {
     }
     const reading = this.#readOnlyStatement(query.sql);
     if (reading) return runStatement<R>(reading, query.parameters);
-    if (transactionContext.getStore()?.driver === this) {
-      // The transaction of this very callback holds the writer: waiting for it would never end.
-      throw new Error('a write through storage.db inside a transaction callback would wait for that transaction forever; write through the transaction (trx) instead');
-    }
     // A write outside a transaction joins the group like a transaction of one statement.
     await this.#lockWriter(session);
     let result: QueryResult<R>;
@@ -388,7 +423,7 @@ export class GroupCommitDriver implements Driver {
   }
 
   async #lockWriter(session: Session): Promise<void> {
-    await this.#writerLock.lock();
+    await this.#writerLock.lock(this.#writerWaitMs);
     session.holdsWriter = true;
   }
 

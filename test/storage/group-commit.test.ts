@@ -1,7 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Storage } from '../../src/storage/database.js';
+import { openStorage, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { deposit, payRequest } from '../helpers/money.js';
@@ -115,11 +115,12 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite group commit', () => {
 
 describe.skipIf(testDialect !== 'sqlite')('SQLite group commit under faults', () => {
   let storage: Storage;
+  let config: Parameters<typeof openStorage>[0];
   let drop: () => Promise<void>;
   let outside: BetterSqlite3.Database;
 
   beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
+    ({ storage, config, drop } = await freshStorage());
     await migrateToLatest(storage);
     outside = new BetterSqlite3(storage.location, { readonly: true });
     // Test tables of their own: a trigger that rolls back the whole transaction for one poisoned name, and a
@@ -188,16 +189,24 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite group commit under faults', ()
     expect(committed('fault_names', 'name')).toContain(name);
   });
 
-  it('refuses a write through storage.db inside a transaction callback with a clear error instead of waiting for ever', async () => {
-    const attempt = storage.transaction(async () => {
-      await sql`insert into fault_names (name) values ('re-entrant')`.execute(storage.db);
-    });
-    await expect(attempt).rejects.toThrow(/inside a transaction callback/);
-    expect(committed('fault_names', 'name')).not.toContain('re-entrant');
-    // Reads through storage.db are fine there (they see committed data only).
-    await storage.transaction(async () => {
-      await sql`select count(*) from fault_names`.execute(storage.db);
-    });
+  it('fails a write through storage.db inside a transaction callback with a clear error instead of waiting for ever', async () => {
+    // Another storage on the same file, whose writer waits are short: the wait is what ends the deadlock.
+    const impatient = await openStorage(config, { sqliteWriterWaitMs: 200 });
+    try {
+      const attempt = impatient.transaction(async () => {
+        await sql`insert into fault_names (name) values ('re-entrant')`.execute(impatient.db);
+      });
+      await expect(attempt).rejects.toThrow(/inside a transaction callback .*write through the callback’s trx instead/);
+      expect(committed('fault_names', 'name')).not.toContain('re-entrant');
+      // Reads through storage.db are fine there (they see committed data only), and the writer is free again.
+      await impatient.transaction(async () => {
+        await sql`select count(*) from fault_names`.execute(impatient.db);
+      });
+      await sql`insert into fault_names (name) values ('after the timeout')`.execute(impatient.db);
+      expect(committed('fault_names', 'name')).toContain('after the timeout');
+    } finally {
+      await impatient.close();
+    }
   });
 
   it('counts the time the writer is held', async () => {
