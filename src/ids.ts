@@ -15,6 +15,7 @@ const randomPool = Buffer.alloc(4096);
 let randomPoolOffset = randomPool.length;
 
 function randomBytesFromPool(count: number): Buffer {
+  if (count > randomPool.length) throw new RangeError(`at most ${randomPool.length} random bytes at a time`);
   if (randomPoolOffset + count > randomPool.length) {
     randomFillSync(randomPool);
     randomPoolOffset = 0;
@@ -24,7 +25,7 @@ function randomBytesFromPool(count: number): Buffer {
   return bytes;
 }
 
-/** A new row id: a time-ordered UUID (version 7, RFC 9562), 74 random bits after the millisecond. */
+/** A new row id: a time-ordered UUID (version 7, RFC 9562), 73 random bits after the millisecond. */
 export function newId(): string {
   return uuidV7({ random: randomBytesFromPool(16) });
 }

@@ -17,7 +17,8 @@ import { errorAnswer } from './error-handler.js';
  * 2. A request that finds the key completed gets the stored answer, byte for byte, with `Idempotent-Replayed: true`;
  *    one that finds it reserved and its lease running gets 409 IDEMPOTENCY_KEY_IN_USE with Retry-After.
  * 3. The operation's money plan stores the answer with the money (money-plan.ts PlannedResponse), only while the
- *    reservation is still this attempt's; a refusal (404, 422) is stored afterwards — no money moved with it.
+ *    reservation is still this attempt's; a refusal (403, 404, 422) is stored afterwards — no money moved with it.
+ *    A validation error or a 5xx is not stored: the key is released and a corrected or later retry runs.
  * 4. A reservation whose process stopped becomes retryable when its lease runs out; the money it may have moved was
  *    committed with its answer, or not at all. Keys are kept for IDEMPOTENCY_RETENTION_HOURS (at least 24).
  */
@@ -83,12 +84,15 @@ export class IdempotencyKeys {
     } catch (error) {
       // Taken over meanwhile: the new holder's answer is the one that counts.
       if (error instanceof DomainError && error.code === 'IDEMPOTENCY_KEY_IN_USE') throw error;
-      if (!(error instanceof DomainError)) {
-        // Nothing was committed (the money and its answer go together): the key is free to retry at once.
+      // Nothing was committed (the money and its answer go together). An unexpected error, a 5xx (the provider was
+      // unavailable: "retry later") or an invalid value the operation found (an amount with more decimals than the
+      // account's currency, like a schema 400) is not an outcome to replay: the key is free to retry at once.
+      const refusal = error instanceof DomainError ? errorAnswer(error) : undefined;
+      if (!refusal || refusal.status >= 500 || (error as DomainError).code === 'VALIDATION_ERROR') {
         await this.release(reservation);
         throw error;
       }
-      answer = { ...errorAnswer(error), stored: false };
+      answer = { ...refusal, stored: false };
     }
     if (!answer.stored) await this.store(reservation, answer);
     return send(reply, answer.status, answer.body, false);
@@ -161,13 +165,18 @@ export class IdempotencyKeys {
       .execute();
   }
 
-  /** One pass of the reaper: deletes up to `limit` keys past their retention; returns how many. */
+  /** One pass of the reaper: deletes up to `limit` keys past their retention, oldest first; returns how many. */
   async deleteExpired(limit: number): Promise<number> {
     const now = this.clock.now().toISOString();
     const deleted = await this.storage.db
       .deleteFrom('idempotency_keys')
-      .where('expires_at', '<=', now)
-      .where('key', 'in', (eb) => eb.selectFrom('idempotency_keys').select('key').where('expires_at', '<=', now).limit(limit))
+      .where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('customer_id', 'key'),
+          'in',
+          selectFrom('idempotency_keys').select(['customer_id', 'key']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).$asTuple('customer_id', 'key'),
+        ),
+      )
       .executeTakeFirst();
     return Number(deleted.numDeletedRows);
   }

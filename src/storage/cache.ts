@@ -8,6 +8,8 @@ import type { Storage } from './database.js';
  */
 export class ExpiringCache<K, V> {
   readonly #entries = new Map<K, { value: V; expiresAtMs: number }>();
+  /** Counts deletions: a load that started before one may have read what was just deleted, so it is not stored. */
+  #deletions = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -31,20 +33,26 @@ export class ExpiringCache<K, V> {
   }
 
   delete(key: K): void {
+    this.#deletions += 1;
     this.#entries.delete(key);
   }
 
   /** Forgets every entry whose key matches (a customer's fee schedules, say). */
   deleteWhere(matches: (key: K) => boolean): void {
+    this.#deletions += 1;
     for (const key of this.#entries.keys()) if (matches(key)) this.#entries.delete(key);
   }
 
-  /** The cached value, or the one `load` reads (stored unless it is undefined: a miss is not remembered). */
+  /**
+   * The cached value, or the one `load` reads. It is stored unless it is undefined (a miss is not remembered) or
+   * something was deleted while it loaded: a key revoked meanwhile must not come back from a read that began before.
+   */
   async getOrLoad(key: K, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const cached = this.get(key);
     if (cached !== undefined) return cached;
+    const deletionsBefore = this.#deletions;
     const loaded = await load();
-    if (loaded !== undefined) this.set(key, loaded);
+    if (loaded !== undefined && this.#deletions === deletionsBefore) this.set(key, loaded);
     return loaded;
   }
 }

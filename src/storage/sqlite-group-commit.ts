@@ -106,11 +106,13 @@ class WriterLock {
 
   unlock(): void {
     const now = performance.now();
-    this.released((now - this.#heldSince) / 1000);
+    const heldSeconds = (now - this.#heldSince) / 1000;
     this.#heldSince = now;
     const next = this.#waiting.shift();
     if (next) next.grant();
     else this.#held = false;
+    // Told after the hand-over: a listener that throws cannot keep the lock.
+    this.released(heldSeconds);
   }
 }
 
@@ -256,8 +258,10 @@ export class GroupCommitDriver implements Driver {
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    // A transaction that failed to begin still holds the lock it waited for.
+    // A transaction that failed to begin still holds the lock it waited for; and whatever failed, a group left open
+    // (its BEGIN IMMEDIATE holds the file's write lock against other processes) is committed soon.
     this.#unlockWriter(connection as Session);
+    this.#scheduleCommit();
   }
 
   async destroy(): Promise<void> {
@@ -412,9 +416,12 @@ export class GroupCommitDriver implements Driver {
     try {
       this.#writer.prepare('commit').run();
     } catch (error) {
-      if (this.#writer.inTransaction) this.#writer.prepare('rollback').run();
-      // Which member caused it (a deferred constraint, say) is unknown: each is run again alone.
-      group.reject(new GroupAbandonedError(error));
+      try {
+        if (this.#writer.inTransaction) this.#writer.prepare('rollback').run();
+      } finally {
+        // Which member caused it (a deferred constraint, say) is unknown: each is run again alone.
+        group.reject(new GroupAbandonedError(error));
+      }
       return;
     }
     this.stats.commits += 1;

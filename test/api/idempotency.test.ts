@@ -93,20 +93,22 @@ describe('Idempotency-Key', () => {
     expect(after.body).toBe(created[0]!.body);
   });
 
-  it('stores a refusal and replays it, even once the request is corrected: the key stands for the first attempt', async () => {
+  it('does not store a value the operation finds invalid: the corrected request with the same key runs, once', async () => {
     const key = randomUUID();
+    const before = await moneySnapshot(t, alice.id);
     const refused = await depositWith(key, account.id, { amount: 10.001 });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error.details.fields[0].path).toBe('/amount');
-    const before = await moneySnapshot(t, alice.id);
-    const corrected = await depositWith(key, account.id, { amount: 10 });
-    expect(corrected.statusCode).toBe(400);
-    expect(corrected.body).toBe(refused.body);
-    expect(corrected.headers['idempotent-replayed']).toBe('true');
     expect(await moneySnapshot(t, alice.id)).toEqual(before);
+    const corrected = await depositWith(key, account.id, { amount: 10 });
+    expect(corrected.statusCode).toBe(201);
+    expect(corrected.headers['idempotent-replayed']).toBeUndefined();
+    const replayed = await depositWith(key, account.id, { amount: 10 });
+    expect(replayed.body).toBe(corrected.body);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
   });
 
-  it('replays a 404 and a 403 of the operation the same way', async () => {
+  it('stores a refusal of the operation (404, 403) and replays it, even once its cause is gone', async () => {
     const unknown = randomUUID();
     const key = randomUUID();
     const first = await depositWith(key, unknown);
@@ -121,6 +123,12 @@ describe('Idempotency-Key', () => {
     const forbidden = await send();
     expect(forbidden.statusCode).toBe(403);
     expect((await send()).body).toBe(forbidden.body);
+    // The cause gone: a key of the same customer that has the scope, with the same Idempotency-Key, gets the 403.
+    const withScope = await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${virtual.id}/deposits`, key: alice.key, csrf, body: { amount: 1 }, headers: { 'idempotency-key': scopeKey } });
+    expect(withScope.statusCode).toBe(403);
+    expect(withScope.body).toBe(forbidden.body);
+    expect(withScope.headers['idempotent-replayed']).toBe('true');
+    expect(await t.storage.db.selectFrom('transactions').select('id').where('virtual_account_id', '=', virtual.id).execute()).toEqual([]);
   });
 
   it('replays the first operation’s answer when the key is reused on another one', async () => {

@@ -78,7 +78,7 @@ begin
       where id = plan->>'customerId'
       returning transaction_count - history_count + 1 into first_sequence;
     if first_sequence is null then
-      raise exception using errcode = 'P0001', message = 'NOT_FOUND', detail = '{}';
+      raise exception using errcode = 'P0001', message = 'NOT_FOUND', detail = '{"message": "No such customer."}';
     end if;
   end if;
 
@@ -86,10 +86,12 @@ begin
   if jsonb_array_length(plan->'guards') > 0 then
     for item in select value from jsonb_array_elements(plan->'guards') loop
       select string_agg(quote_ident(key), ', ') into columns_set from jsonb_object_keys(item->'set') as key;
-      select string_agg(quote_ident(key), ', ') into columns_match from jsonb_object_keys(item->'match') as key;
+      -- Each column of match compared with IS NOT DISTINCT FROM: a null in match matches a null, as on SQLite.
+      select string_agg(format('%1$I is not distinct from (jsonb_populate_record(null::%2$I, $2)).%1$I', key, item->>'table'), ' and ')
+        into columns_match from jsonb_object_keys(item->'match') as key;
       execute format(
-        'update %I set (%s) = (select %s from jsonb_populate_record(null::%I, $1)) where (%s) = (select %s from jsonb_populate_record(null::%I, $2))',
-        item->>'table', columns_set, columns_set, item->>'table', columns_match, columns_match, item->>'table'
+        'update %I set (%s) = (select %s from jsonb_populate_record(null::%I, $1)) where %s',
+        item->>'table', columns_set, columns_set, item->>'table', columns_match
       ) using item->'set', item->'match';
       get diagnostics changed = row_count;
       if changed <> 1 then
