@@ -19,7 +19,7 @@ export const bodyLimitDefaultBytes = 64 * 1024;
 
 /** A presented API key longer than this is malformed without being hashed. */
 export const apiKeyLengthMax = 128;
-/** Random bytes behind every API key (the issue asks for at least 32). */
+/** Random bytes behind every API key (256 bits: not guessable, not enumerable). */
 export const apiKeyRandomBytes = 32;
 /** Characters of the key kept in clear as its display prefix (e.g. `sk_test_AbCd`). */
 export const apiKeyDisplayPrefixLength = 12;
