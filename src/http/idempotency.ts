@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import type { Storage } from '../storage/database.js';
+import { storeIdempotentAnswer, type KeyHold } from '../storage/idempotency-answers.js';
 import { callerOf } from './auth.js';
 import { errorAnswer } from './error-handler.js';
 
@@ -34,11 +35,7 @@ export function idempotencyHeaders(required: boolean) {
 }
 
 /** A reservation held by this attempt; the money plan commits only while it still is. */
-export interface Reservation {
-  customerId: string;
-  key: string;
-  attemptId: string;
-}
+export type Reservation = KeyHold;
 
 /** What an operation answers: the status and the exact JSON body; `stored` when its money plan stored it already. */
 export interface Answer {
@@ -145,14 +142,7 @@ export class IdempotencyKeys {
   }
 
   private async store(reservation: Reservation, answer: Answer): Promise<void> {
-    await this.storage.db
-      .updateTable('idempotency_keys')
-      .set({ status: 'completed', response_status: answer.status, response_body: answer.body })
-      .where('customer_id', '=', reservation.customerId)
-      .where('key', '=', reservation.key)
-      .where('attempt_id', '=', reservation.attemptId)
-      .where('status', '=', 'in_progress')
-      .execute();
+    await storeIdempotentAnswer(this.storage.db, reservation, answer.status, answer.body);
   }
 
   private async release(reservation: Reservation): Promise<void> {

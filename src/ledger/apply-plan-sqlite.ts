@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import { DomainError } from '../errors.js';
 import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js';
+import { storeIdempotentAnswer } from '../storage/idempotency-answers.js';
 import { insertOutboxRows } from '../events/outbox.js';
 import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
@@ -156,15 +157,7 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
   if (plan.response) {
     const { response } = plan;
     responseBody = filledIn(response.body, response.numbers, balances);
-    const stored = await trx
-      .updateTable('idempotency_keys')
-      .set({ status: 'completed', response_status: response.status, response_body: responseBody })
-      .where('customer_id', '=', response.customerId)
-      .where('key', '=', response.key)
-      .where('attempt_id', '=', response.attemptId)
-      .where('status', '=', 'in_progress')
-      .executeTakeFirst();
-    if (stored.numUpdatedRows !== 1n) throw idempotencyKeyLost();
+    if (!(await storeIdempotentAnswer(trx, response, response.status, responseBody))) throw idempotencyKeyLost();
   }
   return { balances, firstSequence, responseBody };
 }

@@ -1,22 +1,8 @@
 import type { Kysely, Transaction } from 'kysely';
-import { queryTemplate } from '../../storage/query-template.js';
 import type { Database, PaymentsTable } from '../../storage/tables.js';
 
 export type PaymentRow = PaymentsTable;
 type Db = Kysely<Database> | Transaction<Database>;
-
-/** Every column, in the order the INSERT lists them (bench/raw-payment-server.mjs runs the same SQL). */
-const paymentColumns = [
-  'id', 'customer_id', 'fr_payment_id', 'status', 'transaction_type', 'payment_scheme', 'amount_minor', 'fee_minor', 'fee_schedule_id',
-  'currency', 'reference', 'from_account_id', 'from_virtual_account_id', 'to_account_id', 'to_virtual_account_id', 'payee_id',
-  'payee_verification_id', 'umbrella_link_id', 'transaction_id', 'settle_at', 'failure_reason', 'completed_at', 'created_at', 'updated_at',
-] as const;
-
-const insertPaymentRow = queryTemplate<PaymentRow>()(paymentColumns, (db, row) => db.insertInto('payments').values(row));
-
-export async function insertPayment(trx: Transaction<Database>, row: PaymentRow): Promise<void> {
-  await insertPaymentRow.execute(trx, row);
-}
 
 export async function findPayment(db: Db, customerId: string, id: string): Promise<PaymentRow | undefined> {
   return db.selectFrom('payments').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();

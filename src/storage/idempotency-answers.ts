@@ -1,0 +1,31 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './tables.js';
+
+/** The reservation one attempt holds on an Idempotency-Key. */
+export interface KeyHold {
+  customerId: string;
+  key: string;
+  attemptId: string;
+}
+
+/**
+ * Stores the answer on a key this attempt still holds; false when the reservation was taken over or released
+ * meanwhile. The SQLite money plan calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
+ * UPDATE), the HTTP wrapper after a refusal that involved no money.
+ */
+export async function storeIdempotentAnswer(
+  db: Kysely<Database> | Transaction<Database>,
+  hold: KeyHold,
+  status: number,
+  body: string,
+): Promise<boolean> {
+  const stored = await db
+    .updateTable('idempotency_keys')
+    .set({ status: 'completed', response_status: status, response_body: body })
+    .where('customer_id', '=', hold.customerId)
+    .where('key', '=', hold.key)
+    .where('attempt_id', '=', hold.attemptId)
+    .where('status', '=', 'in_progress')
+    .executeTakeFirst();
+  return stored.numUpdatedRows === 1n;
+}
