@@ -8,18 +8,16 @@
 // with time-ordered ids as the server uses (UUID v7, docs/decisions/0006-time-ordered-ids.md).
 // Env: PORT, HOST (default 127.0.0.1), DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL), DATABASE_POOL_SIZE.
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
 import path from 'node:path';
 import { v7 as timeOrderedId } from 'uuid';
+import { Refusal, servePayments } from './payment-http.mjs';
 
 const port = Number(process.env.PORT ?? 3200);
 const host = process.env.HOST ?? '127.0.0.1';
 const databaseUrl = process.env.DATABASE_URL?.trim() || undefined;
 const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
 
-class Refused extends Error {}
-
-/** One payment of `amountMinor` from `fromId` to `toId`: returns the source balance after, or throws Refused. */
+/** One payment of `amountMinor` from `fromId` to `toId`: returns the source balance after, or throws a Refusal. */
 async function postgresBackend() {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
@@ -50,7 +48,7 @@ async function postgresBackend() {
         text,
         values: [String(Math.round(body.amount * 100)), now, body.fromAccountId, body.toAccountId, timeOrderedId(), customerId, reference, eventId, payload],
       });
-      if (rows[0].after === null) throw new Refused('INSUFFICIENT_FUNDS');
+      if (rows[0].after === null) throw new Refusal(422, 'INSUFFICIENT_FUNDS');
       return String(rows[0].after);
     },
     close: () => pool.end(),
@@ -72,7 +70,7 @@ async function sqliteBackend() {
     const amount = BigInt(Math.round(body.amount * 100));
     const now = new Date().toISOString();
     const debited = debit.get(amount, now, body.fromAccountId, amount);
-    if (!debited) throw new Refused('INSUFFICIENT_FUNDS');
+    if (!debited) throw new Refusal(422, 'INSUFFICIENT_FUNDS');
     credit.run(amount, now, body.toAccountId);
     const reference = randomUUID();
     journal.run(timeOrderedId(), customerId, reference, now);
@@ -91,36 +89,9 @@ async function sqliteBackend() {
 const backend = databaseUrl ? await postgresBackend() : await sqliteBackend();
 const customerId = process.env.LEAN_CUSTOMER_ID ?? '';
 
-function send(response, status, body) {
-  const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  response.end(text);
-}
-
-const server = http.createServer((request, response) => {
-  if (request.method === 'GET' && request.url === '/health') return send(response, 200, { status: 'ok' });
-  if (request.method !== 'POST' || request.url !== '/payments') return send(response, 404, { error: { code: 'NOT_FOUND' } });
-  const chunks = [];
-  request.on('data', (chunk) => chunks.push(chunk));
-  request.on('end', () => {
-    Promise.resolve()
-      .then(() => backend.pay(customerId, JSON.parse(Buffer.concat(chunks).toString('utf8'))))
-      .then(
-        (after) => send(response, 201, { data: { balanceAfter: after } }),
-        (error) => send(response, error instanceof Refused ? 422 : 500, { error: { code: error instanceof Refused ? error.message : 'INTERNAL', message: String(error?.message) } }),
-      );
-  });
+servePayments({
+  port,
+  host,
+  pay: async (_headers, body) => ({ balanceAfter: await backend.pay(customerId, body) }),
+  close: () => backend.close(),
 });
-server.keepAliveTimeout = 60_000;
-server.listen(port, host);
-
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  server.close();
-  server.closeAllConnections();
-  backend.close().finally(() => process.exit(0));
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);

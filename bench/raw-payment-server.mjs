@@ -12,9 +12,9 @@
 //
 // Env: PORT, HOST (default 127.0.0.1), DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL), DATABASE_POOL_SIZE.
 import { createHash, randomBytes } from 'node:crypto';
-import http from 'node:http';
 import path from 'node:path';
 import { v7 as timeOrderedId } from 'uuid';
+import { Refusal, servePayments } from './payment-http.mjs';
 
 const port = Number(process.env.PORT ?? 3100);
 const host = process.env.HOST ?? '127.0.0.1';
@@ -42,13 +42,6 @@ const sql = {
 function numbered(text) {
   let index = 0;
   return text.replace(/\?/g, () => `$${++index}`);
-}
-
-class HttpError extends Error {
-  constructor(status, code) {
-    super(code);
-    this.status = status;
-  }
 }
 
 /** One payment's rows, built the way the service builds them (ids, provider ids, timestamps, event payloads). */
@@ -122,7 +115,7 @@ function balanceEvent(p, before, after) {
 
 function pickFee(rows, customerId) {
   const row = rows.find((candidate) => candidate.scope === customerId) ?? rows.find((candidate) => candidate.scope === 'default');
-  if (!row) throw new HttpError(422, 'FEE_SCHEDULE_NOT_FOUND');
+  if (!row) throw new Refusal(422, 'FEE_SCHEDULE_NOT_FOUND');
   return { id: row.id, flat: BigInt(row.flat_fee_minor), millionths: BigInt(row.percentage_millionths) };
 }
 
@@ -143,10 +136,10 @@ async function sqliteBackend() {
   const rollback = db.prepare('rollback');
   const read = remembered((keyHash, body) => {
     const key = s.apiKey.get(keyHash);
-    if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
+    if (!key || key.revoked_at !== null) throw new Refusal(401, 'UNAUTHENTICATED');
     const source = s.account.get(key.customer_id, body.fromAccountId);
     const target = s.account.get(key.customer_id, body.toAccountId);
-    if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
+    if (!source || !target) throw new Refusal(404, 'NOT_FOUND');
     return { key, source, target, fee: pickFee(s.fees.all(key.customer_id, 'default', 'payment', 'INTERNAL', body.currency), key.customer_id) };
   });
   return {
@@ -159,7 +152,7 @@ async function sqliteBackend() {
         const journalId = timeOrderedId();
         s.journal.run(journalId, p.customerId, 'payment_reserve', p.paymentId, p.nowText);
         const debited = s.debit.get(-p.reserved, p.nowText, source.id, -p.reserved);
-        if (!debited) throw new HttpError(422, 'INSUFFICIENT_FUNDS');
+        if (!debited) throw new Refusal(422, 'INSUFFICIENT_FUNDS');
         const after = debited.balance_minor;
         const before = after + p.reserved;
         s.postings.run(journalId, 'fiat_account', source.id, p.payment.currency, -p.reserved, journalId, 'system', `suspense:${p.payment.currency}`, p.payment.currency, p.reserved);
@@ -184,10 +177,10 @@ async function postgresBackend() {
   const q = Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, numbered(text)]));
   const read = remembered(async (keyHash, body) => {
     const key = (await pool.query(q.apiKey, [keyHash])).rows[0];
-    if (!key || key.revoked_at !== null) throw new HttpError(401, 'UNAUTHENTICATED');
+    if (!key || key.revoked_at !== null) throw new Refusal(401, 'UNAUTHENTICATED');
     const source = (await pool.query(q.account, [key.customer_id, body.fromAccountId])).rows[0];
     const target = (await pool.query(q.account, [key.customer_id, body.toAccountId])).rows[0];
-    if (!source || !target) throw new HttpError(404, 'NOT_FOUND');
+    if (!source || !target) throw new Refusal(404, 'NOT_FOUND');
     return { key, source, target, fee: pickFee((await pool.query(q.fees, [key.customer_id, 'default', 'payment', 'INTERNAL', body.currency])).rows, key.customer_id) };
   });
   return {
@@ -225,7 +218,7 @@ async function postgresBackend() {
         response: null,
       };
       await pool.query({ name: 'apply-money-plan', text: 'select apply_money_plan($1::jsonb) as result', values: [JSON.stringify(plan)] }).catch((error) => {
-        if (error.code === 'P0001' && error.message === 'INSUFFICIENT_FUNDS') throw new HttpError(422, 'INSUFFICIENT_FUNDS');
+        if (error.code === 'P0001' && error.message === 'INSUFFICIENT_FUNDS') throw new Refusal(422, 'INSUFFICIENT_FUNDS');
         throw error;
       });
       return p.payment;
@@ -254,41 +247,13 @@ function toPg(value) {
 
 const backend = databaseUrl ? await postgresBackend() : await sqliteBackend();
 
-function send(response, status, body) {
-  const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  response.end(text);
-}
-
-const server = http.createServer((request, response) => {
-  if (request.method === 'GET' && request.url === '/health') return send(response, 200, { status: 'ok' });
-  if (request.method !== 'POST' || request.url !== '/payments') return send(response, 404, { error: { code: 'NOT_FOUND' } });
-  const chunks = [];
-  request.on('data', (chunk) => chunks.push(chunk));
-  request.on('end', () => {
-    Promise.resolve()
-      .then(() => {
-        const presented = request.headers['x-api-key'];
-        if (typeof presented !== 'string') throw new HttpError(401, 'UNAUTHENTICATED');
-        const keyHash = createHash('sha256').update(presented).digest('hex');
-        return backend.pay(keyHash, JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      })
-      .then(
-        (payment) => send(response, 201, { data: payment }),
-        (error) => send(response, error instanceof HttpError ? error.status : 500, { error: { code: error instanceof HttpError ? error.message : 'INTERNAL', message: String(error?.message) } }),
-      );
-  });
+servePayments({
+  port,
+  host,
+  pay: (headers, body) => {
+    const presented = headers['x-api-key'];
+    if (typeof presented !== 'string') throw new Refusal(401, 'UNAUTHENTICATED');
+    return backend.pay(createHash('sha256').update(presented).digest('hex'), body);
+  },
+  close: () => backend.close(),
 });
-server.keepAliveTimeout = 60_000;
-server.listen(port, host);
-
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  server.close();
-  server.closeAllConnections();
-  backend.close().finally(() => process.exit(0));
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
