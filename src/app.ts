@@ -30,6 +30,7 @@ import { registerDocuments } from './modules/documents/module.js';
 import type { ModuleContext } from './modules/module-context.js';
 import { registerPayees } from './modules/payees/module.js';
 import { registerPayments } from './modules/payments/module.js';
+import { registerWallets } from './modules/wallets/module.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
@@ -158,6 +159,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   registerVirtualAccounts(app, context);
   registerDocuments(app, context);
   registerPayments(app, context);
+  registerWallets(app, context);
 
   if (config.apiEnvironment === 'sandbox') {
     sandboxEndUserRoutes(app, verification);

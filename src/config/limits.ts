@@ -127,3 +127,12 @@ export const idempotencyRetentionHoursMin = 24;
 /** The reaper deletes at most this many expired keys per pass, and looks again this often when it found none. */
 export const idempotencyReaperBatchSize = 1000;
 export const idempotencyReaperIntervalMs = 60_000;
+
+/** Wallets (docs/wallets.md): per customer, and receive addresses per wallet (every list has a bound). */
+export const walletsPerCustomerMax = 1000;
+export const addressesPerWalletMax = 100;
+/** Spec §4 POST /wallets: displayName 1-100. */
+export const walletDisplayNameLengthMax = 100;
+/** Spec §4 POST /wallets/{walletId}/addresses: asset 1-20, network 1-50 characters. */
+export const walletAssetLengthMax = 20;
+export const walletNetworkLengthMax = 50;

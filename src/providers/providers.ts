@@ -1,7 +1,9 @@
 import { ConfigError, type Config } from '../config/config.js';
 import type { BankingProvider } from './banking.js';
+import type { CustodyProvider } from './custody.js';
 import type { KycProvider } from './kyc.js';
 import { SandboxBankingProvider } from './sandbox/banking.js';
+import { SandboxCustodyProvider } from './sandbox/custody.js';
 import { SandboxKycProvider } from './sandbox/kyc.js';
 
 /** Every foreign system the service talks to, behind its interface (DESIGN §4). */
@@ -10,10 +12,11 @@ export type { IbanCountry } from './banking.js';
 export interface Providers {
   banking: BankingProvider;
   kyc: KycProvider;
+  custody: CustodyProvider;
 }
 
 export function sandboxProviders(): Providers {
-  return { banking: new SandboxBankingProvider(), kyc: new SandboxKycProvider() };
+  return { banking: new SandboxBankingProvider(), kyc: new SandboxKycProvider(), custody: new SandboxCustodyProvider() };
 }
 
 /** The providers the configuration asks for; production has no real integration yet, so it refuses clearly. */

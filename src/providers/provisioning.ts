@@ -8,6 +8,7 @@ import type { Database, ProviderOperationsTable } from '../storage/tables.js';
 import { claimDue } from '../workers/claim.js';
 import { withTimeout } from '../workers/timeout.js';
 import type { OpenAccountRequest, OpenVirtualAccountRequest, RegisterPayeeRequest } from './banking.js';
+import { addressObjectId, parseAddressObjectId, type CreateAddressRequest, type CreatedAddress, type CreateWalletRequest } from './custody.js';
 import type { RegisterEndUserRequest } from './kyc.js';
 import type { Providers } from './providers.js';
 
@@ -49,6 +50,16 @@ const operationKinds = {
     objectId: (result: { frEndUserId: string }) => result.frEndUserId,
     undo: (providers: Providers, objectId: string) => providers.kyc.removeEndUser(objectId),
   },
+  create_wallet: {
+    call: (providers: Providers, request: CreateWalletRequest, key: string) => providers.custody.createWallet(request, key),
+    objectId: (result: { frWalletId: string }) => result.frWalletId,
+    undo: (providers: Providers, objectId: string) => providers.custody.archiveWallet(objectId),
+  },
+  create_address: {
+    call: (providers: Providers, request: CreateAddressRequest, key: string) => providers.custody.createAddress(request, key),
+    objectId: (result: CreatedAddress) => addressObjectId(result),
+    undo: (providers: Providers, objectId: string) => providers.custody.retireAddress(parseAddressObjectId(objectId)),
+  },
 } as const;
 
 export type OperationKind = keyof typeof operationKinds;
@@ -86,7 +97,7 @@ function errorText(error: unknown): string {
 }
 
 export const providerUnavailable = () =>
-  new DomainError('PROVIDER_UNAVAILABLE', 'The banking provider could not complete the request; nothing was created. Retry later.');
+  new DomainError('PROVIDER_UNAVAILABLE', 'The provider could not complete the request; nothing was created. Retry later.');
 
 /**
  * What a provider throws when it refused a request for good (its 4xx): nothing was created, so there is nothing to

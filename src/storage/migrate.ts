@@ -8,6 +8,7 @@ import { providerOperationsMigration } from './migrations/0005-provider-operatio
 import { moneyPlanMigration } from './migrations/0006-money-plan.js';
 import { idempotencyMigration } from './migrations/0007-idempotency.js';
 import { severalInstancesMigration } from './migrations/0008-several-instances.js';
+import { walletsMigration } from './migrations/0009-wallets.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -20,6 +21,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0006-money-plan': moneyPlanMigration(dialect),
     '0007-idempotency': idempotencyMigration(),
     '0008-several-instances': severalInstancesMigration(dialect),
+    '0009-wallets': walletsMigration(),
   };
 }
 

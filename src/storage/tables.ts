@@ -330,6 +330,31 @@ export interface DocumentFilesTable {
   created_at: string;
 }
 
+export interface WalletsTable {
+  id: string;
+  customer_id: string;
+  fr_wallet_id: string;
+  /** The custodian holding the wallet's keys (the record's `provider`). */
+  provider: string;
+  display_name: string;
+  status: 'active';
+  end_user_id: string | null;
+  umbrella_link_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WalletAddressesTable {
+  id: string;
+  customer_id: string;
+  wallet_id: string;
+  asset: string;
+  network: string;
+  address: string;
+  is_default: DbBoolean;
+  created_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -349,4 +374,6 @@ export interface Database {
   provider_operations: ProviderOperationsTable;
   idempotency_keys: IdempotencyKeysTable;
   document_files: DocumentFilesTable;
+  wallets: WalletsTable;
+  wallet_addresses: WalletAddressesTable;
 }

@@ -1,5 +1,6 @@
 import type { Providers } from '../../src/providers/providers.js';
 import { sandboxProviders } from '../../src/providers/providers.js';
+import { addressObjectId } from '../../src/providers/custody.js';
 
 /**
  * The sandbox providers, recording which objects exist at the provider: created by a call, gone once undone. An
@@ -39,6 +40,12 @@ export class RecordingProviders {
         registerEndUser: (request, key) => created('registerEndUser', key, () => sandbox.kyc.registerEndUser(request, key), (r) => r.frEndUserId)(),
         removeEndUser: removed,
         uploadDocument: (upload) => sandbox.kyc.uploadDocument(upload),
+      },
+      custody: {
+        createWallet: (request, key) => created('createWallet', key, () => sandbox.custody.createWallet(request, key), (r) => r.frWalletId)(),
+        archiveWallet: removed,
+        createAddress: (request, key) => created('createAddress', key, () => sandbox.custody.createAddress(request, key), (r) => addressObjectId(r))(),
+        retireAddress: (address) => removed(addressObjectId(address)),
       },
     };
   }

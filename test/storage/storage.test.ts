@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fiatCurrencies } from '../../src/ledger/assets.js';
+import { cryptoAssets, fiatCurrencies } from '../../src/ledger/assets.js';
+import { networkRegistry } from '../../src/ledger/networks.js';
 import { openSqliteDatabase, openStorage, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
@@ -46,8 +47,8 @@ describe(`storage on ${testDialect}`, () => {
     await expect(insertFiatAccountRow(storage, customerId, -5n)).rejects.toThrow(/check/i);
   });
 
-  it('lists in every currency CHECK exactly the fiat currencies of the asset registry', async () => {
-    // Migrations are history and keep their literal lists; this is what says the registry and the database agree.
+  /** The code lists of every `<column> in (…)` CHECK of the schema. Migrations are history and keep their literal lists. */
+  async function checkListsOf(column: string): Promise<string[][]> {
     const definitions =
       storage.dialect === 'postgres'
         ? (
@@ -55,11 +56,23 @@ describe(`storage on ${testDialect}`, () => {
               join pg_class t on t.oid = c.conrelid where c.contype = 'c' and t.relnamespace = current_schema()::regnamespace`.execute(storage.db)
           ).rows.map((row) => row.definition)
         : (await sql<{ definition: string }>`select sql as definition from sqlite_master where type = 'table'`.execute(storage.db)).rows.flatMap((row) =>
-            [...row.definition.matchAll(/check\s*\(currency in \([^)]*\)\)/gi)].map((match) => match[0]),
+            [...row.definition.matchAll(new RegExp(`check\\s*\\(${column} in \\([^)]*\\)\\)`, 'gi'))].map((match) => match[0]),
           );
-    const currencyChecks = definitions.filter((definition) => /\(+currency\b/i.test(definition));
-    expect(currencyChecks).toHaveLength(4); // fiat accounts, virtual accounts, payees, fee schedules
-    for (const check of currencyChecks) expect([...check.matchAll(/'([A-Z]+)'/g)].map((match) => match[1]).sort()).toEqual([...fiatCurrencies].sort());
+    return definitions
+      .filter((definition) => new RegExp(`\\(+${column}\\b`, 'i').test(definition))
+      .map((check) => [...check.matchAll(/'([A-Z]+)'/g)].map((match) => match[1]!).sort());
+  }
+
+  it('lists in every currency CHECK exactly the fiat currencies of the asset registry', async () => {
+    // This is what says the registry and the database agree.
+    const lists = await checkListsOf('currency');
+    expect(lists).toHaveLength(4); // fiat accounts, virtual accounts, payees, fee schedules
+    for (const list of lists) expect(list).toEqual([...fiatCurrencies].sort());
+  });
+
+  it('lists in the wallet address CHECKs exactly the crypto assets and networks of the registries', async () => {
+    expect(await checkListsOf('asset')).toEqual([[...cryptoAssets].sort()]);
+    expect(await checkListsOf('network')).toEqual([(Object.keys(networkRegistry) as string[]).sort()]);
   });
 
   it('keeps bigint minor units exact beyond 2^53', async () => {

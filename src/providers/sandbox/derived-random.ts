@@ -31,9 +31,11 @@ export class DerivedRandom {
     return digits;
   }
 
+  bytes(count: number): Uint8Array {
+    return Uint8Array.from({ length: count }, () => this.byte());
+  }
+
   hex(bytes: number): string {
-    let text = '';
-    for (let index = 0; index < bytes; index += 1) text += this.byte().toString(16).padStart(2, '0');
-    return text;
+    return Buffer.from(this.bytes(bytes)).toString('hex');
   }
 }

@@ -1,0 +1,32 @@
+import { addressPayloadBytes, encodeAddress } from '../../ledger/address-formats.js';
+import { addressFormatOf, type Network } from '../../ledger/networks.js';
+import type { CreateAddressRequest, CreatedAddress, CreatedWallet, CreateWalletRequest, CustodyProvider } from '../custody.js';
+import { providerId } from '../provider-ids.js';
+import { DerivedRandom } from './derived-random.js';
+
+export const sandboxCustodianName = 'sandbox';
+
+/** A well-formed address of the network, from derived bytes: valid in format, owned by no one. */
+function sandboxAddress(network: Network, random: DerivedRandom): string {
+  const format = addressFormatOf(network);
+  return encodeAddress(format, random.bytes(addressPayloadBytes[format]));
+}
+
+/**
+ * The simulated custodian. Ids and addresses are derived from the idempotency key, so a repeated call answers the
+ * same object and nothing needs undoing in a simulation that keeps no state.
+ */
+export class SandboxCustodyProvider implements CustodyProvider {
+  async createWallet(request: CreateWalletRequest, idempotencyKey: string): Promise<CreatedWallet> {
+    const random = new DerivedRandom(idempotencyKey);
+    return { frWalletId: providerId('wal', random.hex(12)), provider: sandboxCustodianName, depositAddress: sandboxAddress(request.network, random) };
+  }
+
+  async archiveWallet(): Promise<void> {}
+
+  async createAddress(request: CreateAddressRequest, idempotencyKey: string): Promise<CreatedAddress> {
+    return { address: sandboxAddress(request.network, new DerivedRandom(idempotencyKey)), asset: request.asset, network: request.network };
+  }
+
+  async retireAddress(): Promise<void> {}
+}
