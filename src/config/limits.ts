@@ -131,8 +131,19 @@ export const idempotencyReaperIntervalMs = 60_000;
 /** Wallets (docs/wallets.md): per customer, and receive addresses per wallet (every list has a bound). */
 export const walletsPerCustomerMax = 1000;
 export const addressesPerWalletMax = 100;
+/**
+ * A wallet's balance of one asset stays at most 10^18 base units (10^12 USDC, 10^10 BTC, 10^9 ETH): far beyond any
+ * holding, and far from the largest signed 64-bit integer the column holds (~9.2 × 10^18). A deposit beyond it is refused.
+ */
+export const walletBalanceCeilingMinor = 10n ** 18n;
+/** One transfer or deposit moves at most 10^15 base units (10^9 USDC, 10^7 BTC, 10^6 ETH or SOL). */
+export const walletAmountMaxMinor = 10n ** 15n;
 /** Spec §4 POST /wallets: displayName 1-100. */
 export const walletDisplayNameLengthMax = 100;
 /** Spec §4 POST /wallets/{walletId}/addresses: asset 1-20, network 1-50 characters. */
 export const walletAssetLengthMax = 20;
 export const walletNetworkLengthMax = 50;
+/** Spec §4 POST /wallets/{walletId}/transfers: destination 5-200 characters, note at most 500. */
+export const walletTransferDestinationLengthMin = 5;
+export const walletTransferDestinationLengthMax = 200;
+export const walletTransferNoteLengthMax = 500;

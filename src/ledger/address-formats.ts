@@ -32,6 +32,24 @@ export function encodeAddress(format: AddressFormat, payload: Uint8Array): strin
   }
 }
 
+/** Bytes of a transaction's hash or signature per format: a 32-byte hash, a 64-byte Ed25519 signature on Solana. */
+export const transactionHashBytes: Readonly<Record<AddressFormat, number>> = { evm: 32, solana: 64, tron: 32, bitcoin: 32 };
+
+/** How a network writes a transaction id: EVM 0x-prefixed hex, Tron and Bitcoin bare hex, Solana base58. */
+export function encodeTransactionHash(format: AddressFormat, bytes: Uint8Array): string {
+  if (bytes.length !== transactionHashBytes[format]) throw new Error(`a ${format} transaction id has ${transactionHashBytes[format]} bytes, not ${bytes.length}`);
+  const hex = Buffer.from(bytes).toString('hex');
+  switch (format) {
+    case 'evm':
+      return `0x${hex}`;
+    case 'solana':
+      return base58.encode(bytes);
+    case 'tron':
+    case 'bitcoin':
+      return hex;
+  }
+}
+
 /**
  * The address in its canonical form when it is a valid address of the format, else undefined. EVM: any case, but a
  * mixed-case address must carry a correct EIP-55 checksum; presented checksummed. Bitcoin: presented in lower case.

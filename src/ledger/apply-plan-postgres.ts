@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
 import type { Storage } from '../storage/database.js';
-import { idempotencyKeyLost, insufficientFunds, postingAccountId } from './ledger.js';
+import { idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
 import type { MoneyPlan, PlanResult } from './money-plan.js';
 
 /**
@@ -41,6 +41,8 @@ function domainErrorOf(error: unknown, plan: MoneyPlan): DomainError | undefined
   const code = raised.message as ErrorCode;
   const detail = raised.detail ? (JSON.parse(raised.detail) as Record<string, string>) : {};
   if (code === 'INSUFFICIENT_FUNDS' && detail.account_id) return insufficientFunds(detail.account_id);
+  if (code === 'INSUFFICIENT_FUNDS' && detail.wallet_id && detail.asset) return walletFundsShort(detail.wallet_id, detail.asset);
+  if (code === 'LIMIT_EXCEEDED' && detail.wallet_id && detail.asset) return walletCeilingReached(detail.wallet_id, detail.asset);
   if (code === 'IDEMPOTENCY_KEY_IN_USE') return idempotencyKeyLost();
   const guard = plan.guards.find((candidate) => candidate.error === code && candidate.message === detail.message);
   return new DomainError(code, guard?.message ?? detail.message ?? 'The request was refused.', guard?.details ?? {});

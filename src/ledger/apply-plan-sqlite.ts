@@ -3,9 +3,9 @@ import { DomainError } from '../errors.js';
 import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js';
 import { storeIdempotentAnswer } from '../storage/idempotency-answers.js';
 import { insertOutboxRows } from '../events/outbox.js';
-import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable } from '../storage/tables.js';
+import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
-import { idempotencyKeyLost, insufficientFunds, postingAccountId } from './ledger.js';
+import { idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
 import type { MoneyPlan, PlanResult } from './money-plan.js';
 
 /**
@@ -54,6 +54,39 @@ const moveMasterAllocation = queryTemplate<{ masterAccountId: string; delta: big
     .where('id', '=', masterAccountId),
 );
 
+interface WalletBalanceUpdate {
+  walletId: string;
+  asset: string;
+  delta: bigint;
+  updatedAt: string;
+}
+
+/** Reserved money pays only the transfer that reserved it; a balance stays within its ceiling. */
+const moveWalletBalance = queryTemplate<WalletBalanceUpdate & { ceiling: bigint }>()(
+  ['walletId', 'asset', 'delta', 'updatedAt', 'ceiling'],
+  (db, { walletId, asset, delta, updatedAt, ceiling }) =>
+    db
+      .updateTable('wallet_balances')
+      .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: updatedAt })
+      .where('wallet_id', '=', walletId)
+      .where('asset', '=', asset)
+      .where(sql<boolean>`balance_minor - reserved_minor + ${delta} >= 0`)
+      .where(sql<boolean>`balance_minor <= ${ceiling} - ${delta}`)
+      .returning('balance_minor'),
+);
+
+/** A reservation is taken only from what is available, and released only as far as it was taken. */
+const holdWalletBalance = queryTemplate<WalletBalanceUpdate>()(['walletId', 'asset', 'delta', 'updatedAt'], (db, { walletId, asset, delta, updatedAt }) =>
+  db
+    .updateTable('wallet_balances')
+    .set({ reserved_minor: sql`reserved_minor + ${delta}`, updated_at: updatedAt })
+    .where('wallet_id', '=', walletId)
+    .where('asset', '=', asset)
+    .where(sql<boolean>`reserved_minor + ${delta} >= 0`)
+    .where(sql<boolean>`balance_minor - reserved_minor - ${delta} >= 0`)
+    .returning('reserved_minor'),
+);
+
 const insertJournal = queryTemplate<{ id: string; customerId: string; kind: string; referenceId: string; createdAt: string }>()(
   ['id', 'customerId', 'kind', 'referenceId', 'createdAt'],
   (db, { id, customerId, kind, referenceId, createdAt }) =>
@@ -81,6 +114,13 @@ const paymentColumns = [
 
 const insertPayment = queryTemplate<PaymentsTable>()(paymentColumns, (db, row) => db.insertInto('payments').values(row));
 
+const walletTransferColumns = [
+  'id', 'customer_id', 'wallet_id', 'fr_transfer_id', 'direction', 'status', 'asset', 'network', 'amount_minor', 'destination', 'note',
+  'tx_hash', 'failure_reason', 'settle_at', 'completed_at', 'created_at', 'updated_at',
+] as const;
+
+const insertWalletTransfer = queryTemplate<WalletTransfersTable>()(walletTransferColumns, (db, row) => db.insertInto('wallet_transfers').values(row));
+
 const insertHistoryRecord = queryTemplate<TransactionsTable>()(transactionColumns, (db, row) => db.insertInto('transactions').values(row));
 
 const updateHistoryRecord = queryTemplate<{ id: string; status: string; completedAt: string | null; updatedAt: string }>()(
@@ -103,11 +143,14 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
     if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message, guard.details);
   }
 
+  for (const hold of plan.holds) {
+    const held = await holdWalletBalance.executeTakeFirst(trx, { walletId: hold.walletId, asset: hold.asset, delta: hold.delta, updatedAt: plan.createdAt });
+    if (!held) throw walletFundsShort(hold.walletId, hold.asset);
+  }
+
   const balances: PlanResult['balances'] = new Map();
   for (const move of plan.moves) {
-    const update = { accountId: move.id, delta: move.delta, updatedAt: plan.createdAt };
-    const row = move.kind === 'fiat_account' ? await moveFiatBalance.executeTakeFirst(trx, update) : await moveVirtualBalance.executeTakeFirst(trx, update);
-    if (!row) throw insufficientFunds(move.id);
+    const row = await moveBalance(trx, move, plan.createdAt);
     if (move.kind === 'virtual_account') await moveMasterAllocation.execute(trx, { masterAccountId: move.masterId!, delta: move.delta });
     const after = BigInt(row.balance_minor);
     balances.set(move.key, { before: after - move.delta, after });
@@ -128,7 +171,10 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
     );
   }
 
-  for (const row of plan.rows) await insertPayment.execute(trx, row.values);
+  for (const row of plan.rows) {
+    if (row.table === 'payments') await insertPayment.execute(trx, row.values);
+    else await insertWalletTransfer.execute(trx, row.values);
+  }
 
   for (const [index, { balanceOf, ...record }] of plan.history.entries()) {
     const balance = balances.get(balanceOf);
@@ -160,6 +206,19 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
     if (!(await storeIdempotentAnswer(trx, response, response.status, responseBody))) throw idempotencyKeyLost();
   }
   return { balances, firstSequence, responseBody };
+}
+
+/** Moves one balance; refuses (throws) when the move would overdraw it or take a wallet beyond its ceiling. */
+async function moveBalance(trx: Transaction<Database>, move: MoneyPlan['moves'][number], updatedAt: string): Promise<{ balance_minor: bigint }> {
+  if (move.kind === 'wallet') {
+    const moved = await moveWalletBalance.executeTakeFirst(trx, { walletId: move.id, asset: move.asset, delta: move.delta, updatedAt, ceiling: move.ceiling! });
+    if (moved) return moved;
+    throw move.delta > 0n ? walletCeilingReached(move.id, move.asset) : walletFundsShort(move.id, move.asset);
+  }
+  const update = { accountId: move.id, delta: move.delta, updatedAt };
+  const moved = move.kind === 'fiat_account' ? await moveFiatBalance.executeTakeFirst(trx, update) : await moveVirtualBalance.executeTakeFirst(trx, update);
+  if (!moved) throw insufficientFunds(move.id);
+  return moved;
 }
 
 /** A text template (events, stored answers) with its balance numbers written in. */

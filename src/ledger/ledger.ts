@@ -10,6 +10,14 @@ import type { Posting } from './money-plan.js';
 export const insufficientFunds = (accountId: string) =>
   new DomainError('INSUFFICIENT_FUNDS', 'The balance of the account does not cover the amount plus the fee.', { account_id: accountId });
 
+/** A wallet's available balance of an asset (its balance less what pending transfers hold) is short of the amount. */
+export const walletFundsShort = (walletId: string, asset: string) =>
+  new DomainError('INSUFFICIENT_FUNDS', `The available ${asset} balance of the wallet does not cover the amount.`, { wallet_id: walletId, asset });
+
+/** A credit would take a wallet's balance beyond its ceiling (config/limits.ts walletBalanceCeilingMinor). */
+export const walletCeilingReached = (walletId: string, asset: string) =>
+  new DomainError('LIMIT_EXCEEDED', `The ${asset} balance of the wallet would exceed the largest balance a wallet holds.`, { wallet_id: walletId, asset });
+
 /** The reservation of the Idempotency-Key was taken over by a later attempt (its lease ran out): this one commits nothing. */
 export const idempotencyKeyLost = () =>
   new DomainError('IDEMPOTENCY_KEY_IN_USE', 'A later request with this Idempotency-Key took it over; this one changed nothing. Retry with the same key to get its answer.');

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { newId } from '../ids.js';
 import type { ErrorCode } from '../errors.js';
 import type { EventType } from '../events/catalog.js';
-import type { PaymentsTable, TransactionsTable } from '../storage/tables.js';
-import { scaleOf, type Asset } from './assets.js';
+import { walletBalanceCeilingMinor } from '../config/limits.js';
+import type { PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
+import { scaleOf, type Asset, type CryptoAsset } from './assets.js';
 
 /**
  * A money movement as data (docs/ledger.md "The money path"). Every balance-changing operation — payments,
@@ -16,7 +17,8 @@ import { scaleOf, type Asset } from './assets.js';
  * Execution order, the same on both databases:
  * 1. the customer's history sequence (its row lock first, so a customer's operations never deadlock);
  * 2. the guards: conditional updates that must change exactly one row, else the plan fails with their error;
- * 3. the balance moves, each conditional on the balance staying non-negative (else INSUFFICIENT_FUNDS);
+ * 3. the holds (a wallet's reservations taken from what is available, or released), then the balance moves, each
+ *    conditional on the (available) balance staying non-negative (else INSUFFICIENT_FUNDS);
  * 4. the journal and its postings; 5. the domain rows; 6. the history records and their status updates;
  * 7. the outbox events.
  */
@@ -24,7 +26,9 @@ import { scaleOf, type Asset } from './assets.js';
 /** A balance that can move: the `key` names it in references. */
 export type BalanceAccount =
   | { kind: 'fiat_account'; id: string }
-  | { kind: 'virtual_account'; id: string; masterId: string };
+  | { kind: 'virtual_account'; id: string; masterId: string }
+  /** A wallet holds one balance per asset. */
+  | { kind: 'wallet'; id: string; asset: CryptoAsset };
 
 export type SystemAccountName = 'clearing' | 'fee_income' | 'suspense';
 
@@ -38,7 +42,7 @@ export interface Posting {
 }
 
 export function balanceKey(account: BalanceAccount): string {
-  return `${account.kind}:${account.id}`;
+  return account.kind === 'wallet' ? `wallet:${account.id}:${account.asset}` : `${account.kind}:${account.id}`;
 }
 
 /** A balance change the executor applies, in this order. */
@@ -47,6 +51,19 @@ export interface PlannedMove {
   kind: BalanceAccount['kind'];
   id: string;
   masterId: string | null;
+  asset: Asset;
+  delta: bigint;
+  /** Wallets: the balance may not grow beyond this (a credit beyond it fails with LIMIT_EXCEEDED). */
+  ceiling: bigint | null;
+}
+
+/**
+ * A change of what a wallet's pending transfers hold of one asset: positive reserves (only from what is available,
+ * else INSUFFICIENT_FUNDS), negative releases. The balance itself does not change until the transfer settles.
+ */
+export interface PlannedHold {
+  walletId: string;
+  asset: CryptoAsset;
   delta: bigint;
 }
 
@@ -108,12 +125,13 @@ export interface PlannedResponse {
   numbers: PayloadNumber[];
 }
 
-export type PlannedRow = { table: 'payments'; values: PaymentsTable };
+export type PlannedRow = { table: 'payments'; values: PaymentsTable } | { table: 'wallet_transfers'; values: WalletTransfersTable };
 
 export interface MoneyPlan {
   customerId: string;
   createdAt: string;
   guards: Guard[];
+  holds: PlannedHold[];
   moves: PlannedMove[];
   journal: { id: string; kind: string; referenceId: string; postings: Posting[] } | null;
   /** Whole rows of the domain tables a plan may insert into (the PostgreSQL function has a statement for each). */
@@ -154,12 +172,23 @@ export function movesOf(postings: readonly Posting[]): PlannedMove[] {
     const paired = postings.some((other) => other.account.kind === 'fiat_account' && other.account.id === virtual.masterId && other.amount === posting.amount && other.asset === posting.asset);
     if (!paired) throw new Error(`a posting moves virtual account ${virtual.id} without its master`);
   }
+  for (const posting of postings) {
+    if (posting.account.kind === 'wallet' && posting.account.asset !== posting.asset) throw new Error(`a ${posting.asset} posting names the ${posting.account.asset} balance of wallet ${posting.account.id}`);
+  }
   return [...postings]
     .filter((posting) => posting.amount !== 0n && posting.account.kind !== 'system')
     .sort((left, right) => applicationOrder(left) - applicationOrder(right))
     .map((posting) => {
       const account = posting.account as BalanceAccount;
-      return { key: balanceKey(account), kind: account.kind, id: account.id, masterId: account.kind === 'virtual_account' ? account.masterId : null, delta: posting.amount };
+      return {
+        key: balanceKey(account),
+        kind: account.kind,
+        id: account.id,
+        masterId: account.kind === 'virtual_account' ? account.masterId : null,
+        asset: posting.asset,
+        delta: posting.amount,
+        ceiling: account.kind === 'wallet' ? walletBalanceCeilingMinor : null,
+      };
     });
 }
 
@@ -203,7 +232,7 @@ export function plannedResponse(reservation: { customerId: string; key: string; 
 
 /** An empty plan to fill in. */
 export function newPlan(customerId: string, createdAt: string): MoneyPlan {
-  return { customerId, createdAt, guards: [], moves: [], journal: null, rows: [], history: [], historyUpdates: [], events: [], response: null };
+  return { customerId, createdAt, guards: [], holds: [], moves: [], journal: null, rows: [], history: [], historyUpdates: [], events: [], response: null };
 }
 
 /** Adds the ledger entry (and the moves its postings imply) to the plan; postings of zero (a fee of 0) are left out. */

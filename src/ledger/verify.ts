@@ -2,7 +2,13 @@ import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
 
 export interface LedgerProblem {
-  kind: 'unbalanced_journal' | 'fiat_balance_mismatch' | 'virtual_balance_mismatch' | 'allocation_mismatch';
+  kind:
+    | 'unbalanced_journal'
+    | 'fiat_balance_mismatch'
+    | 'virtual_balance_mismatch'
+    | 'allocation_mismatch'
+    | 'wallet_balance_mismatch'
+    | 'wallet_reservation_mismatch';
   id: string;
   /** The asset the problem is in (a journal balances per asset). */
   asset?: string;
@@ -12,7 +18,7 @@ export interface LedgerProblem {
 
 export interface LedgerReport {
   ok: boolean;
-  checked: { journals: number; fiat_accounts: number; virtual_accounts: number };
+  checked: { journals: number; fiat_accounts: number; virtual_accounts: number; wallet_balances: number };
   /** Platform accounts (clearing, fee_income, suspense) per asset, in base units, from their postings. */
   system_balances_minor: Record<string, string>;
   problems: LedgerProblem[];
@@ -22,7 +28,9 @@ const problemsShownMax = 1000;
 
 /**
  * Checks the ledger end to end: every journal entry balances in each of its assets; every fiat and virtual account
- * balance equals the sum of its postings; every master's allocation equals its virtual accounts' balances. Reads only.
+ * balance equals the sum of its postings; every master's allocation equals its virtual accounts' balances; every
+ * wallet balance of an asset equals the sum of its postings in that asset, and its reservation the amounts of its
+ * pending outgoing transfers. Reads only.
  */
 export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
   const { db } = storage;
@@ -87,6 +95,41 @@ export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
     }
   }
 
+  const wallets = await db
+    .selectFrom('wallet_balances as balance')
+    .select([
+      'balance.wallet_id',
+      'balance.asset',
+      'balance.balance_minor',
+      'balance.reserved_minor',
+      (eb) =>
+        eb
+          .selectFrom('ledger_postings')
+          .select(sql<bigint>`coalesce(sum(amount_minor), 0)`.as('sum'))
+          .where('account_kind', '=', 'wallet')
+          .whereRef('account_id', '=', 'balance.wallet_id')
+          .whereRef('ledger_postings.asset', '=', 'balance.asset')
+          .as('posted'),
+      (eb) =>
+        eb
+          .selectFrom('wallet_transfers')
+          .select(sql<bigint>`coalesce(sum(amount_minor), 0)`.as('sum'))
+          .where('direction', '=', 'outgoing')
+          .where('status', '=', 'pending')
+          .whereRef('wallet_transfers.wallet_id', '=', 'balance.wallet_id')
+          .whereRef('wallet_transfers.asset', '=', 'balance.asset')
+          .as('pending'),
+    ])
+    .execute();
+  for (const row of wallets) {
+    if (BigInt(row.posted ?? 0) !== BigInt(row.balance_minor)) {
+      problems.push({ kind: 'wallet_balance_mismatch', id: row.wallet_id, asset: row.asset, expected: String(row.posted ?? 0), actual: String(row.balance_minor) });
+    }
+    if (BigInt(row.pending ?? 0) !== BigInt(row.reserved_minor)) {
+      problems.push({ kind: 'wallet_reservation_mismatch', id: row.wallet_id, asset: row.asset, expected: String(row.pending ?? 0), actual: String(row.reserved_minor) });
+    }
+  }
+
   const system = await db
     .selectFrom('ledger_postings')
     .select(['account_id', (eb) => eb.fn.sum<bigint>('amount_minor').as('total')])
@@ -98,7 +141,7 @@ export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
 
   return {
     ok: problems.length === 0,
-    checked: { journals: Number(journals.count), fiat_accounts: fiat.length, virtual_accounts: virtual.length },
+    checked: { journals: Number(journals.count), fiat_accounts: fiat.length, virtual_accounts: virtual.length, wallet_balances: wallets.length },
     system_balances_minor: Object.fromEntries(system.map((row) => [row.account_id, String(row.total)])),
     problems: problems.slice(0, problemsShownMax),
   };

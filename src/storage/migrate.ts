@@ -9,6 +9,7 @@ import { moneyPlanMigration } from './migrations/0006-money-plan.js';
 import { idempotencyMigration } from './migrations/0007-idempotency.js';
 import { severalInstancesMigration } from './migrations/0008-several-instances.js';
 import { walletsMigration } from './migrations/0009-wallets.js';
+import { walletMoneyMigration } from './migrations/0010-wallet-money.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -22,6 +23,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0007-idempotency': idempotencyMigration(),
     '0008-several-instances': severalInstancesMigration(dialect),
     '0009-wallets': walletsMigration(),
+    '0010-wallet-money': walletMoneyMigration(dialect),
   };
 }
 

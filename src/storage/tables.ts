@@ -208,7 +208,7 @@ export interface LedgerJournalTable {
 export interface LedgerPostingsTable {
   sequence: Generated<bigint>;
   journal_id: string;
-  account_kind: 'fiat_account' | 'virtual_account' | 'system';
+  account_kind: 'fiat_account' | 'virtual_account' | 'system' | 'wallet';
   account_id: string;
   /** An asset code of the registry (ledger/assets.ts); a journal balances per asset. */
   asset: string;
@@ -355,6 +355,39 @@ export interface WalletAddressesTable {
   created_at: string;
 }
 
+/** What a wallet holds of one asset: `balance_minor` per the ledger, `reserved_minor` held by pending transfers out. */
+export interface WalletBalancesTable {
+  wallet_id: string;
+  asset: string;
+  customer_id: string;
+  balance_minor: bigint;
+  reserved_minor: bigint;
+  updated_at: string;
+}
+
+/** A transfer out of a wallet, or a deposit into it (`direction` incoming). */
+export interface WalletTransfersTable {
+  id: string;
+  customer_id: string;
+  wallet_id: string;
+  fr_transfer_id: string;
+  direction: 'incoming' | 'outgoing';
+  status: 'pending' | 'completed' | 'failed';
+  asset: string;
+  network: string;
+  amount_minor: bigint;
+  /** The address the asset goes to: the recipient's, or for a deposit the wallet's own. */
+  destination: string;
+  note: string | null;
+  tx_hash: string | null;
+  failure_reason: string | null;
+  /** Sandbox: when the transfer settles by itself; also the lease of the worker that settles it. */
+  settle_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -376,4 +409,6 @@ export interface Database {
   document_files: DocumentFilesTable;
   wallets: WalletsTable;
   wallet_addresses: WalletAddressesTable;
+  wallet_balances: WalletBalancesTable;
+  wallet_transfers: WalletTransfersTable;
 }

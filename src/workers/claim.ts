@@ -42,3 +42,23 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
       : await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db);
   return result.rows;
 }
+
+/** A claimed settlement is the claimer's for this long; then, if still pending, any instance may take it. */
+const settlementLeaseMs = 60_000;
+const settlementBatchSize = 100;
+
+/**
+ * The sandbox settlement workers' claim (payments, wallet transfers): pending rows whose `settle_at` has come, oldest
+ * first, their `settle_at` moved a lease ahead.
+ */
+export async function claimDueSettlements<Row>(storage: Storage, table: 'payments' | 'wallet_transfers', now: Date): Promise<Row[]> {
+  return claimDue<Row>(storage, {
+    table,
+    due: sql`status = 'pending' and settle_at is not null`,
+    leaseColumn: 'settle_at',
+    now: now.toISOString(),
+    leaseUntil: new Date(now.getTime() + settlementLeaseMs).toISOString(),
+    orderBy: 'settle_at',
+    limit: settlementBatchSize,
+  });
+}

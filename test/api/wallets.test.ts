@@ -205,7 +205,8 @@ describe('wallets', () => {
       const shown = await t.request({ url: `/wallets/${first.local_id}`, key: bob.key });
       expect(shown.statusCode).toBe(200);
       const detail = shown.json().data;
-      expect(Object.keys(detail).sort()).toEqual([...walletFields, 'addresses'].sort());
+      expect(Object.keys(detail).sort()).toEqual([...walletFields, 'addresses', 'balances'].sort());
+      expect(detail.balances).toEqual([{ asset: 'USDC', balance: '0.000000', available: '0.000000' }]);
       expect(detail.addresses).toHaveLength(1);
       expect(detail.addresses[0]).toMatchObject({ asset: 'USDC', network: 'ETH', address: first.deposit_address, is_default: true, wallet_id: first.local_id });
       expect(Object.keys(detail.addresses[0]).sort()).toEqual(addressFields);

@@ -218,4 +218,54 @@ describe.each(deployments)('Idempotency-Key across two server processes on %s', 
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     expect((JSON.parse(verify.stdout) as { ok: boolean }).ok).toBe(true);
   });
+
+  it('reserves a wallet balance once across two servers: concurrent transfers never exceed it, one key sends once, a transfer settles once', { timeout: processTestTimeoutMs }, async () => {
+    const customer = await cli<{ id: string }>('customers', 'create', '--name', 'Wallets Ltd');
+    const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
+    const servers = [await startServer(), await startServer()];
+    const headers = await Promise.all(
+      servers.map(async ({ baseUrl }) => {
+        const token = ((await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).json()) as { data: { csrf_token: string } }).data.csrf_token;
+        return { 'x-api-key': key, 'x-csrf-token': token, 'content-type': 'application/json' };
+      }),
+    );
+    const post = (server: number, url: string, body: unknown, extra: Record<string, string> = {}) =>
+      fetch(`${servers[server]!.baseUrl}${url}`, { method: 'POST', headers: { ...headers[server], ...extra }, body: JSON.stringify(body) });
+    const wallet = ((await (await post(0, '/wallets', {})).json()) as { data: { local_id: string } }).data.local_id;
+    expect((await post(1, `/sandbox/wallets/${wallet}/deposits`, { asset: 'USDC', network: 'ETH', amount: '10' })).status).toBe(201);
+    const transfer = { asset: 'USDC', network: 'ETH', amount: '1', destination: '0x52908400098527886e0f7030069857d2e4169ee7' };
+
+    // 30 transfers of 1 USDC from a balance of 10, split across both servers, each with its own key.
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, async (_, index) => (await post(index % 2, `/wallets/${wallet}/transfers`, transfer, { 'idempotency-key': randomUUID() })).status),
+    );
+    expect(statuses.filter((status) => status === 201)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 422)).toHaveLength(20);
+
+    // 20 requests with one key on a freshly funded balance: one transfer.
+    expect((await post(0, `/sandbox/wallets/${wallet}/deposits`, { asset: 'USDC', network: 'ETH', amount: '5' })).status).toBe(201);
+    const shared = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async (_, index) => {
+        const response = await post(index % 2, `/wallets/${wallet}/transfers`, transfer, { 'idempotency-key': shared });
+        return { status: response.status, body: await response.text() };
+      }),
+    );
+    expect(answers.every((answer) => answer.status === 201 || answer.status === 409)).toBe(true);
+    const created = answers.filter((answer) => answer.status === 201);
+    for (const answer of created) expect(answer.body).toBe(created[0]!.body);
+    const live = async () =>
+      ((await (await fetch(`${servers[1]!.baseUrl}/otc-exchanges/wallets/${wallet}/balance`, { headers: { 'x-api-key': key } })).json()) as { data: { balance: string; available: string } }).data;
+    expect(await live()).toEqual({ walletId: wallet, asset: 'USDC', balance: '15.000000', available: '4.000000' });
+
+    // One transfer settled from both servers at once: one wins.
+    const transferId = (JSON.parse(created[0]!.body) as { data: { local_id: string } }).data.local_id;
+    const settled = await Promise.all([0, 1].map((server) => post(server, `/sandbox/wallet-transfers/${transferId}/settle`, { outcome: 'completed' })));
+    expect(settled.map((response) => response.status).sort()).toEqual([200, 422]);
+    expect(await live()).toEqual({ walletId: wallet, asset: 'USDC', balance: '14.000000', available: '4.000000' });
+
+    const verify = await run(process.execPath, ['bin/customer-api.js', 'ledger', 'verify'], { env });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+    expect((JSON.parse(verify.stdout) as { ok: boolean }).ok).toBe(true);
+  });
 });

@@ -139,7 +139,7 @@ describe(`ledger on ${testDialect}`, () => {
       await expectRefused(() =>
         storage.db
           .insertInto('ledger_postings')
-          .values({ journal_id: journalId, account_kind: 'wallet' as never, account_id: master, asset: 'EUR', amount_minor: 1n })
+          .values({ journal_id: journalId, account_kind: 'vault' as never, account_id: master, asset: 'EUR', amount_minor: 1n })
           .execute(),
       );
       await storage.db.deleteFrom('ledger_journal').where('id', '=', journalId).execute();

@@ -1,5 +1,4 @@
 import { newId } from '../../ids.js';
-import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
@@ -7,7 +6,7 @@ import { balanceKey, newPlan, plannedEvent, withJournal, type Posting } from '..
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
-import { claimDue } from '../../workers/claim.js';
+import { claimDueSettlements } from '../../workers/claim.js';
 import { accountPostings, balanceAccountOf, type CustomerAccount } from './accounts.js';
 import { addBalanceEvents } from './events.js';
 import { presentPayment } from './presenter.js';
@@ -17,9 +16,6 @@ export type SettlementOutcome = 'completed' | 'failed';
 
 /** Sandbox magic (docs/payments.md): a reference starting with "sandbox-fail" makes automatic settlement fail. */
 const failingReferencePrefix = 'sandbox-fail';
-const settlementBatchSize = 100;
-/** A claimed settlement is the claimer's for this long; then, if still pending, any instance may take it. */
-export const settlementLeaseMs = 60_000;
 
 type AccountRef = Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId' | 'currency'>;
 
@@ -61,16 +57,7 @@ export class SettlementService {
    * moves a lease ahead, workers/claim.ts), so several instances never settle one payment at once.
    */
   async settleDuePayments(): Promise<number> {
-    const now = this.clock.now();
-    const due = await claimDue<PaymentRow>(this.storage, {
-      table: 'payments',
-      due: sql`status = 'pending' and settle_at is not null`,
-      leaseColumn: 'settle_at',
-      now: now.toISOString(),
-      leaseUntil: new Date(now.getTime() + settlementLeaseMs).toISOString(),
-      orderBy: 'settle_at',
-      limit: settlementBatchSize,
-    });
+    const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now());
     for (const row of due) {
       const outcome = row.reference.toLowerCase().startsWith(failingReferencePrefix) ? 'failed' : 'completed';
       await this.apply(row, outcome, 'Rejected by the receiving bank (sandbox reference)').catch((error: unknown) => {

@@ -1,9 +1,29 @@
 import type { FastifyInstance } from 'fastify';
+import { workerPollIntervalMs } from '../../config/limits.js';
+import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
-import { walletRoutes } from './routes.js';
+import { WalletOwnership } from './ownership.js';
+import { sandboxWalletRoutes, walletRoutes } from './routes.js';
+import { WalletSandbox } from './sandbox.js';
 import { WalletService } from './service.js';
+import { WalletTransferService } from './transfers.js';
 
-/** Registers the wallets module (spec §4 POST /wallets, POST /wallets/{id}/addresses; GET /wallets and GET /wallets/{id} are additive). */
+/**
+ * Registers the wallets module: spec §4 POST /wallets, its addresses and transfers, and the live balance; the GETs
+ * are additive; in the sandbox, deposits and the settlement of transfers.
+ */
 export function registerWallets(app: FastifyInstance, context: ModuleContext): void {
-  walletRoutes(app, new WalletService(context.storage, context.provisioning, context.clock, context.endUsers));
+  const { storage, clock, config } = context;
+  const ownership = new WalletOwnership(storage);
+  walletRoutes(
+    app,
+    new WalletService(storage, context.provisioning, clock, context.endUsers),
+    new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs),
+    context.idempotency,
+  );
+  if (config.apiEnvironment === 'sandbox') {
+    const sandbox = new WalletSandbox(storage, clock, ownership);
+    sandboxWalletRoutes(app, sandbox, context.idempotency);
+    context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
+  }
 }

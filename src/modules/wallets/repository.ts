@@ -1,8 +1,10 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { defaultWalletAsset } from '../../ledger/networks.js';
-import type { Database, WalletAddressesTable, WalletsTable } from '../../storage/tables.js';
+import type { Database, WalletAddressesTable, WalletBalancesTable, WalletsTable, WalletTransfersTable } from '../../storage/tables.js';
 
 export type WalletAddressRow = Selectable<WalletAddressesTable>;
+export type WalletBalanceRow = Selectable<WalletBalancesTable>;
+export type WalletTransferRow = Selectable<WalletTransfersTable>;
 /** A wallet with its deposit address: the default address of the wallet's own asset (USDC), made with the wallet. */
 export type WalletRow = Selectable<WalletsTable> & { deposit_address: string };
 type Db = Kysely<Database> | Transaction<Database>;
@@ -37,7 +39,7 @@ export async function listWalletAddresses(db: Db, customerId: string, walletId: 
 
 export async function insertWallet(trx: Transaction<Database>, wallet: Selectable<WalletsTable>, depositAddress: WalletAddressRow): Promise<void> {
   await trx.insertInto('wallets').values(wallet).execute();
-  await trx.insertInto('wallet_addresses').values(depositAddress).execute();
+  await insertWalletAddress(trx, depositAddress);
 }
 
 /**
@@ -53,6 +55,60 @@ export async function addressCounts(trx: Transaction<Database>, customerId: stri
   return { total: rows.length, ofAsset: rows.filter((row) => row.asset === asset).length };
 }
 
+/** The first address of an asset (its default) also opens the wallet's balance of the asset: a wallet holds what it can receive. */
 export async function insertWalletAddress(trx: Transaction<Database>, row: WalletAddressRow): Promise<void> {
   await trx.insertInto('wallet_addresses').values(row).execute();
+  if (row.is_default !== 1) return;
+  await trx
+    .insertInto('wallet_balances')
+    .values({ wallet_id: row.wallet_id, asset: row.asset, customer_id: row.customer_id, balance_minor: 0n, reserved_minor: 0n, updated_at: row.created_at })
+    .execute();
+}
+
+export async function listWalletBalances(db: Db, customerId: string, walletId: string): Promise<WalletBalanceRow[]> {
+  return db.selectFrom('wallet_balances').selectAll().where('customer_id', '=', customerId).where('wallet_id', '=', walletId).orderBy('asset').execute();
+}
+
+export async function findWalletBalance(db: Db, customerId: string, walletId: string, asset: string): Promise<WalletBalanceRow | undefined> {
+  return db.selectFrom('wallet_balances').selectAll().where('customer_id', '=', customerId).where('wallet_id', '=', walletId).where('asset', '=', asset).executeTakeFirst();
+}
+
+/** The wallet's address receiving `asset` on `network`: the asset's default when it is on that network, else the oldest. */
+export async function findReceiveAddress(db: Db, customerId: string, walletId: string, asset: string, network: string): Promise<WalletAddressRow | undefined> {
+  return db
+    .selectFrom('wallet_addresses')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('wallet_id', '=', walletId)
+    .where('asset', '=', asset)
+    .where('network', '=', network)
+    .orderBy('is_default', 'desc')
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .executeTakeFirst();
+}
+
+export async function findWalletTransfer(db: Db, customerId: string, id: string): Promise<WalletTransferRow | undefined> {
+  return db.selectFrom('wallet_transfers').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}
+
+/** A wallet's transfers and deposits, newest first. */
+export async function listWalletTransfers(db: Db, customerId: string, walletId: string, offset: number, limit: number): Promise<{ rows: WalletTransferRow[]; total: bigint }> {
+  const counted = await db
+    .selectFrom('wallet_transfers')
+    .select((eb) => eb.fn.countAll<bigint>().as('total'))
+    .where('customer_id', '=', customerId)
+    .where('wallet_id', '=', walletId)
+    .executeTakeFirstOrThrow();
+  const rows = await db
+    .selectFrom('wallet_transfers')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('wallet_id', '=', walletId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  return { rows, total: BigInt(counted.total) };
 }

@@ -2,11 +2,30 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { Pagination } from '../transactions/schemas.js';
+import type { WalletSandbox } from './sandbox.js';
 import type { WalletService } from './service.js';
-import { CreateWalletAddressBody, CreateWalletBody, Wallet, WalletAddress, WalletDetail, WalletParams } from './schemas.js';
+import type { WalletTransferService } from './transfers.js';
+import {
+  CreateWalletAddressBody,
+  CreateWalletBody,
+  CreateWalletTransferBody,
+  LiveBalance,
+  LiveBalanceQuery,
+  SettleWalletTransferBody,
+  Wallet,
+  WalletAddress,
+  WalletDepositBody,
+  WalletDetail,
+  WalletParams,
+  WalletTransfer,
+  WalletTransferParams,
+  WalletTransfersQuery,
+} from './schemas.js';
 
-export function walletRoutes(app: FastifyInstance, wallets: WalletService): void {
+export function walletRoutes(app: FastifyInstance, wallets: WalletService, transfers: WalletTransferService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Wallets'];
 
@@ -45,7 +64,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService): void
       config: { scope: 'wallets:read' },
       schema: {
         tags,
-        summary: 'Get a wallet with its receive addresses',
+        summary: 'Get a wallet with its receive addresses and balances',
         params: WalletParams,
         response: { 200: DataOf(WalletDetail), ...errorResponses(...authenticatedReadErrors, 404) },
       },
@@ -68,5 +87,117 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService): void
       },
     },
     async (request, reply) => reply.code(201).send({ data: await wallets.addAddress(callerOf(request), request.params.walletId, request.body) }),
+  );
+
+  routes.post(
+    '/wallets/:walletId/transfers',
+    {
+      config: { scope: 'wallets:write' },
+      schema: {
+        tags,
+        summary: 'Send an on-chain transfer',
+        description:
+          'Reserves the amount from the available balance of the asset; the transfer is pending until the network settles it. ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and never sends twice.',
+        params: WalletParams,
+        headers: idempotencyHeaders(false),
+        body: CreateWalletTransferBody,
+        // 400: a pair outside the catalogue, an amount of 0 or with too many decimals, a destination not of the network.
+        // 422 INSUFFICIENT_FUNDS: more than the available balance.
+        response: { 201: DataOf(WalletTransfer), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
+      },
+    },
+    async (request, reply) =>
+      idempotency.answer(request, reply, (reservation) => transfers.create(callerOf(request), request.params.walletId, request.body, reservation)),
+  );
+
+  routes.get(
+    '/wallets/:walletId/transfers',
+    {
+      config: { scope: 'wallets:read' },
+      schema: {
+        tags,
+        summary: "List a wallet's transfers and deposits, newest first (paginated like GET /transactions)",
+        params: WalletParams,
+        querystring: WalletTransfersQuery,
+        response: {
+          200: Type.Object({ data: Type.Array(WalletTransfer), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false }),
+          ...errorResponses(...authenticatedReadErrors, 404),
+        },
+      },
+    },
+    async (request) => transfers.list(callerOf(request), request.params.walletId, request.query.page ?? 1, request.query.limit ?? 50),
+  );
+
+  routes.get(
+    '/wallet-transfers/:transferId',
+    {
+      config: { scope: 'wallets:read' },
+      schema: {
+        tags,
+        summary: 'Get a wallet transfer or deposit',
+        params: WalletTransferParams,
+        response: { 200: DataOf(WalletTransfer), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await transfers.get(callerOf(request), request.params.transferId) }),
+  );
+
+  routes.get(
+    '/otc-exchanges/wallets/:walletId/balance',
+    {
+      config: { scope: 'otc-exchanges:read' },
+      schema: {
+        tags: ['OTC exchange'],
+        summary: "A wallet's live balance of an asset",
+        description: 'The live-balance operation of spec §4. `balance` is what the wallet holds; `available` leaves out what pending transfers reserve.',
+        params: WalletParams,
+        querystring: LiveBalanceQuery,
+        response: { 200: DataOf(LiveBalance), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await wallets.liveBalance(callerOf(request), request.params.walletId, request.query.asset ?? 'USDC') }),
+  );
+}
+
+/** DESIGN §3 simulation endpoints for wallets (sandbox only): deposits and the settlement of transfers. */
+export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox, idempotency: IdempotencyKeys): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Sandbox'];
+
+  routes.post(
+    '/sandbox/wallets/:walletId/deposits',
+    {
+      config: { scope: 'wallets:write' },
+      schema: {
+        tags,
+        summary: 'Deposit crypto into a wallet from outside (sandbox only)',
+        description:
+          'As if the asset arrived on-chain at the wallet\'s address of that network (the wallet must have one). ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md).',
+        params: WalletParams,
+        headers: idempotencyHeaders(false),
+        body: WalletDepositBody,
+        // 422 ADDRESS_REQUIRED: no address of the pair; LIMIT_EXCEEDED: beyond the largest balance a wallet holds.
+        response: { 201: DataOf(WalletTransfer), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
+      },
+    },
+    async (request, reply) =>
+      idempotency.answer(request, reply, (reservation) => sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservation)),
+  );
+
+  routes.post(
+    '/sandbox/wallet-transfers/:transferId/settle',
+    {
+      config: { scope: 'wallets:write' },
+      schema: {
+        tags,
+        summary: 'Settle a pending wallet transfer (sandbox only)',
+        params: WalletTransferParams,
+        body: SettleWalletTransferBody,
+        response: { 200: DataOf(WalletTransfer), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request) => ({ data: await sandbox.settle(callerOf(request).customerId, request.params.transferId, request.body.outcome) }),
   );
 }

@@ -1,6 +1,15 @@
 import { Type, type Static } from 'typebox';
-import { walletAssetLengthMax, walletDisplayNameLengthMax, walletNetworkLengthMax } from '../../config/limits.js';
-import { Nullable, Timestamp, Uuid } from '../../http/schemas.js';
+import {
+  pageLimitDefault,
+  pageLimitMax,
+  walletAssetLengthMax,
+  walletDisplayNameLengthMax,
+  walletNetworkLengthMax,
+  walletTransferDestinationLengthMax,
+  walletTransferDestinationLengthMin,
+  walletTransferNoteLengthMax,
+} from '../../config/limits.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { supportedPairsText } from '../../ledger/networks.js';
 
 /** Spec §4 POST /wallets: every field optional; `null` means absent (docs/decisions/0005-request-input-rules.md). */
@@ -58,8 +67,98 @@ export const WalletAddress = Type.Object(
 );
 export type WalletAddressRecord = Static<typeof WalletAddress>;
 
-/** GET /wallets/{id} (additive): the wallet with its receive addresses, oldest first. */
-export const WalletDetail = Type.Object({ ...Wallet.properties, addresses: Type.Array(WalletAddress) }, { additionalProperties: false });
+/** What a wallet holds of one asset, as decimal strings at the asset's scale. */
+export const WalletBalance = Type.Object(
+  {
+    asset: Type.String(),
+    balance: Type.String({ description: 'Decimal string: everything the wallet holds of the asset' }),
+    available: Type.String({ description: 'Decimal string: the balance less what pending transfers reserve' }),
+  },
+  { additionalProperties: false },
+);
+export type WalletBalanceRecord = Static<typeof WalletBalance>;
+
+/** GET /wallets/{id} (additive): the wallet with its receive addresses, oldest first, and a balance per asset it has an address for. */
+export const WalletDetail = Type.Object(
+  { ...Wallet.properties, addresses: Type.Array(WalletAddress), balances: Type.Array(WalletBalance) },
+  { additionalProperties: false },
+);
 export type WalletDetailRecord = Static<typeof WalletDetail>;
 
 export const WalletParams = Type.Object({ walletId: Uuid }, { additionalProperties: false });
+
+/** Spec §4: a decimal string of digits, optionally a point and more digits (no sign, no exponent). */
+const DecimalText = Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: 40, description: 'Decimal string in units of the asset, e.g. "12.5"; at most its decimals' });
+
+const assetField = Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` });
+const networkField = Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case' });
+
+/** Spec §4 POST /wallets/{walletId}/transfers. */
+export const CreateWalletTransferBody = Type.Object(
+  {
+    asset: assetField,
+    network: networkField,
+    amount: DecimalText,
+    destination: Type.String({
+      minLength: walletTransferDestinationLengthMin,
+      maxLength: walletTransferDestinationLengthMax,
+      description: 'An address of the network (EVM: lower case or a correct EIP-55 checksum)',
+    }),
+    note: Type.Optional(Nullable(Type.String({ maxLength: walletTransferNoteLengthMax }))),
+  },
+  { additionalProperties: false },
+);
+export type CreateWalletTransferInput = Static<typeof CreateWalletTransferBody>;
+
+/** DESIGN §3 POST /sandbox/wallets/{id}/deposits: the amount as a decimal string, or a JSON number. */
+export const WalletDepositBody = Type.Object(
+  { asset: assetField, network: networkField, amount: Type.Union([DecimalText, Type.Number({ exclusiveMinimum: 0 })]) },
+  { additionalProperties: false },
+);
+export type WalletDepositInput = Static<typeof WalletDepositBody>;
+
+export const SettleWalletTransferBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
+
+/** Spec §2 wallet transfer (creation response); everything after `destination` is additive. */
+export const WalletTransfer = Type.Object(
+  {
+    local_id: Uuid,
+    status: Type.String({ description: 'pending, then completed or failed' }),
+    amount: Type.String({ description: 'Decimal string at the scale of the asset' }),
+    asset: Type.String(),
+    network: Type.String(),
+    destination: Type.String({ description: "The recipient's address (a deposit: the wallet's own)" }),
+    wallet_id: Uuid,
+    direction: Type.String({ description: 'outgoing (a transfer) or incoming (a deposit)' }),
+    note: Nullable(Type.String()),
+    tx_hash: Nullable(Type.String({ description: 'The on-chain transaction id once completed, in the format of the network' })),
+    failure_reason: Nullable(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    completed_at: Nullable(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type WalletTransferRecord = Static<typeof WalletTransfer>;
+
+export const WalletTransferParams = Type.Object({ transferId: Uuid }, { additionalProperties: false });
+
+export const WalletTransfersQuery = Type.Object(
+  {
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    // Like GET /transactions (spec §4 rule 5): a larger limit is clamped, not refused.
+    limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
+  },
+  { additionalProperties: false },
+);
+
+/** The live balance of spec §4 (scope otc-exchanges:read): `asset` in any case, USDC when omitted. */
+export const LiveBalanceQuery = Type.Object(
+  { asset: Type.Optional(Type.String({ minLength: 1, maxLength: 10, default: 'USDC' })) },
+  { additionalProperties: false },
+);
+export const LiveBalance = Type.Object(
+  { walletId: Uuid, asset: Type.String(), balance: Type.String(), available: Type.String() },
+  { additionalProperties: false },
+);
+export type LiveBalanceRecord = Static<typeof LiveBalance>;

@@ -3,25 +3,36 @@ import { addressesPerWalletMax, walletsPerCustomerMax } from '../../config/limit
 import { DomainError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { canonicalAddress } from '../../ledger/address-formats.js';
-import { addressFormatOf, defaultWalletAsset, defaultWalletNetwork, supportedPair, supportedPairsText, type Network } from '../../ledger/networks.js';
+import {
+  addressFormatOf,
+  cryptoAssetNamed,
+  defaultWalletAsset,
+  defaultWalletNetwork,
+  supportedPair,
+  supportedPairsText,
+  type Network,
+} from '../../ledger/networks.js';
+import { cryptoAssets } from '../../ledger/assets.js';
 import { providerUnavailable, type Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
-import { presentWallet, presentWalletAddress } from './presenter.js';
+import { presentWallet, presentWalletAddress, presentWalletBalance } from './presenter.js';
 import {
   addressCounts,
   countWallets,
   findWallet,
+  findWalletBalance,
   insertWallet,
   insertWalletAddress,
   listWalletAddresses,
+  listWalletBalances,
   listWallets,
   lockWallet,
   type WalletAddressRow,
   type WalletRow,
 } from './repository.js';
-import type { CreateWalletAddressInput, CreateWalletInput, WalletAddressRecord, WalletDetailRecord, WalletRecord } from './schemas.js';
+import type { CreateWalletAddressInput, CreateWalletInput, LiveBalanceRecord, WalletAddressRecord, WalletDetailRecord, WalletRecord } from './schemas.js';
 
 /** Spec §4 shows no default for displayName; the record's display_name is a string, so a wallet is named. */
 export const defaultWalletDisplayName = 'USDC wallet';
@@ -95,7 +106,22 @@ export class WalletService {
   async get(caller: AuthenticatedKey, id: string): Promise<WalletDetailRecord> {
     const wallet = await this.require(caller, id);
     const addresses = await listWalletAddresses(this.storage.db, caller.customerId, wallet.id);
-    return { ...presentWallet(wallet), addresses: addresses.map(presentWalletAddress) };
+    const balances = await listWalletBalances(this.storage.db, caller.customerId, wallet.id);
+    return { ...presentWallet(wallet), addresses: addresses.map(presentWalletAddress), balances: balances.map(presentWalletBalance) };
+  }
+
+  /**
+   * The live balance of spec §4: what the wallet holds of the asset and what of it is available (not reserved by
+   * pending transfers). An asset the wallet has no address for is held at zero.
+   */
+  async liveBalance(caller: AuthenticatedKey, walletId: string, assetText: string): Promise<LiveBalanceRecord> {
+    const asset = cryptoAssetNamed(assetText);
+    if (asset === undefined) {
+      throw validationError([{ location: 'query', path: '/asset', reason: `must be one of ${cryptoAssets.join(', ')}` }]);
+    }
+    const wallet = await this.require(caller, walletId);
+    const row = await findWalletBalance(this.storage.db, caller.customerId, wallet.id, asset);
+    return { walletId: wallet.id, ...presentWalletBalance(row ?? { asset, balance_minor: 0n, reserved_minor: 0n }) };
   }
 
   /** A new receive address; the first of its asset in the wallet becomes the asset's default. */

@@ -1,4 +1,4 @@
-import { addressPayloadBytes, encodeAddress } from '../../ledger/address-formats.js';
+import { addressPayloadBytes, encodeAddress, encodeTransactionHash, transactionHashBytes } from '../../ledger/address-formats.js';
 import { addressFormatOf, type Network } from '../../ledger/networks.js';
 import type { CreateAddressRequest, CreatedAddress, CreatedWallet, CreateWalletRequest, CustodyProvider } from '../custody.js';
 import { providerId } from '../provider-ids.js';
@@ -10,6 +10,15 @@ export const sandboxCustodianName = 'sandbox';
 function sandboxAddress(network: Network, random: DerivedRandom): string {
   const format = addressFormatOf(network);
   return encodeAddress(format, random.bytes(addressPayloadBytes[format]));
+}
+
+/**
+ * The on-chain id the simulated network gives a transfer when it settles: well-formed for the network, derived from
+ * the transfer's id (so settling is repeatable), on no real chain.
+ */
+export function sandboxTransactionHash(network: Network, transferId: string): string {
+  const format = addressFormatOf(network);
+  return encodeTransactionHash(format, new DerivedRandom(`tx:${transferId}`).bytes(transactionHashBytes[format]));
 }
 
 /**

@@ -1,0 +1,143 @@
+import type { Clock } from '../../clock.js';
+import { DomainError, notFound } from '../../errors.js';
+import type { Answer, Reservation } from '../../http/idempotency.js';
+import { newId } from '../../ids.js';
+import type { CryptoAsset } from '../../ledger/assets.js';
+import { newPlan, plannedEvent, plannedResponse, withJournal } from '../../ledger/money-plan.js';
+import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import type { Network } from '../../ledger/networks.js';
+import { providerId } from '../../providers/provider-ids.js';
+import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
+import type { Storage } from '../../storage/database.js';
+import { claimDueSettlements } from '../../workers/claim.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { parseMovement } from './movement-input.js';
+import type { WalletOwnership } from './ownership.js';
+import { presentWalletTransfer } from './presenter.js';
+import { findReceiveAddress, findWalletTransfer, type WalletTransferRow } from './repository.js';
+import type { WalletDepositInput, WalletTransferRecord } from './schemas.js';
+
+export type TransferOutcome = 'completed' | 'failed';
+
+/** Sandbox magic (docs/wallets.md): a note starting with "sandbox-fail" makes automatic settlement fail. */
+const failingNotePrefix = 'sandbox-fail';
+
+const addressRequired = (asset: CryptoAsset, network: Network) =>
+  new DomainError('ADDRESS_REQUIRED', `The wallet has no ${asset} address on ${network}; create one with POST /wallets/{walletId}/addresses first.`, { asset, network });
+
+/**
+ * The simulated chain (DESIGN §3): deposits arriving at a wallet's address, and the settlement of transfers out —
+ * `completed` records the network's transaction id and moves the money out of the wallet to the outside world
+ * (clearing), `failed` releases the reservation. Each is one money plan; a transfer settles once.
+ */
+export class WalletSandbox {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly ownership: WalletOwnership,
+  ) {}
+
+  /** Credits the wallet as an on-chain deposit to its address of the pair; recorded as a completed incoming transfer. */
+  async deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, reservation?: Reservation): Promise<Answer> {
+    const movement = parseMovement(input);
+    const wallet = await this.ownership.require(caller.customerId, walletId);
+    const address = await findReceiveAddress(this.storage.db, caller.customerId, wallet, movement.asset, movement.network);
+    if (!address) throw addressRequired(movement.asset, movement.network);
+    const nowText = this.clock.now().toISOString();
+    const row: WalletTransferRow = {
+      id: newId(),
+      customer_id: caller.customerId,
+      wallet_id: wallet,
+      fr_transfer_id: providerId('wtx'),
+      direction: 'incoming',
+      status: 'completed',
+      asset: movement.asset,
+      network: movement.network,
+      amount_minor: movement.amountMinor,
+      destination: address.address,
+      note: 'Deposit (sandbox)',
+      tx_hash: null,
+      failure_reason: null,
+      settle_at: null,
+      completed_at: nowText,
+      created_at: nowText,
+      updated_at: nowText,
+    };
+    row.tx_hash = sandboxTransactionHash(movement.network, row.id);
+    const plan = withJournal(newPlan(caller.customerId, nowText), 'wallet_deposit', row.id, [
+      { account: { kind: 'system', code: 'clearing' }, asset: movement.asset, amount: -movement.amountMinor },
+      { account: { kind: 'wallet', id: wallet, asset: movement.asset }, asset: movement.asset, amount: movement.amountMinor },
+    ]);
+    plan.rows.push({ table: 'wallet_transfers', values: row });
+    const record = presentWalletTransfer(row);
+    plan.events.push(
+      plannedEvent(caller.customerId, 'wallet_transfer.created', record, nowText),
+      plannedEvent(caller.customerId, 'wallet_transfer.completed', record, nowText),
+    );
+    plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
+    const result = await executeMoneyPlan(this.storage, plan);
+    return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
+  }
+
+  async settle(customerId: string, transferId: string, outcome: TransferOutcome): Promise<WalletTransferRecord> {
+    const row = await findWalletTransfer(this.storage.db, customerId, transferId.toLowerCase());
+    if (!row) throw notFound('wallet transfer');
+    return presentWalletTransfer(await this.apply(row, outcome, 'Rejected by the network (sandbox)'));
+  }
+
+  /** Settles the transfers whose automatic settlement time has come, each claimed first (workers/claim.ts). */
+  async settleDueTransfers(): Promise<number> {
+    const due = await claimDueSettlements<WalletTransferRow>(this.storage, 'wallet_transfers', this.clock.now());
+    for (const row of due) {
+      const outcome = row.note?.toLowerCase().startsWith(failingNotePrefix) ? 'failed' : 'completed';
+      await this.apply(row, outcome, 'Rejected by the network (sandbox note)').catch((error: unknown) => {
+        // Settled by hand meanwhile.
+        if (!(error instanceof DomainError)) throw error;
+      });
+    }
+    return due.length;
+  }
+
+  private async apply(row: WalletTransferRow, outcome: TransferOutcome, failureReason: string): Promise<WalletTransferRow> {
+    if (row.status !== 'pending' || row.direction !== 'outgoing') {
+      throw new DomainError('INVALID_STATUS_TRANSITION', `A ${row.status} transfer cannot become ${outcome}.`, { from: row.status, to: outcome });
+    }
+    const nowText = this.clock.now().toISOString();
+    const asset = row.asset as CryptoAsset;
+    const amount = BigInt(row.amount_minor);
+    const completed = outcome === 'completed';
+    const settled: WalletTransferRow = {
+      ...row,
+      status: outcome,
+      tx_hash: completed ? sandboxTransactionHash(row.network as Network, row.id) : null,
+      failure_reason: completed ? null : failureReason,
+      settle_at: null,
+      completed_at: completed ? nowText : null,
+      updated_at: nowText,
+    };
+    const plan = newPlan(row.customer_id, nowText);
+    plan.guards.push({
+      table: 'wallet_transfers',
+      match: { id: row.id, status: 'pending' },
+      set: { status: settled.status, tx_hash: settled.tx_hash, failure_reason: settled.failure_reason, settle_at: null, completed_at: settled.completed_at, updated_at: nowText },
+      error: 'INVALID_STATUS_TRANSITION',
+      message: 'The transfer was settled meanwhile.',
+      details: { to: outcome },
+    });
+    // The reservation goes either way; a completed transfer's money leaves the wallet for the outside world.
+    plan.holds.push({ walletId: row.wallet_id, asset, delta: -amount });
+    if (completed) {
+      withJournal(plan, 'wallet_transfer_completed', row.id, [
+        { account: { kind: 'wallet', id: row.wallet_id, asset }, asset, amount: -amount },
+        { account: { kind: 'system', code: 'clearing' }, asset, amount },
+      ]);
+    }
+    const record = presentWalletTransfer(settled);
+    plan.events.push(
+      plannedEvent(row.customer_id, 'wallet_transfer.status_updated', record, nowText),
+      plannedEvent(row.customer_id, completed ? 'wallet_transfer.completed' : 'wallet_transfer.failed', record, nowText),
+    );
+    await executeMoneyPlan(this.storage, plan);
+    return settled;
+  }
+}

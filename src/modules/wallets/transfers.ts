@@ -1,0 +1,84 @@
+import type { Clock } from '../../clock.js';
+import { pageLimitMax } from '../../config/limits.js';
+import { notFound, validationError } from '../../errors.js';
+import type { Answer, Reservation } from '../../http/idempotency.js';
+import { newId } from '../../ids.js';
+import { canonicalAddress } from '../../ledger/address-formats.js';
+import { newPlan, plannedEvent, plannedResponse } from '../../ledger/money-plan.js';
+import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { addressFormatOf, networkRegistry } from '../../ledger/networks.js';
+import { providerId } from '../../providers/provider-ids.js';
+import type { Storage } from '../../storage/database.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { parseMovement } from './movement-input.js';
+import { presentWalletTransfer } from './presenter.js';
+import { findWalletTransfer, listWalletTransfers, type WalletTransferRow } from './repository.js';
+import type { CreateWalletTransferInput, WalletTransferRecord } from './schemas.js';
+import type { WalletOwnership } from './ownership.js';
+
+/**
+ * On-chain transfers out of a wallet (docs/wallets.md "Transfers"). Creating one reserves its amount from the
+ * wallet's available balance of the asset, in the money plan that records it (and, under an Idempotency-Key, stores
+ * the answer with it); settlement moves the money out or releases the reservation (sandbox.ts in the sandbox).
+ */
+export class WalletTransferService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly ownership: WalletOwnership,
+    /** Sandbox: transfers settle by themselves after this delay; undefined = only through the simulation endpoint. */
+    private readonly autoSettleMs: number | undefined,
+  ) {}
+
+  async create(caller: AuthenticatedKey, walletId: string, input: CreateWalletTransferInput, reservation?: Reservation): Promise<Answer> {
+    const movement = parseMovement(input);
+    const destination = canonicalAddress(addressFormatOf(movement.network), input.destination);
+    if (destination === undefined) {
+      const reason = `is not a valid ${networkRegistry[movement.network].name} address` + (addressFormatOf(movement.network) === 'evm' ? ' (lower case, or with a correct EIP-55 checksum)' : '');
+      throw validationError([{ location: 'body', path: '/destination', reason }]);
+    }
+    const wallet = await this.ownership.require(caller.customerId, walletId);
+    const now = this.clock.now();
+    const nowText = now.toISOString();
+    const row: WalletTransferRow = {
+      id: newId(),
+      customer_id: caller.customerId,
+      wallet_id: wallet,
+      fr_transfer_id: providerId('wtx'),
+      direction: 'outgoing',
+      status: 'pending',
+      asset: movement.asset,
+      network: movement.network,
+      amount_minor: movement.amountMinor,
+      destination,
+      note: input.note ?? null,
+      tx_hash: null,
+      failure_reason: null,
+      settle_at: this.autoSettleMs === undefined ? null : new Date(now.getTime() + this.autoSettleMs).toISOString(),
+      completed_at: null,
+      created_at: nowText,
+      updated_at: nowText,
+    };
+    const record = presentWalletTransfer(row);
+    const plan = newPlan(caller.customerId, nowText);
+    plan.holds.push({ walletId: wallet, asset: movement.asset, delta: movement.amountMinor });
+    plan.rows.push({ table: 'wallet_transfers', values: row });
+    plan.events.push(plannedEvent(caller.customerId, 'wallet_transfer.created', record, nowText));
+    plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
+    const result = await executeMoneyPlan(this.storage, plan);
+    return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
+  }
+
+  async get(caller: AuthenticatedKey, id: string): Promise<WalletTransferRecord> {
+    const row = await findWalletTransfer(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('wallet transfer');
+    return presentWalletTransfer(row);
+  }
+
+  async list(caller: AuthenticatedKey, walletId: string, page: number, limit: number) {
+    const wallet = await this.ownership.require(caller.customerId, walletId);
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await listWalletTransfers(this.storage.db, caller.customerId, wallet, (page - 1) * size, size);
+    return { data: rows.map(presentWalletTransfer), meta: { pagination: { page, limit: size, total: Number(total) } } };
+  }
+}
