@@ -9,7 +9,7 @@
 // (1000000) records in the customer's history, BENCH_DEEP_PAGE (20000) the deep page, limit 50, BENCH_CPU_PROF=1
 // writes V8 CPU profiles of the lean reference, the raw baseline and the API server to .bench/profiles/ (open them in Chrome DevTools).
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,11 +42,16 @@ const baseDatabaseUrl = process.env.DATABASE_URL?.trim() || undefined;
 const dialect = baseDatabaseUrl ? 'postgres' : 'sqlite';
 /** Deposited once into the paying account: 10,000,000.00 EUR, enough for 10 million payments of 1.00. */
 const fundingAmount = 10_000_000;
+/** Deposited once into the sending wallet: 1,000,000,000 USDC (the largest single deposit), 10^11 transfers of 0.01. */
+const walletFunding = '1000000000';
+const transferAmount = '0.01';
 const targets = {
   bareReqPerSecond: 60_000,
   rawReqPerSecond: dialect === 'sqlite' ? 2_700 : 1_800,
   paymentsVsRawMin: 0.7,
   paymentsVsLeanMin: 0.5,
+  transfersVsPaymentsMin: 0.7,
+  replayVsPaymentsMin: 2,
   paymentsP99VsLeanMax: 3,
   paymentsCpuMsMax: 1.5,
   paymentsP99MsMax: 30,
@@ -145,10 +150,12 @@ async function call(baseUrl, key, method, url, body, csrf) {
 // Load: autocannon, with every response's latency kept (autocannon's own histogram has 1 ms resolution, too coarse
 // for sub-millisecond latencies), so p50/p99 are exact over the 2xx responses of the measured run.
 
-async function load({ url, method = 'GET', headers = {}, body, seconds }) {
+async function load({ url, method = 'GET', headers = {}, body, seconds, freshIdempotencyKey = false }) {
   const latencies = [];
   const statusCounts = {};
-  const instance = autocannon({ url, method, headers, body, connections, pipelining: 1, duration: seconds, timeout: 10 });
+  // A new Idempotency-Key on every request: each one is a new operation, as a client's would be.
+  const requests = freshIdempotencyKey ? [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } }) }] : undefined;
+  const instance = autocannon({ url, method, headers, body, requests, connections, pipelining: 1, duration: seconds, timeout: 10 });
   instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
     statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
     if (statusCode >= 200 && statusCode < 300) latencies.push(responseTimeMs);
@@ -245,6 +252,8 @@ async function main() {
   await call(server.url, key, 'POST', `/sandbox/fiat-accounts/${from}/deposits`, { amount: fundingAmount, reference: 'bench funding' }, csrfForSeed);
   const funded = (await call(server.url, key, 'GET', `/fiat-accounts/${from}`)).data.balance;
   if (funded !== fundingAmount) throw new Error(`the source account holds ${funded}, expected ${fundingAmount}`);
+  const wallet = (await call(server.url, key, 'POST', '/wallets', { displayName: 'Bench wallet' }, csrfForSeed)).data.local_id;
+  await call(server.url, key, 'POST', `/sandbox/wallets/${wallet}/deposits`, { asset: 'USDC', network: 'ETH', amount: walletFunding }, csrfForSeed);
   await server.stop();
   const historyStarted = Date.now();
   const seeded =
@@ -276,6 +285,24 @@ async function main() {
   const csrf = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
   const created = await call(server.url, key, 'POST', '/payments', JSON.parse(paymentBody), csrf);
   if (created.data.status !== 'pending' || created.data.amount !== '1.00') throw new Error(`unexpected payment: ${JSON.stringify(created)}`);
+
+  const transferBody = JSON.stringify({ asset: 'USDC', network: 'ETH', amount: transferAmount, destination: '0x52908400098527886e0f7030069857d2e4169ee7' });
+  const transferUrl = `${server.url}/wallets/${wallet}/transfers`;
+  const replayKey = randomUUID();
+  const firstTransfer = await fetch(transferUrl, { method: 'POST', headers: { ...json, 'x-api-key': key, 'x-csrf-token': csrf, 'idempotency-key': replayKey }, body: transferBody });
+  if (firstTransfer.status !== 201) throw new Error(`POST /wallets/{id}/transfers answered ${firstTransfer.status}: ${await firstTransfer.text()}`);
+  // Exact afterwards: the wallet's available balance is the funding less every pending transfer's amount.
+  const verifyWallet = async () => {
+    const units = (decimal) => BigInt(decimal.replace('.', ''));
+    for (let attempt = 0; attempt < 120; attempt++) {
+      const { available } = (await call(server.url, key, 'GET', `/otc-exchanges/wallets/${wallet}/balance?asset=USDC`)).data;
+      const transfers = (await call(server.url, key, 'GET', `/wallets/${wallet}/transfers?limit=1`)).meta.pagination.total - 1;
+      const expected = units(`${walletFunding}.000000`) - BigInt(transfers) * units('0.010000');
+      if (units(available) === expected) return transfers;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error('the wallet balance does not equal the funding less its transfers');
+  };
 
   const pageUrl = (page) => `${server.url}/transactions?page=${page}&limit=${pageLimit}`;
   // autocannon returns when its time is up, with up to `connections` payments still in flight in the server: the
@@ -311,6 +338,11 @@ async function main() {
     results.push(
       await scenario('POST /payments', server, { url: `${server.url}/payments`, method: 'POST', headers: { ...json, 'x-api-key': key, 'x-csrf-token': token }, body: paymentBody }),
     );
+    const transferHeaders = { ...json, 'x-api-key': key, 'x-csrf-token': token };
+    results.push(await scenario('POST wallet transfer', server, { url: transferUrl, method: 'POST', headers: transferHeaders, body: transferBody, freshIdempotencyKey: true }));
+    results.push(await scenario('wallet transfer replay', server, { url: transferUrl, method: 'POST', headers: { ...transferHeaders, 'idempotency-key': replayKey }, body: transferBody }));
+    const transfers = await verifyWallet();
+    log(`  wallet available balance = funding less ${transfers.toLocaleString('en')} transfers of ${transferAmount} USDC, exactly`);
     const total = await verifyPages();
     log(`  GET /transactions total ${total.toLocaleString('en')} = exact count of the customer's records (checked on page 1 and page ${deepPage.toLocaleString('en')})`);
     results.push({ ...(await scenario(`GET /transactions page 1`, server, { url: pageUrl(1), headers: { 'x-api-key': key } })), total });
@@ -335,11 +367,13 @@ async function main() {
       errors: rows.reduce((sum, row) => sum + row.errors + row.timeouts, 0),
     };
   });
-  const [bareRow, leanRow, rawRow, paymentsRow, firstRow, deepRow] = summary;
+  const [bareRow, leanRow, rawRow, paymentsRow, transferRow, replayRow, firstRow, deepRow] = summary;
   for (const row of summary) row.vsBare = row.reqPerSecond / bareRow.reqPerSecond;
   // Ratios are taken within each round (its scenarios ran minutes apart at most, under the same background load),
   // then the median over rounds: steadier than a ratio of medians taken from different rounds.
-  const ratiosOf = ([bare, lean, raw, payments, first, deep]) => ({
+  const ratiosOf = ([bare, lean, raw, payments, transfer, replay, first, deep]) => ({
+    transfersVsPayments: transfer.reqPerSecond / payments.reqPerSecond,
+    replayVsPayments: replay.reqPerSecond / payments.reqPerSecond,
     paymentsVsLean: payments.reqPerSecond / lean.reqPerSecond,
     paymentsP99VsLean: payments.p99Ms / lean.p99Ms,
     paymentsVsRaw: payments.reqPerSecond / raw.reqPerSecond,
@@ -357,7 +391,7 @@ async function main() {
   });
   const roundRatios = runs.map(ratiosOf);
   const ratios = Object.fromEntries(Object.keys(roundRatios[0]).map((name) => [name, median(roundRatios.map((round) => round[name]))]));
-  const serverPeakRssMb = Math.max(paymentsRow.peakRssMb, firstRow.peakRssMb, deepRow.peakRssMb);
+  const serverPeakRssMb = Math.max(paymentsRow.peakRssMb, transferRow.peakRssMb, replayRow.peakRssMb, firstRow.peakRssMb, deepRow.peakRssMb);
 
   log(`\nResults (${dialect}${rounds > 1 ? `, medians of ${rounds} rounds` : ''}; ${connections} connections, ${durationSeconds} s each)`);
   const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'peak RSS MB', 'vs bare', 'requests', 'non-2xx'];
@@ -385,6 +419,8 @@ async function main() {
     ['POST /payments server CPU', `${fmt(paymentsRow.cpuMsPerRequest, 3)} ms/req`, `<= ${targets.paymentsCpuMsMax} ms`, paymentsRow.cpuMsPerRequest <= targets.paymentsCpuMsMax],
     ['POST /payments / raw baseline, req/s', `${fmt(ratios.paymentsVsRaw, 3)}×`, `>= ${targets.paymentsVsRawMin}×`, ratios.paymentsVsRaw >= targets.paymentsVsRawMin],
     ['POST /payments p99', `${fmt(paymentsRow.p99Ms, 2)} ms`, `< ${targets.paymentsP99MsMax} ms`, paymentsRow.p99Ms < targets.paymentsP99MsMax],
+    ['wallet transfer (new key) / POST /payments, req/s', `${fmt(ratios.transfersVsPayments, 3)}×`, `>= ${targets.transfersVsPaymentsMin}×`, ratios.transfersVsPayments >= targets.transfersVsPaymentsMin],
+    ['wallet transfer replay / POST /payments, req/s', `${fmt(ratios.replayVsPayments, 3)}×`, `>= ${targets.replayVsPaymentsMin}×`, ratios.replayVsPayments >= targets.replayVsPaymentsMin],
     [`page ${deepPage} / page 1, p50 latency`, `${fmt(ratios.deepVsFirstP50, 3)}×`, `<= ${targets.deepVsFirstMax}×`, ratios.deepVsFirstP50 <= targets.deepVsFirstMax],
     [`page ${deepPage} / page 1, req/s`, `${fmt(ratios.deepVsFirstThroughput, 3)}×`, `>= ${fmt(1 / targets.deepVsFirstMax, 3)}×`, ratios.deepVsFirstThroughput >= 1 / targets.deepVsFirstMax],
     ...(targets.pagesReqPerSecondMin !== undefined
@@ -420,6 +456,7 @@ async function main() {
   log(`  POST /payments p99 / raw baseline p99 (same run): ${fmt(paymentsRow.p99Ms / rawRow.p99Ms, 2)}× (${fmt(paymentsRow.p99Ms, 2)} / ${fmt(rawRow.p99Ms, 2)} ms)`);
   if (rounds > 1) {
     log(`  per round, POST /payments / lean reference: ${roundRatios.map((round) => `${fmt(round.paymentsVsLean, 3)}×`).join(', ')}; p99 / lean p99: ${roundRatios.map((round) => `${fmt(round.paymentsP99VsLean, 2)}×`).join(', ')}`);
+    log(`  per round, wallet transfer / payments: ${roundRatios.map((round) => `${fmt(round.transfersVsPayments, 3)}×`).join(', ')}; replay / payments: ${roundRatios.map((round) => `${fmt(round.replayVsPayments, 3)}×`).join(', ')}`);
     log(`  per round, POST /payments / raw baseline: ${roundRatios.map((round) => `${fmt(round.paymentsVsRaw, 3)}×`).join(', ')}; page ${deepPage} / page 1 p50: ${roundRatios.map((round) => `${fmt(round.deepVsFirstP50, 3)}×`).join(', ')}`);
   }
   log(`  server CPU per request: payments / lean reference ${fmt(ratios.paymentsVsLeanCpu, 2)}×, payments / raw baseline ${fmt(ratios.paymentsVsRawCpu, 2)}×; page ${deepPage} / page 1 ${fmt(ratios.deepVsFirstCpu, 2)}×`);

@@ -83,6 +83,31 @@ describe('wallet money: deposits, balances, transfers', () => {
     t.request({ method: 'POST', url: `/sandbox/wallet-transfers/${transferId}/settle`, key: customer.key, csrf: customer === alice ? csrf : true, body: { outcome } });
   const transferRows = async (walletId: string) => t.storage.db.selectFrom('wallet_transfers').selectAll().where('wallet_id', '=', walletId).execute();
 
+  it('asks every wallet-money endpoint for a key (401) and for its scope (403), before looking anything up', async () => {
+    const wallet = await newWallet();
+    await fund(wallet.local_id, '5');
+    const transfer = await send(wallet.local_id, { amount: '1' });
+    const endpoints: Array<{ method: 'GET' | 'POST'; url: string; scope: string; body?: unknown }> = [
+      { method: 'POST', url: `/wallets/${wallet.local_id}/transfers`, scope: 'wallets:write', body: { asset: 'USDC', network: 'ETH', amount: '1', destination: evmAddress() } },
+      { method: 'GET', url: `/wallets/${wallet.local_id}/transfers`, scope: 'wallets:read' },
+      { method: 'GET', url: `/wallet-transfers/${transfer.local_id}`, scope: 'wallets:read' },
+      { method: 'GET', url: `/otc-exchanges/wallets/${wallet.local_id}/balance`, scope: 'otc-exchanges:read' },
+      { method: 'POST', url: `/sandbox/wallets/${wallet.local_id}/deposits`, scope: 'wallets:write', body: { asset: 'USDC', network: 'ETH', amount: '1' } },
+      { method: 'POST', url: `/sandbox/wallet-transfers/${transfer.local_id}/settle`, scope: 'wallets:write', body: { outcome: 'failed' } },
+    ];
+    const otherScope = await t.createKey(alice.id, { scopes: ['payments:read', 'payments:write'] });
+    for (const { method, url, scope, body } of endpoints) {
+      expect((await t.request({ method, url, body })).statusCode, `${method} ${url} without a key`).toBe(401);
+      const refused = await t.request({ method, url, key: otherScope.key, csrf: method === 'POST' ? true : undefined, body });
+      expect(refused.statusCode, `${method} ${url} without ${scope}`).toBe(403);
+      expect(refused.json().error.code).toBe('INSUFFICIENT_SCOPE');
+      const allowed = await t.createKey(alice.id, { scopes: [scope] });
+      const answered = await t.request({ method, url, key: allowed.key, csrf: method === 'POST' ? true : undefined, body });
+      expect(answered.statusCode, `${method} ${url} with ${scope}: ${answered.body}`).toBeLessThan(300);
+    }
+    expect(await balance(wallet.local_id)).toMatchObject({ balance: '6.000000', available: '5.000000' });
+  });
+
   describe('POST /sandbox/wallets/{id}/deposits', () => {
     it('credits the wallet as a completed incoming transfer to its address, with a transaction id of the network', async () => {
       const wallet = await newWallet();

@@ -10,8 +10,8 @@ import type { Dialect } from '../database.js';
  *   even if the code were wrong.
  * - `wallet_transfers`: transfers out of a wallet and deposits into it, with their on-chain hash once settled.
  * - ledger postings may name a wallet (`account_kind` 'wallet', `account_id` the wallet, `asset` the balance).
- * - on PostgreSQL, `apply_money_plan` learns the wallet balance moves, the reservations ("holds") and the
- *   wallet_transfers rows; the steps and their order are those of src/ledger/money-plan.ts.
+ * - on PostgreSQL, `apply_money_plan` learns the wallet balance moves, the reservations ("holds"), the
+ *   wallet_transfers rows, and rows of any other table; the steps and their order are those of src/ledger/money-plan.ts.
  *
  * The asset and network CHECKs list the registries as they were when this migration was written; a test compares
  * them with `src/ledger/assets.ts` and `src/ledger/networks.ts`.
@@ -92,7 +92,7 @@ async function widenPostingAccountKinds(db: Kysely<any>, dialect: Dialect): Prom
 
 /**
  * The function of migration 0006 with the wallet steps added (holds before moves; wallet moves; wallet_transfers
- * rows). Kept whole in one string so the migration creates exactly this text.
+ * rows) and rows of any table. Kept whole in one string so the migration creates exactly this text.
  */
 const applyMoneyPlanFunction = String.raw`
 create or replace function apply_money_plan(plan jsonb) returns jsonb
@@ -200,12 +200,14 @@ begin
       from jsonb_array_elements(plan->'journal'->'postings') as posting;
   end if;
 
-  -- 5. Domain rows, whole rows of the tables a plan may insert into: static statements, planned once per session
-  --    (a dynamic EXECUTE would be parsed and planned on every call).
+  -- 5. Domain rows, whole rows of the tables a plan may insert into. The hot paths' tables have static statements,
+  --    planned once per session; any other table a dynamic one (parsed and planned on every call), so a new kind
+  --    of money operation needs no new version of this function.
   for item in select value from jsonb_array_elements(plan->'rows') loop
     case item->>'table'
       when 'payments' then insert into payments select * from jsonb_populate_record(null::payments, item->'values');
       when 'wallet_transfers' then insert into wallet_transfers select * from jsonb_populate_record(null::wallet_transfers, item->'values');
+      else execute format('insert into %I select * from jsonb_populate_record(null::%I, $1)', item->>'table', item->>'table') using item->'values';
     end case;
   end loop;
 
