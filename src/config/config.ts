@@ -4,6 +4,9 @@ import {
   idempotencyLeaseSecondsDefault,
   idempotencyRetentionHoursDefault,
   idempotencyRetentionHoursMin,
+  otcQuoteTtlSecondsDefault,
+  otcSpreadBpsDefault,
+  otcSpreadBpsMax,
   metricsPortDefault,
   uploadConcurrencyDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
 
@@ -42,6 +45,9 @@ export interface Config {
   /** Idempotency-Key: how long a reservation belongs to its request, and how long keys and answers are kept. */
   readonly idempotencyLeaseMs: number;
   readonly idempotencyRetentionMs: number;
+  /** OTC exchange (docs/otc.md): how long a quote can be confirmed, and the spread taken from the mid rate. */
+  readonly otcQuoteTtlSeconds: number;
+  readonly otcSpreadBps: number;
   /** Large-body requests (documents, end users with reports) one process reads at once (http/upload-gate.ts). */
   readonly uploadConcurrency: number;
   /** Bytes of document files (uploads and end-user reports) one customer may have stored. */
@@ -153,6 +159,8 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyLeaseMs: integerSetting(env, 'IDEMPOTENCY_LEASE_SECONDS', idempotencyLeaseSecondsDefault, 1, 86_400) * 1000,
     idempotencyRetentionMs:
       integerSetting(env, 'IDEMPOTENCY_RETENTION_HOURS', idempotencyRetentionHoursDefault, idempotencyRetentionHoursMin, 24 * 365) * 60 * 60 * 1000,
+    otcQuoteTtlSeconds: integerSetting(env, 'OTC_QUOTE_TTL_SECONDS', otcQuoteTtlSecondsDefault, 1, 3600),
+    otcSpreadBps: integerSetting(env, 'OTC_SPREAD_BPS', otcSpreadBpsDefault, 0, otcSpreadBpsMax),
     uploadConcurrency: integerSetting(env, 'UPLOAD_CONCURRENCY', uploadConcurrencyDefault, 1, 1000),
     documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
   });

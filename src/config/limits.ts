@@ -147,3 +147,17 @@ export const walletNetworkLengthMax = 50;
 export const walletTransferDestinationLengthMin = 5;
 export const walletTransferDestinationLengthMax = 200;
 export const walletTransferNoteLengthMax = 500;
+
+/** OTC exchange (docs/otc.md). Spec §8: a quote's source amount is at least 20 EUR, with at most 2 decimals. */
+export const otcSourceAmountMinEur = 20;
+/** The largest source amount of a quote, like a payment's (spec §8 payment amounts). */
+export const otcSourceAmountMaxEur = paymentAmountMax;
+/** DESIGN §3: quotes live OTC_QUOTE_TTL_SECONDS unless configured otherwise. */
+export const otcQuoteTtlSecondsDefault = 30;
+/** The platform's spread on the mid rate, in basis points, unless OTC_SPREAD_BPS says otherwise; at most 10 %. */
+export const otcSpreadBpsDefault = 30;
+export const otcSpreadBpsMax = 1000;
+/** Decimals of an exchange rate (destination units per 1 EUR). */
+export const otcRateDecimals = 8;
+/** A confirmation's travelRulePayload: any JSON object of at most this many bytes. */
+export const travelRulePayloadBytesMax = 16 * 1024;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { base58, bech32, createBase58check } from '@scure/base';
+import { base58, bech32, bech32m, createBase58check } from '@scure/base';
 import { getAddress, isAddress } from 'viem';
 import type { AddressFormat } from './networks.js';
 
@@ -11,12 +11,15 @@ import type { AddressFormat } from './networks.js';
 /** Bytes of the payload each format encodes. */
 export const addressPayloadBytes: Readonly<Record<AddressFormat, number>> = { evm: 20, solana: 32, tron: 20, bitcoin: 20 };
 
-const tronBase58check = createBase58check((data: Uint8Array) => new Uint8Array(createHash('sha256').update(data).digest()));
+/** Base58check as Bitcoin and Tron write it: a 4-byte double-SHA-256 checksum (the library applies the hash twice). */
+const base58check = createBase58check((data: Uint8Array) => new Uint8Array(createHash('sha256').update(data).digest()));
 /** Tron addresses are base58check of 0x41 and the 20-byte account hash, so they start with T. */
 const tronAddressPrefix = 0x41;
 /** Bitcoin mainnet native SegWit: bech32 with human-readable part `bc` and witness version 0 (P2WPKH for 20 bytes). */
 const bitcoinHrp = 'bc';
 const segwitVersion0 = 0;
+/** Legacy Bitcoin addresses: base58check of a version byte (0x00 pay-to-public-key-hash `1…`, 0x05 pay-to-script-hash `3…`) and 20 bytes. */
+const bitcoinLegacyVersions = [0x00, 0x05];
 
 export function encodeAddress(format: AddressFormat, payload: Uint8Array): string {
   if (payload.length !== addressPayloadBytes[format]) throw new Error(`a ${format} address encodes ${addressPayloadBytes[format]} bytes, not ${payload.length}`);
@@ -26,7 +29,7 @@ export function encodeAddress(format: AddressFormat, payload: Uint8Array): strin
     case 'solana':
       return base58.encode(payload);
     case 'tron':
-      return tronBase58check.encode(Uint8Array.of(tronAddressPrefix, ...payload));
+      return base58check.encode(Uint8Array.of(tronAddressPrefix, ...payload));
     case 'bitcoin':
       return bech32.encode(bitcoinHrp, [segwitVersion0, ...bech32.toWords(payload)]);
   }
@@ -52,7 +55,9 @@ export function encodeTransactionHash(format: AddressFormat, bytes: Uint8Array):
 
 /**
  * The address in its canonical form when it is a valid address of the format, else undefined. EVM: any case, but a
- * mixed-case address must carry a correct EIP-55 checksum; presented checksummed. Bitcoin: presented in lower case.
+ * mixed-case address must carry a correct EIP-55 checksum; presented checksummed. Bitcoin: native SegWit (BIP-173
+ * bech32 for witness version 0, BIP-350 bech32m for versions 1-16, Taproot among them) in one case, presented in lower
+ * case; or a legacy base58check address (`1…`, `3…`), as written.
  */
 export function canonicalAddress(format: AddressFormat, text: string): string | undefined {
   try {
@@ -62,17 +67,30 @@ export function canonicalAddress(format: AddressFormat, text: string): string | 
       case 'solana':
         return base58.decode(text).length === addressPayloadBytes.solana ? text : undefined;
       case 'tron': {
-        const decoded = tronBase58check.decode(text);
+        const decoded = base58check.decode(text);
         return decoded.length === addressPayloadBytes.tron + 1 && decoded[0] === tronAddressPrefix ? text : undefined;
       }
-      case 'bitcoin': {
-        const { prefix, words } = bech32.decode(text.toLowerCase() as `${string}1${string}`);
-        const valid = prefix === bitcoinHrp && words[0] === segwitVersion0 && bech32.fromWords(words.slice(1)).length === addressPayloadBytes.bitcoin;
-        return valid ? text.toLowerCase() : undefined;
-      }
+      case 'bitcoin':
+        return /^bc1/i.test(text) ? segwitAddress(text) : legacyBitcoinAddress(text);
     }
   } catch {
-    // The libraries throw on characters outside the alphabet and on bad checksums.
+    // The libraries throw on characters outside the alphabet, on mixed case in bech32 and on bad checksums.
     return undefined;
   }
+}
+
+/** BIP-141 witness programs: version 0 of 20 or 32 bytes (bech32), versions 1-16 of 2-40 bytes (bech32m; Taproot is v1, 32). */
+function segwitAddress(text: string): string | undefined {
+  const lower = text.toLowerCase() as `${string}1${string}`;
+  const version = bech32.decodeUnsafe(lower)?.words[0] ?? bech32m.decodeUnsafe(lower)?.words[0];
+  const { prefix, words } = version === segwitVersion0 ? bech32.decode(text as `${string}1${string}`) : bech32m.decode(text as `${string}1${string}`);
+  if (prefix !== bitcoinHrp || words[0] === undefined || words[0] > 16) return undefined;
+  const program = (version === segwitVersion0 ? bech32 : bech32m).fromWords(words.slice(1));
+  const valid = words[0] === segwitVersion0 ? program.length === 20 || program.length === 32 : program.length >= 2 && program.length <= 40;
+  return valid ? lower : undefined;
+}
+
+function legacyBitcoinAddress(text: string): string | undefined {
+  const decoded = base58check.decode(text);
+  return decoded.length === 21 && bitcoinLegacyVersions.includes(decoded[0]!) ? text : undefined;
 }

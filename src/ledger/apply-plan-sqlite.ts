@@ -172,8 +172,10 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
   }
 
   for (const row of plan.rows) {
+    // The hot paths' inserts are compiled once; others are built per call.
     if (row.table === 'payments') await insertPayment.execute(trx, row.values);
-    else await insertWalletTransfer.execute(trx, row.values);
+    else if (row.table === 'wallet_transfers') await insertWalletTransfer.execute(trx, row.values);
+    else await trx.insertInto(row.table).values(row.values).execute();
   }
 
   for (const [index, { balanceOf, ...record }] of plan.history.entries()) {

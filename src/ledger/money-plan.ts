@@ -3,7 +3,7 @@ import { newId } from '../ids.js';
 import type { ErrorCode } from '../errors.js';
 import type { EventType } from '../events/catalog.js';
 import { walletBalanceCeilingMinor } from '../config/limits.js';
-import type { PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
+import type { OtcOrdersTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { scaleOf, type Asset, type CryptoAsset } from './assets.js';
 
 /**
@@ -125,7 +125,10 @@ export interface PlannedResponse {
   numbers: PayloadNumber[];
 }
 
-export type PlannedRow = { table: 'payments'; values: PaymentsTable } | { table: 'wallet_transfers'; values: WalletTransfersTable };
+export type PlannedRow =
+  | { table: 'payments'; values: PaymentsTable }
+  | { table: 'wallet_transfers'; values: WalletTransfersTable }
+  | { table: 'otc_orders'; values: OtcOrdersTable };
 
 export interface MoneyPlan {
   customerId: string;
@@ -134,7 +137,7 @@ export interface MoneyPlan {
   holds: PlannedHold[];
   moves: PlannedMove[];
   journal: { id: string; kind: string; referenceId: string; postings: Posting[] } | null;
-  /** Whole rows of the domain tables a plan may insert into (the PostgreSQL function has a statement for each). */
+  /** Whole rows of the domain tables a plan may insert into (payments and wallet transfers by statements compiled once, others built per call). */
   rows: PlannedRow[];
   history: PlannedHistoryRecord[];
   historyUpdates: PlannedHistoryUpdate[];

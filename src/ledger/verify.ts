@@ -130,19 +130,33 @@ export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
     }
   }
 
-  const system = await db
-    .selectFrom('ledger_postings')
-    .select(['account_id', (eb) => eb.fn.sum<bigint>('amount_minor').as('total')])
-    .where('account_kind', '=', 'system')
-    .groupBy('account_id')
-    .orderBy('account_id')
-    .execute();
+  const system = await systemBalances(storage);
   const journals = await db.selectFrom('ledger_journal').select((eb) => eb.fn.countAll<bigint>().as('count')).executeTakeFirstOrThrow();
 
   return {
     ok: problems.length === 0,
     checked: { journals: Number(journals.count), fiat_accounts: fiat.length, virtual_accounts: virtual.length, wallet_balances: wallets.length },
-    system_balances_minor: Object.fromEntries(system.map((row) => [row.account_id, String(row.total)])),
+    system_balances_minor: Object.fromEntries([...system].sort(([left], [right]) => left.localeCompare(right)).map(([account, total]) => [account, String(total)])),
     problems: problems.slice(0, problemsShownMax),
   };
+}
+
+/** Postings summed per SQL group at most: each posting moves at most 10^15 base units, so 1,000 of them fit in 64 bits. */
+const postingsPerPartialSum = 1000;
+
+/**
+ * The platform accounts' balances, exactly. Their totals are not bounded like a customer's balance (clearing carries
+ * every wallet's deposits at once), and SQLite's sum() fails on a 64-bit overflow: postings are summed in groups of
+ * a thousand by the database and the groups added here as bigint.
+ */
+async function systemBalances(storage: Storage): Promise<Map<string, bigint>> {
+  const rows = await storage.db
+    .selectFrom('ledger_postings')
+    .select(['account_id', (eb) => eb.fn.sum<bigint | string>('amount_minor').as('total')])
+    .where('account_kind', '=', 'system')
+    .groupBy(['account_id', sql`sequence / ${postingsPerPartialSum}`])
+    .execute();
+  const totals = new Map<string, bigint>();
+  for (const row of rows) totals.set(row.account_id, (totals.get(row.account_id) ?? 0n) + BigInt(row.total));
+  return totals;
 }

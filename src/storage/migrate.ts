@@ -10,6 +10,7 @@ import { idempotencyMigration } from './migrations/0007-idempotency.js';
 import { severalInstancesMigration } from './migrations/0008-several-instances.js';
 import { walletsMigration } from './migrations/0009-wallets.js';
 import { walletMoneyMigration } from './migrations/0010-wallet-money.js';
+import { otcMigration } from './migrations/0011-otc.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -24,6 +25,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0008-several-instances': severalInstancesMigration(dialect),
     '0009-wallets': walletsMigration(),
     '0010-wallet-money': walletMoneyMigration(dialect),
+    '0011-otc': otcMigration(),
   };
 }
 

@@ -388,6 +388,50 @@ export interface WalletTransfersTable {
   updated_at: string;
 }
 
+/** An indicative OTC quote (docs/otc.md); `order_id` once confirmed. Rates in 10^-8 units of the asset per EUR. */
+export interface OtcQuotesTable {
+  id: string;
+  customer_id: string;
+  source_account_id: string;
+  wallet_id: string;
+  destination_currency: string;
+  source_amount_minor: bigint;
+  mid_rate: bigint;
+  rate: bigint;
+  destination_amount_minor: bigint;
+  spread_minor: bigint;
+  source_amount_usdc_minor: bigint;
+  ttl_seconds: number;
+  expires_at: string;
+  order_id: string | null;
+  created_at: string;
+}
+
+export interface OtcOrdersTable {
+  id: string;
+  customer_id: string;
+  quote_id: string;
+  status: 'debit_pending' | 'debited' | 'settled' | 'failed';
+  source_account_id: string;
+  wallet_id: string;
+  destination_currency: string;
+  source_amount_minor: bigint;
+  rate: bigint;
+  destination_amount_minor: bigint;
+  spread_minor: bigint;
+  source_amount_usdc_minor: bigint;
+  /** The EUR debit's record in GET /transactions. */
+  transaction_id: string;
+  travel_rule_payload: string | null;
+  /** Sandbox: when the order moves on by itself; also the lease of the worker that moves it. */
+  settle_at: string | null;
+  failure_reason: string | null;
+  debited_at: string | null;
+  settled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -411,4 +455,6 @@ export interface Database {
   wallet_addresses: WalletAddressesTable;
   wallet_balances: WalletBalancesTable;
   wallet_transfers: WalletTransfersTable;
+  otc_quotes: OtcQuotesTable;
+  otc_orders: OtcOrdersTable;
 }

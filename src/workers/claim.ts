@@ -48,13 +48,18 @@ const settlementLeaseMs = 60_000;
 const settlementBatchSize = 100;
 
 /**
- * The sandbox settlement workers' claim (payments, wallet transfers): pending rows whose `settle_at` has come, oldest
- * first, their `settle_at` moved a lease ahead.
+ * The sandbox settlement workers' claim (payments, wallet transfers, OTC orders): rows in one of `statuses` whose
+ * `settle_at` has come, oldest first, their `settle_at` moved a lease ahead.
  */
-export async function claimDueSettlements<Row>(storage: Storage, table: 'payments' | 'wallet_transfers', now: Date): Promise<Row[]> {
+export async function claimDueSettlements<Row>(
+  storage: Storage,
+  table: 'payments' | 'wallet_transfers' | 'otc_orders',
+  now: Date,
+  statuses: readonly string[] = ['pending'],
+): Promise<Row[]> {
   return claimDue<Row>(storage, {
     table,
-    due: sql`status = 'pending' and settle_at is not null`,
+    due: sql`status in (${sql.join(statuses)}) and settle_at is not null`,
     leaseColumn: 'settle_at',
     now: now.toISOString(),
     leaseUntil: new Date(now.getTime() + settlementLeaseMs).toISOString(),

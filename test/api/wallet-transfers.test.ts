@@ -267,6 +267,27 @@ describe('wallet money: deposits, balances, transfers', () => {
       expect(response.json().data.destination).toBe(presented(destination));
     });
 
+    it('takes every standard Bitcoin address (BIP-173 and BIP-350 vectors, legacy 1… and 3…) and refuses mixed case or another network', async () => {
+      const wallet = await newWallet();
+      await addAddress(wallet.local_id, 'BTC', 'BTC');
+      await fund(wallet.local_id, '1', 'BTC', 'BTC');
+      const accepted: Array<[sent: string, presented: string]> = [
+        ['BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4'], // P2WPKH, upper case
+        ['bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3', 'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3'], // P2WSH
+        ['bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0', 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0'], // Taproot
+        ['1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2'], // P2PKH
+        ['3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy'], // P2SH
+      ];
+      for (const [sent, presented] of accepted) {
+        const response = await transferRequest(wallet.local_id, { asset: 'BTC', network: 'BTC', amount: '0.001', destination: sent });
+        expect(response.statusCode, sent).toBe(201);
+        expect(response.json().data.destination).toBe(presented);
+      }
+      for (const refused of ['bC1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx', '1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN3']) {
+        expect((await transferRequest(wallet.local_id, { asset: 'BTC', network: 'BTC', amount: '0.001', destination: refused })).statusCode, refused).toBe(400);
+      }
+    });
+
     it.each([
       // EIP-55's own example, 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed, with the case of its last letter flipped.
       ['a mixed-case EVM address with a bad checksum', 'ETH', () => '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD'],

@@ -47,6 +47,7 @@ export class RecordingProviders {
         createAddress: (request, key) => created('createAddress', key, () => sandbox.custody.createAddress(request, key), (r) => addressObjectId(r))(),
         retireAddress: (address) => removed(addressObjectId(address)),
       },
+      otc: sandbox.otc,
     };
   }
 }

@@ -273,6 +273,24 @@ describe(`ledger on ${testDialect}`, () => {
       expect(BigInt(report.system_balances_minor['clearing:EUR']!)).toBeLessThan(0n);
     });
 
+    it('adds the platform accounts exactly beyond 64 bits: 10,000 postings of 10^15 into clearing', async () => {
+      const journalId = randomUUID();
+      await storage.db.insertInto('ledger_journal').values({ id: journalId, customer_id: customerId, kind: 'test_large', reference_id: journalId, created_at: now }).execute();
+      const large = 10n ** 15n;
+      for (let batch = 0; batch < 10; batch += 1) {
+        const rows = Array.from({ length: 1000 }, () => [
+          { journal_id: journalId, account_kind: 'system' as const, account_id: 'clearing:USDT', asset: 'USDT', amount_minor: large },
+          { journal_id: journalId, account_kind: 'system' as const, account_id: 'suspense:USDT', asset: 'USDT', amount_minor: -large },
+        ]).flat();
+        await storage.db.insertInto('ledger_postings').values(rows).execute();
+      }
+      const report = await verifyLedger(storage);
+      expect(report.system_balances_minor['clearing:USDT']).toBe(String(10_000n * large));
+      expect(report.system_balances_minor['suspense:USDT']).toBe(String(-10_000n * large));
+      await storage.db.deleteFrom('ledger_postings').where('journal_id', '=', journalId).execute();
+      await storage.db.deleteFrom('ledger_journal').where('id', '=', journalId).execute();
+    });
+
     it('finds a balance that does not match its postings', async () => {
       await post(fromClearing(master, 100n));
       await storage.db.updateTable('fiat_accounts').set({ balance_minor: 150n }).where('id', '=', master).execute();

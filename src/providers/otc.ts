@@ -1,0 +1,13 @@
+import type { CryptoAsset } from '../ledger/assets.js';
+
+/**
+ * The liquidity side of the provider (DESIGN §4): the price at which EUR buys a crypto asset. A rate is an integer
+ * count of 10^-8 units of the asset per 1 EUR (config/limits.ts otcRateDecimals), so the arithmetic on it stays exact.
+ * A real liquidity provider replaces the sandbox behind this interface.
+ */
+export interface OtcPriceProvider {
+  /** The assets EUR can be exchanged into. */
+  readonly assets: readonly CryptoAsset[];
+  /** The mid-market rate of EUR into `asset` at `at`, in 10^-8 units of the asset per EUR. */
+  midRate(asset: CryptoAsset, at: Date): Promise<bigint>;
+}
