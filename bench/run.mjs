@@ -103,7 +103,7 @@ const serverDatabaseUrl = baseDatabaseUrl ? withSearchPath(baseDatabaseUrl, sche
 
 function serverEnv(port) {
   const env = { ...process.env };
-  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS']) {
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'OTC_QUOTE_TTL_SECONDS', 'OTC_SPREAD_BPS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS']) {
     delete env[name];
   }
   return {
@@ -115,6 +115,8 @@ function serverEnv(port) {
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_SECOND: 'off',
     SANDBOX_AUTO_SETTLE_MS: 'off',
+    // Quotes made by one scenario are confirmed by the next.
+    OTC_QUOTE_TTL_SECONDS: '3600',
     ...(serverDatabaseUrl ? { DATABASE_URL: serverDatabaseUrl } : {}),
   };
 }
@@ -150,11 +152,12 @@ async function call(baseUrl, key, method, url, body, csrf) {
 // Load: autocannon, with every response's latency kept (autocannon's own histogram has 1 ms resolution, too coarse
 // for sub-millisecond latencies), so p50/p99 are exact over the 2xx responses of the measured run.
 
-async function load({ url, method = 'GET', headers = {}, body, seconds, freshIdempotencyKey = false }) {
+/** autocannon request hooks: a new Idempotency-Key on every request, each one a new operation as a client's would be. */
+const withFreshIdempotencyKey = (request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } });
+
+async function load({ url, method = 'GET', headers = {}, body, seconds, requests }) {
   const latencies = [];
   const statusCounts = {};
-  // A new Idempotency-Key on every request: each one is a new operation, as a client's would be.
-  const requests = freshIdempotencyKey ? [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } }) }] : undefined;
   const instance = autocannon({ url, method, headers, body, requests, connections, pipelining: 1, duration: seconds, timeout: 10 });
   instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
     statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
@@ -288,6 +291,7 @@ async function main() {
 
   const transferBody = JSON.stringify({ asset: 'USDC', network: 'ETH', amount: transferAmount, destination: '0x52908400098527886e0f7030069857d2e4169ee7' });
   const transferUrl = `${server.url}/wallets/${wallet}/transfers`;
+  const quoteBody = JSON.stringify({ sourceFrAccountId: from, destinationProviderWalletId: wallet, sourceAmountEur: '20' });
   const replayKey = randomUUID();
   const firstTransfer = await fetch(transferUrl, { method: 'POST', headers: { ...json, 'x-api-key': key, 'x-csrf-token': csrf, 'idempotency-key': replayKey }, body: transferBody });
   if (firstTransfer.status !== 201) throw new Error(`POST /wallets/{id}/transfers answered ${firstTransfer.status}: ${await firstTransfer.text()}`);
@@ -339,8 +343,17 @@ async function main() {
       await scenario('POST /payments', server, { url: `${server.url}/payments`, method: 'POST', headers: { ...json, 'x-api-key': key, 'x-csrf-token': token }, body: paymentBody }),
     );
     const transferHeaders = { ...json, 'x-api-key': key, 'x-csrf-token': token };
-    results.push(await scenario('POST wallet transfer', server, { url: transferUrl, method: 'POST', headers: transferHeaders, body: transferBody, freshIdempotencyKey: true }));
+    results.push(await scenario('POST wallet transfer', server, { url: transferUrl, method: 'POST', headers: transferHeaders, body: transferBody, requests: [{ setupRequest: withFreshIdempotencyKey }] }));
     results.push(await scenario('wallet transfer replay', server, { url: transferUrl, method: 'POST', headers: { ...transferHeaders, 'idempotency-key': replayKey }, body: transferBody }));
+    // Quotes made by the quote scenario are what the confirm scenario confirms, one per request, each with a new key.
+    const quoteIds = [];
+    const collectQuote = (status, responseBody) => {
+      if (status === 200) quoteIds.push(JSON.parse(responseBody).data.quoteId);
+    };
+    results.push(await scenario('POST OTC quote', server, { url: `${server.url}/otc-exchanges/quote`, method: 'POST', headers: transferHeaders, body: quoteBody, requests: [{ onResponse: collectQuote }] }));
+    const confirmNext = (request) => withFreshIdempotencyKey({ ...request, body: JSON.stringify({ quoteId: quoteIds.pop() ?? 'exhausted' }) });
+    results.push(await scenario('POST OTC confirm', server, { url: `${server.url}/otc-exchanges`, method: 'POST', headers: transferHeaders, body: '{}', requests: [{ setupRequest: confirmNext }] }));
+    log(`  ${quoteIds.length.toLocaleString('en')} quotes left unconfirmed`);
     const transfers = await verifyWallet();
     log(`  wallet available balance = funding less ${transfers.toLocaleString('en')} transfers of ${transferAmount} USDC, exactly`);
     const total = await verifyPages();
@@ -367,13 +380,15 @@ async function main() {
       errors: rows.reduce((sum, row) => sum + row.errors + row.timeouts, 0),
     };
   });
-  const [bareRow, leanRow, rawRow, paymentsRow, transferRow, replayRow, firstRow, deepRow] = summary;
+  const [bareRow, leanRow, rawRow, paymentsRow, transferRow, replayRow, quoteRow, confirmRow, firstRow, deepRow] = summary;
   for (const row of summary) row.vsBare = row.reqPerSecond / bareRow.reqPerSecond;
   // Ratios are taken within each round (its scenarios ran minutes apart at most, under the same background load),
   // then the median over rounds: steadier than a ratio of medians taken from different rounds.
-  const ratiosOf = ([bare, lean, raw, payments, transfer, replay, first, deep]) => ({
+  const ratiosOf = ([bare, lean, raw, payments, transfer, replay, quote, confirm, first, deep]) => ({
     transfersVsPayments: transfer.reqPerSecond / payments.reqPerSecond,
     replayVsPayments: replay.reqPerSecond / payments.reqPerSecond,
+    quoteVsPayments: quote.reqPerSecond / payments.reqPerSecond,
+    confirmVsPayments: confirm.reqPerSecond / payments.reqPerSecond,
     paymentsVsLean: payments.reqPerSecond / lean.reqPerSecond,
     paymentsP99VsLean: payments.p99Ms / lean.p99Ms,
     paymentsVsRaw: payments.reqPerSecond / raw.reqPerSecond,
@@ -391,7 +406,7 @@ async function main() {
   });
   const roundRatios = runs.map(ratiosOf);
   const ratios = Object.fromEntries(Object.keys(roundRatios[0]).map((name) => [name, median(roundRatios.map((round) => round[name]))]));
-  const serverPeakRssMb = Math.max(paymentsRow.peakRssMb, transferRow.peakRssMb, replayRow.peakRssMb, firstRow.peakRssMb, deepRow.peakRssMb);
+  const serverPeakRssMb = Math.max(...[paymentsRow, transferRow, replayRow, quoteRow, confirmRow, firstRow, deepRow].map((row) => row.peakRssMb));
 
   log(`\nResults (${dialect}${rounds > 1 ? `, medians of ${rounds} rounds` : ''}; ${connections} connections, ${durationSeconds} s each)`);
   const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'peak RSS MB', 'vs bare', 'requests', 'non-2xx'];
@@ -427,6 +442,8 @@ async function main() {
       ? [['GET /transactions, slower page', `${fmt(Math.min(firstRow.reqPerSecond, deepRow.reqPerSecond), 0)} req/s`, `>= ${targets.pagesReqPerSecondMin}`, Math.min(firstRow.reqPerSecond, deepRow.reqPerSecond) >= targets.pagesReqPerSecondMin]]
       : []),
     ['server peak RSS under load', `${fmt(serverPeakRssMb, 1)} MB`, `< ${targets.peakRssMbMax} MB`, serverPeakRssMb < targets.peakRssMbMax],
+    ['OTC quote / POST /payments, req/s', `${fmt(ratios.quoteVsPayments, 3)}×`, 'no target', undefined],
+    ['OTC confirm (new key) / POST /payments, req/s', `${fmt(ratios.confirmVsPayments, 3)}×`, 'no target', undefined],
     ['bare Fastify', `${fmt(bareRow.reqPerSecond, 0)} req/s`, `~${targets.bareReqPerSecond} (2 cores)`, undefined],
     ['raw payment baseline', `${fmt(rawRow.reqPerSecond, 0)} req/s`, `~${targets.rawReqPerSecond} (2 cores)`, undefined],
     ['lean payment reference', `${fmt(leanRow.reqPerSecond, 0)} req/s, p99 ${fmt(leanRow.p99Ms, 2)} ms`, 'same machine, same run', undefined],

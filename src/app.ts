@@ -31,6 +31,7 @@ import type { ModuleContext } from './modules/module-context.js';
 import { registerPayees } from './modules/payees/module.js';
 import { registerPayments } from './modules/payments/module.js';
 import { registerWallets } from './modules/wallets/module.js';
+import { registerOtc } from './modules/otc/module.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
@@ -160,6 +161,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   registerDocuments(app, context);
   registerPayments(app, context);
   registerWallets(app, context);
+  registerOtc(app, context);
 
   if (config.apiEnvironment === 'sandbox') {
     sandboxEndUserRoutes(app, verification);

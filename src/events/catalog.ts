@@ -19,8 +19,15 @@ export const eventTypes = [
 
 /**
  * Beyond spec §6, in the same shape (`data` the resource's record): wallet transfers and deposits (docs/wallets.md
- * "Events"). The spec's list above stays exactly as it is.
+ * "Events"), OTC orders (docs/otc.md). The spec's list above stays exactly as it is.
  */
-export const additiveEventTypes = ['wallet_transfer.created', 'wallet_transfer.status_updated', 'wallet_transfer.completed', 'wallet_transfer.failed'] as const;
+export const additiveEventTypes = [
+  'wallet_transfer.created',
+  'wallet_transfer.status_updated',
+  'wallet_transfer.completed',
+  'wallet_transfer.failed',
+  'otc_order.created',
+  'otc_order.status_updated',
+] as const;
 
 export type EventType = (typeof eventTypes)[number] | (typeof additiveEventTypes)[number];

@@ -268,4 +268,34 @@ describe.each(deployments)('Idempotency-Key across two server processes on %s', 
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     expect((JSON.parse(verify.stdout) as { ok: boolean }).ok).toBe(true);
   });
+
+  it('confirms one OTC quote once across two servers: 20 confirmations with 20 keys make one order and debit once', { timeout: processTestTimeoutMs }, async () => {
+    const customer = await cli<{ id: string }>('customers', 'create', '--name', 'Exchange Ltd');
+    const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
+    const servers = [await startServer(), await startServer()];
+    const headers = await Promise.all(
+      servers.map(async ({ baseUrl }) => {
+        const token = ((await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).json()) as { data: { csrf_token: string } }).data.csrf_token;
+        return { 'x-api-key': key, 'x-csrf-token': token, 'content-type': 'application/json' };
+      }),
+    );
+    const post = async (server: number, url: string, body: unknown, extra: Record<string, string> = {}) => {
+      const response = await fetch(`${servers[server]!.baseUrl}${url}`, { method: 'POST', headers: { ...headers[server], ...extra }, body: JSON.stringify(body) });
+      return { status: response.status, json: (await response.json()) as { data: Record<string, string> } };
+    };
+    const account = (await post(0, '/fiat-accounts', { accountName: 'EUR', currency: 'EUR' })).json.data.id!;
+    expect((await post(1, `/sandbox/fiat-accounts/${account}/deposits`, { amount: 500 })).status).toBe(201);
+    const wallet = (await post(0, '/wallets', {})).json.data.local_id!;
+    const quote = await post(1, '/otc-exchanges/quote', { sourceFrAccountId: account, destinationProviderWalletId: wallet, sourceAmountEur: '100' });
+    expect(quote.status).toBe(200);
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, async (_, index) => (await post(index % 2, '/otc-exchanges', { quoteId: quote.json.data.quoteId }, { 'idempotency-key': randomUUID() })).status),
+    );
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 422)).toHaveLength(19);
+    const balance = ((await (await fetch(`${servers[0]!.baseUrl}/fiat-accounts/${account}`, { headers: { 'x-api-key': key } })).json()) as { data: { balance: number } }).data.balance;
+    expect(balance).toBe(400);
+    const verify = await run(process.execPath, ['bin/customer-api.js', 'ledger', 'verify'], { env });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+  });
 });

@@ -7,7 +7,7 @@ export const TransactionRecord = Type.Object(
   {
     id: Uuid,
     fr_transaction_id: Type.String({ description: 'Provider id, prefix txn_' }),
-    transaction_type: Type.String({ description: 'payment, payment_return or deposit' }),
+    transaction_type: Type.String({ description: 'payment, payment_return, deposit, otc_exchange or otc_exchange_return' }),
     amount: Type.Number(),
     currency: Type.String(),
     status: Type.String({ description: 'pending, completed or failed' }),

@@ -1,0 +1,155 @@
+import type { Clock } from '../../clock.js';
+import { DomainError, notFound } from '../../errors.js';
+import { newId } from '../../ids.js';
+import type { CryptoAsset } from '../../ledger/assets.js';
+import { balanceKey, newPlan, plannedEvent, withJournal, type MoneyPlan } from '../../ledger/money-plan.js';
+import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { providerId } from '../../providers/provider-ids.js';
+import type { Storage } from '../../storage/database.js';
+import type { OtcOrdersTable } from '../../storage/tables.js';
+import { claimDueSettlements } from '../../workers/claim.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount } from '../payments/accounts.js';
+import { addBalanceEvents } from '../payments/events.js';
+import { presentOrder } from './presenter.js';
+import { findOrder } from './repository.js';
+import type { OrderRecord } from './schemas.js';
+
+export type OrderOutcome = 'completed' | 'failed';
+
+/**
+ * The simulated liquidity provider (DESIGN §3): an order's EUR is debited (suspense → clearing), then the crypto is
+ * credited to the wallet (clearing → wallet, the spread to fee income), or the order fails and its EUR is returned.
+ * Each step is one money plan guarded by the order's status, so a step happens once.
+ */
+export class OtcSandbox {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    /** Each step happens this long after the previous one; undefined = only by hand. */
+    private readonly autoSettleMs: number | undefined,
+  ) {}
+
+  /** `completed` takes the order through whatever steps remain; `failed` is possible until the EUR is debited. */
+  async settle(customerId: string, orderId: string, outcome: OrderOutcome): Promise<OrderRecord> {
+    let order = await findOrder(this.storage.db, customerId, orderId.toLowerCase());
+    if (!order) throw notFound('order');
+    if (outcome === 'failed') return presentOrder(await this.fail(order, 'Rejected by the liquidity provider (sandbox)'));
+    if (order.status === 'debit_pending') order = await this.debit(order);
+    return presentOrder(await this.credit(order));
+  }
+
+  /** Moves the orders whose time has come one step on, each claimed first (workers/claim.ts). */
+  async settleDueOrders(): Promise<number> {
+    const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), ['debit_pending', 'debited']);
+    for (const order of due) {
+      await (order.status === 'debit_pending' ? this.debit(order) : this.credit(order)).catch((error: unknown) => {
+        // Moved on by hand meanwhile; anything else is a failure the worker logs.
+        if (!(error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION')) throw error;
+      });
+    }
+    return due.length;
+  }
+
+  /** debit_pending → debited: the reserved EUR leaves for the liquidity provider; its history record completes. */
+  private async debit(order: OtcOrdersTable): Promise<OtcOrdersTable> {
+    const now = this.clock.now();
+    const nowText = now.toISOString();
+    const next: OtcOrdersTable = { ...order, status: 'debited', debited_at: nowText, updated_at: nowText, settle_at: this.nextStepAt(now) };
+    const amount = BigInt(order.source_amount_minor);
+    const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_debit', order.id, [
+      { account: { kind: 'system', code: 'suspense' }, asset: 'EUR', amount: -amount },
+      { account: { kind: 'system', code: 'clearing' }, asset: 'EUR', amount },
+    ]);
+    this.guard(plan, order, next, { debited_at: nowText });
+    plan.historyUpdates.push({ id: order.transaction_id, status: 'completed', completed_at: nowText, updated_at: nowText });
+    await executeMoneyPlan(this.storage, plan);
+    return next;
+  }
+
+  /** debited → settled: the crypto arrives in the wallet at the quoted amount; the spread is the platform's. */
+  private async credit(order: OtcOrdersTable): Promise<OtcOrdersTable> {
+    if (order.status !== 'debited') throw this.refused(order, 'settled');
+    const nowText = this.clock.now().toISOString();
+    const next: OtcOrdersTable = { ...order, status: 'settled', settled_at: nowText, updated_at: nowText, settle_at: null };
+    const asset = order.destination_currency as CryptoAsset;
+    const credited = BigInt(order.destination_amount_minor);
+    const spread = BigInt(order.spread_minor);
+    const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_settle', order.id, [
+      { account: { kind: 'system', code: 'clearing' }, asset, amount: -(credited + spread) },
+      { account: { kind: 'wallet', id: order.wallet_id, asset }, asset, amount: credited },
+      { account: { kind: 'system', code: 'fee_income' }, asset, amount: spread },
+    ]);
+    this.guard(plan, order, next, { settled_at: nowText });
+    await executeMoneyPlan(this.storage, plan);
+    return next;
+  }
+
+  /** debit_pending → failed: the EUR goes back to the account, with a history record of the return. */
+  private async fail(order: OtcOrdersTable, reason: string): Promise<OtcOrdersTable> {
+    if (order.status !== 'debit_pending') throw this.refused(order, 'failed');
+    const nowText = this.clock.now().toISOString();
+    const next: OtcOrdersTable = { ...order, status: 'failed', failure_reason: reason, updated_at: nowText, settle_at: null };
+    const account = await findCustomerAccount(this.storage, order.customer_id, order.source_account_id);
+    if (!account) throw new Error(`order ${order.id} names no account of its customer`);
+    const amount = BigInt(order.source_amount_minor);
+    const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_failed', order.id, [
+      { account: { kind: 'system', code: 'suspense' }, asset: 'EUR', amount: -amount },
+      ...accountPostings(account, amount),
+    ]);
+    this.guard(plan, order, next, { failure_reason: reason });
+    plan.historyUpdates.push({ id: order.transaction_id, status: 'failed', completed_at: null, updated_at: nowText });
+    const returnId = newId();
+    plan.history.push({
+      id: returnId,
+      customer_id: order.customer_id,
+      fr_transaction_id: providerId('txn'),
+      transaction_type: 'otc_exchange_return',
+      amount_minor: amount,
+      currency: 'EUR',
+      status: 'completed',
+      direction: 'incoming',
+      account_id: account.fiatAccountId,
+      virtual_account_id: account.kind === 'virtual_account' ? account.id : null,
+      from_account_id: null,
+      from_account_type: 'external',
+      to_account_id: account.id,
+      to_account_type: account.kind,
+      description: `Return of exchange ${order.id}: ${reason}`,
+      reference: order.id,
+      counterparty_name: null,
+      counterparty_account: null,
+      fee_amount_minor: 0n,
+      fee_currency: 'EUR',
+      payee_id: null,
+      payment_id: null,
+      completed_at: nowText,
+      created_at: nowText,
+      updated_at: nowText,
+      balanceOf: balanceKey(balanceAccountOf(account)),
+    });
+    addBalanceEvents(plan, 'EUR', new Map(plan.moves.map((move) => [move.key, returnId])));
+    await executeMoneyPlan(this.storage, plan);
+    return next;
+  }
+
+  /** The order's status change, once: the plan fails unless the order is still in the status it was read in. */
+  private guard(plan: MoneyPlan, order: OtcOrdersTable, next: OtcOrdersTable, set: Record<string, string | null>): void {
+    plan.guards.push({
+      table: 'otc_orders',
+      match: { id: order.id, status: order.status },
+      set: { status: next.status, updated_at: next.updated_at, settle_at: next.settle_at, ...set },
+      error: 'INVALID_STATUS_TRANSITION',
+      message: 'The order moved on meanwhile.',
+      details: { to: next.status },
+    });
+    plan.events.push(plannedEvent(order.customer_id, 'otc_order.status_updated', presentOrder(next), next.updated_at));
+  }
+
+  private refused(order: OtcOrdersTable, to: string): DomainError {
+    return new DomainError('INVALID_STATUS_TRANSITION', `A ${order.status} order cannot become ${to}.`, { from: order.status, to });
+  }
+
+  private nextStepAt(now: Date): string | null {
+    return this.autoSettleMs === undefined ? null : new Date(now.getTime() + this.autoSettleMs).toISOString();
+  }
+}

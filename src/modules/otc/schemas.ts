@@ -1,0 +1,117 @@
+import { Type, type Static } from 'typebox';
+import { otcRateDecimals, pageLimitDefault, pageLimitMax, travelRulePayloadBytesMax } from '../../config/limits.js';
+import { jsonLimitsKeyword } from '../../http/request-schema.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+
+/** Spec §4: the asset of GET /otc-exchanges/wallets, 1-10 characters, any case, USDC when omitted. */
+export const EligibleWalletsQuery = Type.Object(
+  { asset: Type.Optional(Type.String({ minLength: 1, maxLength: 10, default: 'USDC' })) },
+  { additionalProperties: false },
+);
+
+/** Spec §2 pay-from account item (camelCase). `balance` is what the account can pay, a decimal string. */
+export const EligibleAccount = Type.Object(
+  { id: Uuid, currency: Type.String(), isMaster: Type.Boolean(), label: Type.String(), balance: Type.String({ description: 'Decimal string: the available balance' }) },
+  { additionalProperties: false },
+);
+export type EligibleAccountRecord = Static<typeof EligibleAccount>;
+
+/** Spec §2 receive-into wallet item: the wallet's default address of the asset. */
+export const EligibleWallet = Type.Object(
+  { id: Uuid, label: Type.String(), network: Type.String(), assetAddress: Type.String(), asset: Type.String() },
+  { additionalProperties: false },
+);
+export type EligibleWalletRecord = Static<typeof EligibleWallet>;
+
+/** `buy` is the only side (spec §4): any case; `sell` or anything else is a 400. */
+const Side = StringEnum(['buy'] as const, { description: 'buy (the only side; the default)' });
+
+/** Spec §4 POST /otc-exchanges/quote. */
+export const QuoteBody = Type.Object(
+  {
+    sourceFrAccountId: Uuid,
+    destinationProviderWalletId: Uuid,
+    sourceAmountEur: Type.String({ pattern: '^[0-9]+([.][0-9]{1,2})?$', maxLength: 20, description: 'EUR with at most 2 decimals, at least 20' }),
+    side: Type.Optional(Nullable(Side)),
+    destinationCurrency: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 10, description: 'USDC when omitted; any case' }))),
+  },
+  { additionalProperties: false },
+);
+export type QuoteInput = Static<typeof QuoteBody>;
+
+/** Spec §2 OTC quote, exactly. */
+export const Quote = Type.Object(
+  {
+    quoteId: Uuid,
+    rate: Type.String({ description: `Decimal string with ${otcRateDecimals} decimals: units of the destination asset per 1 EUR` }),
+    destinationAmount: Type.String({ description: 'Decimal string at the scale of the destination asset, rounded down' }),
+    sourceCurrency: Type.String({ description: 'EUR' }),
+    destinationCurrency: Type.String(),
+    ttlExpiresAt: Timestamp,
+    ttlSeconds: Type.Integer(),
+    indicative: Type.Boolean(),
+    sourceAmountEur: Type.String(),
+    sourceAmountUsdc: Type.String({ description: 'The EUR amount valued in USDC at the mid rate' }),
+  },
+  { additionalProperties: false },
+);
+export type QuoteRecord = Static<typeof Quote>;
+
+/** Spec §4 POST /otc-exchanges; `minDestinationAmount` is additive (a slippage guard). */
+export const ConfirmBody = Type.Object(
+  {
+    quoteId: Uuid,
+    side: Type.Optional(Nullable(Side)),
+    travelRulePayload: Type.Optional(
+      Nullable(
+        Type.Unsafe<Record<string, unknown>>({
+          type: 'object',
+          [jsonLimitsKeyword]: { depthMax: 10, bytesMax: travelRulePayloadBytesMax },
+          description: `Any JSON object of at most ${travelRulePayloadBytesMax} bytes, stored with the order`,
+        }),
+      ),
+    ),
+    minDestinationAmount: Type.Optional(
+      Nullable(Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: 40, description: 'Refuse (422) if the order would credit less than this' })),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ConfirmInput = Static<typeof ConfirmBody>;
+
+/** Spec §2 OTC order (`orderId`, `status`), and additively everything the order holds. */
+export const Order = Type.Object(
+  {
+    orderId: Uuid,
+    status: Type.String({ description: 'debit_pending, debited, settled or failed' }),
+    quoteId: Uuid,
+    sourceFrAccountId: Uuid,
+    destinationProviderWalletId: Uuid,
+    sourceCurrency: Type.String(),
+    destinationCurrency: Type.String(),
+    sourceAmountEur: Type.String(),
+    sourceAmountUsdc: Type.String(),
+    destinationAmount: Type.String(),
+    rate: Type.String(),
+    transactionId: Uuid,
+    failureReason: Nullable(Type.String()),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+    debitedAt: Nullable(Timestamp),
+    settledAt: Nullable(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type OrderRecord = Static<typeof Order>;
+
+export const OrderParams = Type.Object({ orderId: Uuid }, { additionalProperties: false });
+
+export const OrdersQuery = Type.Object(
+  {
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
+  },
+  { additionalProperties: false },
+);
+
+export const SettleOrderBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });

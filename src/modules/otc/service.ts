@@ -1,0 +1,241 @@
+import type { Clock } from '../../clock.js';
+import { otcSourceAmountMaxEur, otcSourceAmountMinEur, pageLimitMax } from '../../config/limits.js';
+import { DomainError, notFound, validationError } from '../../errors.js';
+import type { Answer, Reservation } from '../../http/idempotency.js';
+import { newId } from '../../ids.js';
+import { AmountError, parseAmount } from '../../ledger/amounts.js';
+import type { CryptoAsset } from '../../ledger/assets.js';
+import { formatDecimal } from '../../ledger/money.js';
+import { balanceKey, newPlan, plannedEvent, plannedResponse, withJournal } from '../../ledger/money-plan.js';
+import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { cryptoAssetNamed } from '../../ledger/networks.js';
+import type { OtcPriceProvider } from '../../providers/otc.js';
+import { providerId } from '../../providers/provider-ids.js';
+import type { Storage } from '../../storage/database.js';
+import type { OtcOrdersTable, OtcQuotesTable } from '../../storage/tables.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, type CustomerAccount } from '../payments/accounts.js';
+import { addBalanceEvents } from '../payments/events.js';
+import type { WalletOwnership } from '../wallets/ownership.js';
+import { findWalletBalance } from '../wallets/repository.js';
+import { presentOrder, presentQuote } from './presenter.js';
+import { convert, customerRate } from './quote-math.js';
+import { accountsIn, findOrder, findQuote, listOrders, walletsReceiving } from './repository.js';
+import type { ConfirmInput, EligibleAccountRecord, EligibleWalletRecord, OrderRecord, QuoteInput, QuoteRecord } from './schemas.js';
+
+export interface OtcSettings {
+  quoteTtlSeconds: number;
+  spreadBps: number;
+  /** Sandbox: orders move on by themselves after this delay; undefined = only through the simulation endpoint. */
+  autoSettleMs: number | undefined;
+}
+
+/** What EUR is exchanged from (spec: "OTC exchange of EUR into crypto"). */
+const sourceCurrency = 'EUR';
+const defaultDestination: CryptoAsset = 'USDC';
+
+const quoteExpired = (expiresAt: string) => new DomainError('QUOTE_EXPIRED', 'The quote has expired: request a new one.', { ttl_expires_at: expiresAt });
+const quoteConfirmed = () => new DomainError('QUOTE_ALREADY_CONFIRMED', 'The quote was confirmed already: each quote makes one order. Request a new one.');
+
+/**
+ * OTC exchange of EUR into crypto (docs/otc.md): the eligible accounts and wallets, indicative quotes priced by the
+ * OtcPriceProvider, and their confirmation into orders. Confirming reserves the EUR (account → suspense) in the money
+ * plan that creates the order and stores the Idempotency-Key answer; sandbox.ts moves the order on.
+ */
+export class OtcService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly prices: OtcPriceProvider,
+    private readonly ownership: WalletOwnership,
+    private readonly settings: OtcSettings,
+  ) {}
+
+  async eligibleAccounts(caller: AuthenticatedKey): Promise<EligibleAccountRecord[]> {
+    const rows = await accountsIn(this.storage.db, caller.customerId, sourceCurrency);
+    return rows.map((row) => ({ id: row.id, currency: row.currency, isMaster: row.is_master, label: row.account_name, balance: formatDecimal(row.available_minor, sourceCurrency) }));
+  }
+
+  async eligibleWallets(caller: AuthenticatedKey, assetText: string): Promise<EligibleWalletRecord[]> {
+    const asset = this.tradable(assetText, 'query', '/asset');
+    const rows = await walletsReceiving(this.storage.db, caller.customerId, asset);
+    return rows.map((row) => ({ id: row.id, label: row.display_name, network: row.network, assetAddress: row.address, asset: row.asset }));
+  }
+
+  async quote(caller: AuthenticatedKey, input: QuoteInput): Promise<QuoteRecord> {
+    const destination = this.tradable(input.destinationCurrency ?? defaultDestination, 'body', '/destinationCurrency');
+    const sourceMinor = parseSourceAmount(input.sourceAmountEur);
+    const account = await this.sourceAccount(caller, input.sourceFrAccountId);
+    const walletId = await this.ownership.require(caller.customerId, input.destinationProviderWalletId);
+    if (!(await findWalletBalance(this.storage.db, caller.customerId, walletId, destination))) {
+      throw new DomainError('ADDRESS_REQUIRED', `The wallet has no ${destination} address to receive into; create one with POST /wallets/{walletId}/addresses first.`, {
+        asset: destination,
+      });
+    }
+    const now = this.clock.now();
+    const [midRate, usdcMidRate] = await Promise.all([this.prices.midRate(destination, now), this.prices.midRate('USDC', now)]);
+    const rate = customerRate(midRate, this.settings.spreadBps);
+    const destinationMinor = convert(sourceMinor, rate, destination);
+    const row: OtcQuotesTable = {
+      id: newId(),
+      customer_id: caller.customerId,
+      source_account_id: account.id,
+      wallet_id: walletId,
+      destination_currency: destination,
+      source_amount_minor: sourceMinor,
+      mid_rate: midRate,
+      rate,
+      destination_amount_minor: destinationMinor,
+      spread_minor: convert(sourceMinor, midRate, destination) - destinationMinor,
+      source_amount_usdc_minor: convert(sourceMinor, usdcMidRate, 'USDC'),
+      ttl_seconds: this.settings.quoteTtlSeconds,
+      expires_at: new Date(now.getTime() + this.settings.quoteTtlSeconds * 1000).toISOString(),
+      order_id: null,
+      created_at: now.toISOString(),
+    };
+    await this.storage.db.insertInto('otc_quotes').values(row).execute();
+    return presentQuote(row);
+  }
+
+  /**
+   * Confirms the caller's unexpired, unconfirmed quote into an order at the quote's rate and amounts. The quote's
+   * guard (order_id still null) makes concurrent confirmations of one quote create one order whatever their keys.
+   */
+  async confirm(caller: AuthenticatedKey, input: ConfirmInput, reservation: Reservation | undefined): Promise<Answer> {
+    const quote = await findQuote(this.storage.db, caller.customerId, input.quoteId.toLowerCase());
+    if (!quote) throw notFound('quote');
+    const destination = quote.destination_currency as CryptoAsset;
+    const minimum = input.minDestinationAmount == null ? undefined : parseDestinationMinimum(input.minDestinationAmount, destination);
+    if (quote.order_id !== null) throw quoteConfirmed();
+    const now = this.clock.now();
+    if (now.toISOString() >= quote.expires_at) throw quoteExpired(quote.expires_at);
+    if (minimum !== undefined && BigInt(quote.destination_amount_minor) < minimum) {
+      throw new DomainError('MIN_DESTINATION_AMOUNT_NOT_MET', `The order would credit ${formatDecimal(BigInt(quote.destination_amount_minor), destination)} ${destination}, less than minDestinationAmount.`, {
+        destination_amount: formatDecimal(BigInt(quote.destination_amount_minor), destination),
+        min_destination_amount: formatDecimal(minimum, destination),
+      });
+    }
+    const account = await this.sourceAccount(caller, quote.source_account_id);
+    const nowText = now.toISOString();
+    const amount = BigInt(quote.source_amount_minor);
+    const order: OtcOrdersTable = {
+      id: newId(),
+      customer_id: caller.customerId,
+      quote_id: quote.id,
+      status: 'debit_pending',
+      source_account_id: account.id,
+      wallet_id: quote.wallet_id,
+      destination_currency: destination,
+      source_amount_minor: amount,
+      rate: BigInt(quote.rate),
+      destination_amount_minor: BigInt(quote.destination_amount_minor),
+      spread_minor: BigInt(quote.spread_minor),
+      source_amount_usdc_minor: BigInt(quote.source_amount_usdc_minor),
+      transaction_id: newId(),
+      travel_rule_payload: input.travelRulePayload == null ? null : JSON.stringify(input.travelRulePayload),
+      settle_at: this.settings.autoSettleMs === undefined ? null : new Date(now.getTime() + this.settings.autoSettleMs).toISOString(),
+      failure_reason: null,
+      debited_at: null,
+      settled_at: null,
+      created_at: nowText,
+      updated_at: nowText,
+    };
+    // The EUR leaves the account now, into suspense; the debit moves it out, a failure back.
+    const plan = withJournal(newPlan(caller.customerId, nowText), 'otc_reserve', order.id, [
+      ...accountPostings(account, -amount),
+      { account: { kind: 'system', code: 'suspense' }, asset: sourceCurrency, amount },
+    ]);
+    plan.guards.push({
+      table: 'otc_quotes',
+      match: { id: quote.id, order_id: null },
+      set: { order_id: order.id },
+      error: 'QUOTE_ALREADY_CONFIRMED',
+      message: quoteConfirmed().message,
+      details: {},
+    });
+    plan.rows.push({ table: 'otc_orders', values: order });
+    plan.history.push({
+      id: order.transaction_id,
+      customer_id: caller.customerId,
+      fr_transaction_id: providerId('txn'),
+      transaction_type: 'otc_exchange',
+      amount_minor: amount,
+      currency: sourceCurrency,
+      status: 'pending',
+      direction: 'outgoing',
+      account_id: account.fiatAccountId,
+      virtual_account_id: account.kind === 'virtual_account' ? account.id : null,
+      from_account_id: account.id,
+      from_account_type: account.kind,
+      to_account_id: order.wallet_id,
+      to_account_type: 'wallet',
+      description: `Exchange into ${formatDecimal(order.destination_amount_minor, destination)} ${destination}`,
+      reference: order.id,
+      counterparty_name: null,
+      counterparty_account: null,
+      fee_amount_minor: 0n,
+      fee_currency: sourceCurrency,
+      payee_id: null,
+      payment_id: null,
+      completed_at: null,
+      created_at: nowText,
+      updated_at: nowText,
+      balanceOf: balanceKey(balanceAccountOf(account)),
+    });
+    const record = presentOrder(order);
+    plan.events.push(plannedEvent(caller.customerId, 'otc_order.created', record, nowText));
+    addBalanceEvents(plan, sourceCurrency, new Map(plan.moves.map((move) => [move.key, order.transaction_id])));
+    plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
+    const result = await executeMoneyPlan(this.storage, plan);
+    return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
+  }
+
+  async order(caller: AuthenticatedKey, id: string): Promise<OrderRecord> {
+    const row = await findOrder(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('order');
+    return presentOrder(row);
+  }
+
+  async orders(caller: AuthenticatedKey, page: number, limit: number) {
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await listOrders(this.storage.db, caller.customerId, (page - 1) * size, size);
+    return { data: rows.map(presentOrder), meta: { pagination: { page, limit: size, total: Number(total) } } };
+  }
+
+  /** An asset the price provider exchanges EUR into, named in any case; anything else is a 400 on `path`. */
+  private tradable(text: string, location: 'query' | 'body', path: string): CryptoAsset {
+    const asset = cryptoAssetNamed(text);
+    if (asset === undefined || !this.prices.assets.includes(asset)) {
+      throw validationError([{ location, path, reason: `must be one of ${this.prices.assets.join(', ')}` }]);
+    }
+    return asset;
+  }
+
+  /** The caller's EUR account (fiat or virtual); another customer's answers 404, one in another currency 422. */
+  private async sourceAccount(caller: AuthenticatedKey, id: string): Promise<CustomerAccount> {
+    const account = await findCustomerAccount(this.storage, caller.customerId, id.toLowerCase());
+    if (!account) throw notFound('account');
+    if (account.currency !== sourceCurrency) {
+      throw new DomainError('CURRENCY_MISMATCH', `The account holds ${account.currency}; an exchange pays from a EUR account.`, { account_currency: account.currency, expected: sourceCurrency });
+    }
+    return account;
+  }
+}
+
+/** Spec §8: at least 20 EUR, at most 2 decimals (the pattern checked that); at most what a payment may move. */
+function parseSourceAmount(text: string): bigint {
+  const cents = parseAmount(text, sourceCurrency);
+  const reason =
+    cents < BigInt(otcSourceAmountMinEur) * 100n ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > BigInt(otcSourceAmountMaxEur) * 100n ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
+  if (reason) throw validationError([{ location: 'body', path: '/sourceAmountEur', reason }]);
+  return cents;
+}
+
+function parseDestinationMinimum(text: string, asset: CryptoAsset): bigint {
+  try {
+    return parseAmount(text, asset);
+  } catch (error) {
+    if (error instanceof AmountError) throw validationError([{ location: 'body', path: '/minDestinationAmount', reason: error.message }]);
+    throw error;
+  }
+}
