@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Storage } from '../storage/database.js';
 import type { Database } from '../storage/tables.js';
+import { DomainError } from '../errors.js';
 
 export interface ClaimOptions {
   table: keyof Database & string;
@@ -66,4 +67,23 @@ export async function claimDueSettlements<Row>(
     orderBy: 'settle_at',
     limit: settlementBatchSize,
   });
+}
+
+/**
+ * Runs `step` on each claimed row and returns how many were claimed. A row that a request moved on meanwhile
+ * (INVALID_STATUS_TRANSITION) is skipped. Any other failure does not hold up the rest of the batch: the first one is
+ * thrown after it, for the worker to log, and its row comes back when its lease runs out.
+ */
+export async function forEachClaimed<Row>(rows: readonly Row[], step: (row: Row) => Promise<unknown>): Promise<number> {
+  let firstFailure: unknown;
+  for (const row of rows) {
+    try {
+      await step(row);
+    } catch (error) {
+      if (error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION') continue;
+      firstFailure ??= error;
+    }
+  }
+  if (firstFailure !== undefined) throw firstFailure;
+  return rows.length;
 }

@@ -284,10 +284,31 @@ describe('OTC exchange', () => {
       t.clock.advance(1);
       expect(await worker.runOnce()).toBe(1);
       expect(await status()).toBe('debited');
-      expect((await settleRequest(order.orderId, 'failed')).statusCode).toBe(422);
       t.clock.advance(2000);
       expect(await worker.runOnce()).toBe(1);
       expect(await status()).toBe('settled');
+    });
+
+    it('fails after the debit too: the EUR comes back from the liquidity provider; the debit record stands, a return balances it', async () => {
+      const before = await fiatBalance(t, alice, eur.id);
+      const order = await confirm((await quote({ sourceAmountEur: '60' })).quoteId);
+      t.clock.advance(2000);
+      while ((await worker.runOnce()) > 0);
+      expect((await t.request({ url: `/otc-exchanges/orders/${order.orderId}`, key: alice.key })).json().data.status).toBe('debited');
+      const failed = await settleRequest(order.orderId, 'failed');
+      expect(failed.json().data).toMatchObject({ status: 'failed', debitedAt: expect.any(String), settledAt: null });
+      expect(await fiatBalance(t, alice, eur.id)).toBe(before);
+      expect((await t.request({ url: `/transactions/${order.transactionId}`, key: alice.key })).json().data.status).toBe('completed');
+      expect((await settleRequest(order.orderId, 'completed')).statusCode).toBe(422);
+    });
+
+    it('lists the crypto credit with the wallet’s deposits: an incoming transfer of destinationAmount to its default address', async () => {
+      const quoted = await quote({ sourceAmountEur: '45' });
+      const order = await confirm(quoted.quoteId);
+      await settleRequest(order.orderId, 'completed');
+      const [latest] = (await t.request({ url: `/wallets/${wallet}/transfers?limit=1`, key: alice.key })).json().data;
+      expect(latest).toMatchObject({ direction: 'incoming', status: 'completed', asset: 'USDC', network: 'ETH', amount: quoted.destinationAmount, note: `OTC order ${order.orderId}` });
+      expect(latest.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     });
 
     it('lists orders newest first and answers another customer’s order like an unknown one', async () => {

@@ -126,6 +126,24 @@ describe.each(deployments)('Idempotency-Key across two server processes on %s', 
     return JSON.parse(result.stdout) as T;
   };
 
+  /** A new customer with a key, two fresh servers, and a POST through either with the key's CSRF token for it. */
+  const customerOnTwoServers = async (name: string) => {
+    const customer = await cli<{ id: string }>('customers', 'create', '--name', name);
+    const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
+    const servers = [await startServer(), await startServer()];
+    const headers = await Promise.all(
+      servers.map(async ({ baseUrl }) => {
+        const token = ((await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).json()) as { data: { csrf_token: string } }).data.csrf_token;
+        return { 'x-api-key': key, 'x-csrf-token': token, 'content-type': 'application/json' };
+      }),
+    );
+    const post = async (server: number, url: string, body: unknown, extra: Record<string, string> = {}) => {
+      const response = await fetch(`${servers[server]!.baseUrl}${url}`, { method: 'POST', headers: { ...headers[server], ...extra }, body: JSON.stringify(body) });
+      return { response, status: response.status, json: (await response.clone().json()) as { data: Record<string, string> } };
+    };
+    return { key, servers, post };
+  };
+
   beforeAll(async () => {
     await ensureBuilt();
     deployment = makeDeployment();
@@ -220,17 +238,8 @@ describe.each(deployments)('Idempotency-Key across two server processes on %s', 
   });
 
   it('reserves a wallet balance once across two servers: concurrent transfers never exceed it, one key sends once, a transfer settles once', { timeout: processTestTimeoutMs }, async () => {
-    const customer = await cli<{ id: string }>('customers', 'create', '--name', 'Wallets Ltd');
-    const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
-    const servers = [await startServer(), await startServer()];
-    const headers = await Promise.all(
-      servers.map(async ({ baseUrl }) => {
-        const token = ((await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).json()) as { data: { csrf_token: string } }).data.csrf_token;
-        return { 'x-api-key': key, 'x-csrf-token': token, 'content-type': 'application/json' };
-      }),
-    );
-    const post = (server: number, url: string, body: unknown, extra: Record<string, string> = {}) =>
-      fetch(`${servers[server]!.baseUrl}${url}`, { method: 'POST', headers: { ...headers[server], ...extra }, body: JSON.stringify(body) });
+    const { key, servers, post: send } = await customerOnTwoServers('Wallets Ltd');
+    const post = async (server: number, url: string, body: unknown, extra: Record<string, string> = {}) => (await send(server, url, body, extra)).response;
     const wallet = ((await (await post(0, '/wallets', {})).json()) as { data: { local_id: string } }).data.local_id;
     expect((await post(1, `/sandbox/wallets/${wallet}/deposits`, { asset: 'USDC', network: 'ETH', amount: '10' })).status).toBe(201);
     const transfer = { asset: 'USDC', network: 'ETH', amount: '1', destination: '0x52908400098527886e0f7030069857d2e4169ee7' };
@@ -270,19 +279,7 @@ describe.each(deployments)('Idempotency-Key across two server processes on %s', 
   });
 
   it('confirms one OTC quote once across two servers: 20 confirmations with 20 keys make one order and debit once', { timeout: processTestTimeoutMs }, async () => {
-    const customer = await cli<{ id: string }>('customers', 'create', '--name', 'Exchange Ltd');
-    const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
-    const servers = [await startServer(), await startServer()];
-    const headers = await Promise.all(
-      servers.map(async ({ baseUrl }) => {
-        const token = ((await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).json()) as { data: { csrf_token: string } }).data.csrf_token;
-        return { 'x-api-key': key, 'x-csrf-token': token, 'content-type': 'application/json' };
-      }),
-    );
-    const post = async (server: number, url: string, body: unknown, extra: Record<string, string> = {}) => {
-      const response = await fetch(`${servers[server]!.baseUrl}${url}`, { method: 'POST', headers: { ...headers[server], ...extra }, body: JSON.stringify(body) });
-      return { status: response.status, json: (await response.json()) as { data: Record<string, string> } };
-    };
+    const { key, servers, post } = await customerOnTwoServers('Exchange Ltd');
     const account = (await post(0, '/fiat-accounts', { accountName: 'EUR', currency: 'EUR' })).json.data.id!;
     expect((await post(1, `/sandbox/fiat-accounts/${account}/deposits`, { amount: 500 })).status).toBe(201);
     const wallet = (await post(0, '/wallets', {})).json.data.local_id!;

@@ -5,11 +5,15 @@ import type { CryptoAsset } from '../../ledger/assets.js';
 import { balanceKey, newPlan, plannedEvent, withJournal, type MoneyPlan } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
+import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
+import type { Network } from '../../ledger/networks.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
-import { claimDueSettlements } from '../../workers/claim.js';
+import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import { accountPostings, balanceAccountOf, findCustomerAccount } from '../payments/accounts.js';
 import { addBalanceEvents } from '../payments/events.js';
+import { presentWalletTransfer } from '../wallets/presenter.js';
+import type { WalletTransferRow } from '../wallets/repository.js';
 import { presentOrder } from './presenter.js';
 import { findOrder } from './repository.js';
 import type { OrderRecord } from './schemas.js';
@@ -29,25 +33,31 @@ export class OtcSandbox {
     private readonly autoSettleMs: number | undefined,
   ) {}
 
-  /** `completed` takes the order through whatever steps remain; `failed` is possible until the EUR is debited. */
+  /**
+   * `completed` takes the order through whatever steps remain (a step the worker took meanwhile is not taken again);
+   * `failed` returns the EUR, from suspense before the debit or from the liquidity provider after it.
+   */
   async settle(customerId: string, orderId: string, outcome: OrderOutcome): Promise<OrderRecord> {
     let order = await findOrder(this.storage.db, customerId, orderId.toLowerCase());
     if (!order) throw notFound('order');
     if (outcome === 'failed') return presentOrder(await this.fail(order, 'Rejected by the liquidity provider (sandbox)'));
-    if (order.status === 'debit_pending') order = await this.debit(order);
+    if (order.status === 'debit_pending') {
+      const read = order;
+      order = await this.debit(read).catch(async (error: unknown) => {
+        const current = await findOrder(this.storage.db, customerId, read.id);
+        if (error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION' && current) return current;
+        throw error;
+      });
+      // The worker took both steps meanwhile.
+      if (order.status === 'settled') return presentOrder(order);
+    }
     return presentOrder(await this.credit(order));
   }
 
   /** Moves the orders whose time has come one step on, each claimed first (workers/claim.ts). */
   async settleDueOrders(): Promise<number> {
     const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), ['debit_pending', 'debited']);
-    for (const order of due) {
-      await (order.status === 'debit_pending' ? this.debit(order) : this.credit(order)).catch((error: unknown) => {
-        // Moved on by hand meanwhile; anything else is a failure the worker logs.
-        if (!(error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION')) throw error;
-      });
-    }
-    return due.length;
+    return forEachClaimed(due, (order) => (order.status === 'debit_pending' ? this.debit(order) : this.credit(order)));
   }
 
   /** debit_pending → debited: the reserved EUR leaves for the liquidity provider; its history record completes. */
@@ -66,9 +76,19 @@ export class OtcSandbox {
     return next;
   }
 
-  /** debited → settled: the crypto arrives in the wallet at the quoted amount; the spread is the platform's. */
+  /**
+   * debited → settled: the crypto arrives in the wallet at the quoted amount, at the asset's default address, and is
+   * listed with the wallet's deposits (docs/wallets.md "History"); the spread is the platform's.
+   */
   private async credit(order: OtcOrdersTable): Promise<OtcOrdersTable> {
     if (order.status !== 'debited') throw this.refused(order, 'settled');
+    const address = await this.storage.db
+      .selectFrom('wallet_addresses')
+      .select(['network', 'address'])
+      .where('wallet_id', '=', order.wallet_id)
+      .where('asset', '=', order.destination_currency)
+      .where('is_default', '=', 1)
+      .executeTakeFirstOrThrow();
     const nowText = this.clock.now().toISOString();
     const next: OtcOrdersTable = { ...order, status: 'settled', settled_at: nowText, updated_at: nowText, settle_at: null };
     const asset = order.destination_currency as CryptoAsset;
@@ -80,24 +100,55 @@ export class OtcSandbox {
       { account: { kind: 'system', code: 'fee_income' }, asset, amount: spread },
     ]);
     this.guard(plan, order, next, { settled_at: nowText });
+    const arrival: WalletTransferRow = {
+      id: newId(),
+      customer_id: order.customer_id,
+      wallet_id: order.wallet_id,
+      fr_transfer_id: providerId('wtx'),
+      direction: 'incoming',
+      status: 'completed',
+      asset,
+      network: address.network,
+      amount_minor: credited,
+      destination: address.address,
+      note: `OTC order ${order.id}`,
+      tx_hash: null,
+      failure_reason: null,
+      settle_at: null,
+      completed_at: nowText,
+      created_at: nowText,
+      updated_at: nowText,
+    };
+    arrival.tx_hash = sandboxTransactionHash(address.network as Network, arrival.id);
+    plan.rows.push({ table: 'wallet_transfers', values: arrival });
+    const arrived = presentWalletTransfer(arrival);
+    plan.events.push(
+      plannedEvent(order.customer_id, 'wallet_transfer.created', arrived, nowText),
+      plannedEvent(order.customer_id, 'wallet_transfer.completed', arrived, nowText),
+    );
     await executeMoneyPlan(this.storage, plan);
     return next;
   }
 
-  /** debit_pending → failed: the EUR goes back to the account, with a history record of the return. */
+  /**
+   * debit_pending or debited → failed: the EUR goes back to the account (from suspense, or from the liquidity provider
+   * once debited), with a history record of the return.
+   */
   private async fail(order: OtcOrdersTable, reason: string): Promise<OtcOrdersTable> {
-    if (order.status !== 'debit_pending') throw this.refused(order, 'failed');
+    if (order.status !== 'debit_pending' && order.status !== 'debited') throw this.refused(order, 'failed');
+    const debited = order.status === 'debited';
     const nowText = this.clock.now().toISOString();
     const next: OtcOrdersTable = { ...order, status: 'failed', failure_reason: reason, updated_at: nowText, settle_at: null };
     const account = await findCustomerAccount(this.storage, order.customer_id, order.source_account_id);
     if (!account) throw new Error(`order ${order.id} names no account of its customer`);
     const amount = BigInt(order.source_amount_minor);
     const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_failed', order.id, [
-      { account: { kind: 'system', code: 'suspense' }, asset: 'EUR', amount: -amount },
+      { account: { kind: 'system', code: debited ? 'clearing' : 'suspense' }, asset: 'EUR', amount: -amount },
       ...accountPostings(account, amount),
     ]);
     this.guard(plan, order, next, { failure_reason: reason });
-    plan.historyUpdates.push({ id: order.transaction_id, status: 'failed', completed_at: null, updated_at: nowText });
+    // Before the debit the EUR never left: its record fails. After it, the record stands and the return balances it.
+    if (!debited) plan.historyUpdates.push({ id: order.transaction_id, status: 'failed', completed_at: null, updated_at: nowText });
     const returnId = newId();
     plan.history.push({
       id: returnId,

@@ -6,7 +6,7 @@ import { balanceKey, newPlan, plannedEvent, withJournal, type Posting } from '..
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
-import { claimDueSettlements } from '../../workers/claim.js';
+import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import { accountPostings, balanceAccountOf, type CustomerAccount } from './accounts.js';
 import { addBalanceEvents } from './events.js';
 import { presentPayment } from './presenter.js';
@@ -58,14 +58,10 @@ export class SettlementService {
    */
   async settleDuePayments(): Promise<number> {
     const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now());
-    for (const row of due) {
+    return forEachClaimed(due, (row) => {
       const outcome = row.reference.toLowerCase().startsWith(failingReferencePrefix) ? 'failed' : 'completed';
-      await this.apply(row, outcome, 'Rejected by the receiving bank (sandbox reference)').catch((error: unknown) => {
-        // Settled by hand meanwhile; anything else is a failure the worker logs.
-        if (!(error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION')) throw error;
-      });
-    }
-    return due.length;
+      return this.apply(row, outcome, 'Rejected by the receiving bank (sandbox reference)');
+    });
   }
 
   private async apply(row: PaymentRow, outcome: SettlementOutcome, failureReason: string): Promise<PaymentRow> {

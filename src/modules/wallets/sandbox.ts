@@ -9,7 +9,7 @@ import type { Network } from '../../ledger/networks.js';
 import { providerId } from '../../providers/provider-ids.js';
 import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
 import type { Storage } from '../../storage/database.js';
-import { claimDueSettlements } from '../../workers/claim.js';
+import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { parseMovement } from './movement-input.js';
 import type { WalletOwnership } from './ownership.js';
@@ -88,14 +88,10 @@ export class WalletSandbox {
   /** Settles the transfers whose automatic settlement time has come, each claimed first (workers/claim.ts). */
   async settleDueTransfers(): Promise<number> {
     const due = await claimDueSettlements<WalletTransferRow>(this.storage, 'wallet_transfers', this.clock.now());
-    for (const row of due) {
+    return forEachClaimed(due, (row) => {
       const outcome = row.note?.toLowerCase().startsWith(failingNotePrefix) ? 'failed' : 'completed';
-      await this.apply(row, outcome, 'Rejected by the network (sandbox note)').catch((error: unknown) => {
-        // Settled by hand meanwhile; anything else is a failure the worker logs.
-        if (!(error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION')) throw error;
-      });
-    }
-    return due.length;
+      return this.apply(row, outcome, 'Rejected by the network (sandbox note)');
+    });
   }
 
   private async apply(row: WalletTransferRow, outcome: TransferOutcome, failureReason: string): Promise<WalletTransferRow> {

@@ -92,7 +92,7 @@ async function widenPostingAccountKinds(db: Kysely<any>, dialect: Dialect): Prom
 
 /**
  * The function of migration 0006 with the wallet steps added (holds before moves; wallet moves; wallet_transfers
- * rows) and rows of any table. Kept whole in one string so the migration creates exactly this text.
+ * rows), rows of any table, and guards an index can answer. Kept whole in one string so the migration creates exactly this text.
  */
 const applyMoneyPlanFunction = String.raw`
 create or replace function apply_money_plan(plan jsonb) returns jsonb
@@ -125,8 +125,12 @@ begin
   if jsonb_array_length(plan->'guards') > 0 then
     for item in select value from jsonb_array_elements(plan->'guards') loop
       select string_agg(quote_ident(key), ', ') into columns_set from jsonb_object_keys(item->'set') as key;
-      -- Each column of match compared with IS NOT DISTINCT FROM: a null in match matches a null, as on SQLite.
-      select string_agg(format('%1$I is not distinct from (jsonb_populate_record(null::%2$I, $2)).%1$I', key, item->>'table'), ' and ')
+      -- Each column of match: a null matches a null (IS NULL, as on SQLite), any other value by equality, which an
+      -- index can answer (IS NOT DISTINCT FROM cannot: the guard would scan the whole table).
+      select string_agg(
+          case when jsonb_typeof(item->'match'->key) = 'null' then format('%1$I is null', key)
+               else format('%1$I = (jsonb_populate_record(null::%2$I, $2)).%1$I', key, item->>'table') end,
+          ' and ')
         into columns_match from jsonb_object_keys(item->'match') as key;
       execute format(
         'update %I set (%s) = (select %s from jsonb_populate_record(null::%I, $1)) where %s',
