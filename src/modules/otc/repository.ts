@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, OtcOrdersTable, OtcQuotesTable } from '../../storage/tables.js';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
 
 /** Reads of the OTC tables, always scoped to the customer: another customer's rows answer like unknown ones. */
 
@@ -70,15 +71,5 @@ export async function findOrder(db: Db, customerId: string, id: string): Promise
 
 /** The customer's orders, newest first. */
 export async function listOrders(db: Db, customerId: string, offset: number, limit: number): Promise<{ rows: OtcOrdersTable[]; total: bigint }> {
-  const counted = await db.selectFrom('otc_orders').select((eb) => eb.fn.countAll<bigint>().as('total')).where('customer_id', '=', customerId).executeTakeFirstOrThrow();
-  const rows = await db
-    .selectFrom('otc_orders')
-    .selectAll()
-    .where('customer_id', '=', customerId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute();
-  return { rows, total: BigInt(counted.total) };
+  return newestFirstPage<OtcOrdersTable>(db.selectFrom('otc_orders').where('customer_id', '=', customerId), offset, limit);
 }

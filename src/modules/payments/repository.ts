@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, PaymentsTable } from '../../storage/tables.js';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
 
 export type PaymentRow = PaymentsTable;
 type Db = Kysely<Database> | Transaction<Database>;
@@ -9,21 +10,7 @@ export async function findPayment(db: Db, customerId: string, id: string): Promi
 }
 
 export async function listPayments(db: Db, customerId: string, offset: number, limit: number): Promise<{ rows: PaymentRow[]; total: bigint }> {
-  const counted = await db
-    .selectFrom('payments')
-    .select((eb) => eb.fn.countAll<bigint>().as('total'))
-    .where('customer_id', '=', customerId)
-    .executeTakeFirstOrThrow();
-  const rows = await db
-    .selectFrom('payments')
-    .selectAll()
-    .where('customer_id', '=', customerId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute();
-  return { rows, total: BigInt(counted.total) };
+  return newestFirstPage<PaymentRow>(db.selectFrom('payments').where('customer_id', '=', customerId), offset, limit);
 }
 
 /** Moves a pending payment to its outcome; false when it was no longer pending (settled meanwhile). */

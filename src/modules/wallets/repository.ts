@@ -1,6 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { defaultWalletAsset } from '../../ledger/networks.js';
 import type { Database, WalletAddressesTable, WalletBalancesTable, WalletsTable, WalletTransfersTable } from '../../storage/tables.js';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
 
 export type WalletAddressRow = Selectable<WalletAddressesTable>;
 export type WalletBalanceRow = Selectable<WalletBalancesTable>;
@@ -94,21 +95,5 @@ export async function findWalletTransfer(db: Db, customerId: string, id: string)
 
 /** A wallet's transfers and deposits, newest first. */
 export async function listWalletTransfers(db: Db, customerId: string, walletId: string, offset: number, limit: number): Promise<{ rows: WalletTransferRow[]; total: bigint }> {
-  const counted = await db
-    .selectFrom('wallet_transfers')
-    .select((eb) => eb.fn.countAll<bigint>().as('total'))
-    .where('customer_id', '=', customerId)
-    .where('wallet_id', '=', walletId)
-    .executeTakeFirstOrThrow();
-  const rows = await db
-    .selectFrom('wallet_transfers')
-    .selectAll()
-    .where('customer_id', '=', customerId)
-    .where('wallet_id', '=', walletId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .offset(offset)
-    .execute();
-  return { rows, total: BigInt(counted.total) };
+  return newestFirstPage<WalletTransferRow>(db.selectFrom('wallet_transfers').where('customer_id', '=', customerId).where('wallet_id', '=', walletId), offset, limit);
 }
