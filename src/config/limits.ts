@@ -34,6 +34,12 @@ export const feeScheduleCacheTtlMs = 5_000;
 export const feeScheduleCacheEntriesMax = 10_000;
 /** What never changes about an account or a payee (its owner, currency, name, details), kept for this many. */
 export const descriptorCacheEntriesMax = 50_000;
+/**
+ * An account or payee descriptor also carries its status, which the provider changes: it is read again after this
+ * long, so a change made through another instance applies to payments within it; through this one, at once
+ * (docs/operations.md "Caches").
+ */
+export const accountStatusCacheTtlMs = 2_000;
 /** last_used_at is written at most this often per key, so reads stay reads. */
 export const apiKeyLastUsedWriteIntervalMs = 60_000;
 export const apiKeyScopesMax = 50;

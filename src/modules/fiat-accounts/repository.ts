@@ -11,6 +11,18 @@ export async function listFiatAccounts(db: Kysely<Database>, customerId: string)
   return db.selectFrom('fiat_accounts').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }
 
+/** Sets status and updated_at where the caller's account still has status `from`; false when it no longer has. */
+export async function transitionFiatAccountStatus(
+  trx: Transaction<Database>,
+  customerId: string,
+  id: string,
+  from: string,
+  changes: Pick<FiatAccountsTable, 'status' | 'updated_at'>,
+): Promise<boolean> {
+  const result = await trx.updateTable('fiat_accounts').set(changes).where('customer_id', '=', customerId).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export async function findFiatAccount(db: Kysely<Database>, customerId: string, id: string): Promise<FiatAccountRow | undefined> {
   return db.selectFrom('fiat_accounts').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { FiatAccountService } from './service.js';
-import { CreateFiatAccountBody, FiatAccount, FiatAccountParams } from './schemas.js';
+import { CreateFiatAccountBody, FiatAccount, FiatAccountParams, FiatAccountStatusBody } from './schemas.js';
 
 export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -49,5 +49,27 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
       },
     },
     async (request) => ({ data: await fiatAccounts.get(callerOf(request), request.params.id) }),
+  );
+}
+
+/** DESIGN §3 simulation endpoint (sandbox only): the provider changes an account's status. */
+export function sandboxFiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/sandbox/fiat-accounts/:id/status',
+    {
+      config: { scope: 'fiat-accounts:write' },
+      schema: {
+        tags: ['Sandbox'],
+        summary: 'Set the status of a fiat account (sandbox only)',
+        description:
+          'As the provider would: active, frozen or closed (any case). Emits fiat_account.status_updated; the status the account ' +
+          'already has answers 200 and emits nothing. A frozen account cannot send money, a closed one cannot send or receive, ' +
+          'and closed is final (422 INVALID_STATUS_TRANSITION).',
+        params: FiatAccountParams,
+        body: FiatAccountStatusBody,
+        response: { 200: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request) => ({ data: await fiatAccounts.setStatus(callerOf(request), request.params.id, request.body.status) }),
   );
 }

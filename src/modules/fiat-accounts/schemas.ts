@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { accountNameLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
+import { accountStatuses } from '../payments/accounts.js';
 
 export const ibanCountries = ['DE', 'DK', 'GB', 'LU'] as const;
 
@@ -26,7 +27,7 @@ export const FiatAccount = Type.Object(
     account_name: Type.String(),
     currency: StringEnum(fiatCurrencies),
     balance: Type.Number({ description: 'Major units as a JSON number (e.g. 12.34)' }),
-    status: Type.String({ description: 'active' }),
+    status: Type.String({ description: 'active, frozen or closed (docs/payments.md "Account and payee status")' }),
     is_master: Type.Boolean(),
     linked_business_id: Nullable(Uuid),
     fr_owner_business_id: Type.String(),
@@ -43,3 +44,6 @@ export const FiatAccount = Type.Object(
 export type FiatAccountRecord = Static<typeof FiatAccount>;
 
 export const FiatAccountParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+/** Sandbox: the status the simulated provider gives the account (any case). */
+export const FiatAccountStatusBody = Type.Object({ status: StringEnum(accountStatuses) }, { additionalProperties: false });

@@ -12,6 +12,18 @@ export async function listPayees(db: Kysely<Database>, customerId: string): Prom
   return db.selectFrom('payees').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }
 
+/** Sets status and updated_at where the caller's payee still has status `from`; false when it no longer has. */
+export async function transitionPayeeStatus(
+  trx: Transaction<Database>,
+  customerId: string,
+  id: string,
+  from: string,
+  changes: Pick<PayeesTable, 'status' | 'updated_at'>,
+): Promise<boolean> {
+  const result = await trx.updateTable('payees').set(changes).where('customer_id', '=', customerId).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** The caller's payee, or undefined — another customer's id is indistinguishable from an unknown one. */
 export async function findPayee(db: Kysely<Database>, customerId: string, id: string): Promise<PayeeRow | undefined> {
   return db.selectFrom('payees').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();

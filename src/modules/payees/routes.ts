@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { PayeeService } from './service.js';
-import { CreatePayeeBody, Payee, PayeeParams } from './schemas.js';
+import { CreatePayeeBody, Payee, PayeeParams, PayeeStatusBody } from './schemas.js';
 
 export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -49,5 +49,27 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
       },
     },
     async (request) => ({ data: await payees.get(callerOf(request), request.params.id) }),
+  );
+}
+
+/** DESIGN §3 simulation endpoint (sandbox only): the provider changes a payee's status. */
+export function sandboxPayeeRoutes(app: FastifyInstance, payees: PayeeService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/sandbox/payees/:id/status',
+    {
+      config: { scope: 'payees:write' },
+      schema: {
+        tags: ['Sandbox'],
+        summary: 'Set the status of a payee (sandbox only)',
+        description:
+          'As the provider would: active or inactive (any case), both ways. Emits payee.status_updated; the status the payee ' +
+          'already has answers 200 and emits nothing. An inactive payee cannot be paid (POST /payments answers 422 PAYEE_NOT_ACTIVE).',
+        params: PayeeParams,
+        body: PayeeStatusBody,
+        // 422: the payee changed status meanwhile, again and again (INVALID_STATUS_TRANSITION).
+        response: { 200: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request) => ({ data: await payees.setStatus(callerOf(request), request.params.id, request.body.status) }),
   );
 }

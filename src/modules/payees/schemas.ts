@@ -141,7 +141,7 @@ export const Payee = Type.Object(
     fr_payee_id: Type.String({ description: 'Provider id, prefix pay_' }),
     payee_name: Type.String(),
     currency: StringEnum(fiatCurrencies, { description: 'Derived from the bank details: IBAN → EUR, sort code → GBP, routing number → USD' }),
-    status: Type.String({ description: 'active' }),
+    status: Type.String({ description: 'active or inactive (docs/payees.md "Status")' }),
     account_number: Nullable(Type.String({ description: 'GBP and USD payees' })),
     sort_code: Nullable(Type.String({ description: 'GBP payees: 6 digits' })),
     swift: Nullable(Type.String({ description: 'BIC, when given' })),
@@ -168,3 +168,10 @@ export const Payee = Type.Object(
 export type PayeeRecord = Static<typeof Payee>;
 
 export const PayeeParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+/** Spec §3 shows only `active`; the provider may deactivate a payee, and reactivate it (docs/payees.md "Status"). */
+export const payeeStatuses = ['active', 'inactive'] as const;
+export type PayeeStatus = (typeof payeeStatuses)[number];
+
+/** Sandbox: the status the simulated provider gives the payee (any case). */
+export const PayeeStatusBody = Type.Object({ status: StringEnum(payeeStatuses) }, { additionalProperties: false });

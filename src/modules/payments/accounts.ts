@@ -1,12 +1,22 @@
 import type { Kysely } from 'kysely';
 import { systemClock } from '../../clock.js';
-import { descriptorCacheEntriesMax } from '../../config/limits.js';
+import { accountStatusCacheTtlMs, descriptorCacheEntriesMax } from '../../config/limits.js';
+import { DomainError, notFound } from '../../errors.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { BalanceAccount, Posting } from '../../ledger/money-plan.js';
 import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
+
+/**
+ * The statuses of fiat and virtual accounts (spec §3 shows only `active`; docs/payments.md "Account and payee
+ * status"). The provider sets them; in the sandbox, POST /sandbox/fiat-accounts/{id}/status and
+ * /sandbox/virtual-accounts/{id}/status simulate it. `closed` is final.
+ */
+export const accountStatuses = ['active', 'frozen', 'closed'] as const;
+export type AccountStatus = (typeof accountStatuses)[number];
+export const finalAccountStatuses: readonly AccountStatus[] = ['closed'];
 
 /** A caller's fiat account, or one of its virtual accounts (which lives inside a master fiat account). */
 export interface CustomerAccount {
@@ -17,24 +27,47 @@ export interface CustomerAccount {
   currency: FiatCurrency;
   name: string;
   iban: string;
+  status: string;
+  /** The status of the fiat account that holds the money (the account's own for a fiat account). */
+  fiatAccountStatus: string;
 }
 
 /** Every payment looks up its accounts: these lookups are compiled once. */
 const fiatAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
-  db.selectFrom('fiat_accounts').select(['id', 'currency', 'account_name', 'iban']).where('customer_id', '=', customerId).where('id', '=', id),
+  db.selectFrom('fiat_accounts').select(['id', 'currency', 'account_name', 'iban', 'status']).where('customer_id', '=', customerId).where('id', '=', id),
 );
 
 const virtualAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
   db
     .selectFrom('virtual_accounts')
-    .select(['id', 'currency', 'account_name', 'iban', 'master_fiat_account_id'])
-    .where('customer_id', '=', customerId)
-    .where('id', '=', id),
+    .innerJoin('fiat_accounts', 'fiat_accounts.id', 'virtual_accounts.master_fiat_account_id')
+    .select([
+      'virtual_accounts.id',
+      'virtual_accounts.currency',
+      'virtual_accounts.account_name',
+      'virtual_accounts.iban',
+      'virtual_accounts.master_fiat_account_id',
+      'virtual_accounts.status',
+      'fiat_accounts.status as master_status',
+    ])
+    .where('virtual_accounts.customer_id', '=', customerId)
+    .where('virtual_accounts.id', '=', id),
 );
 
 async function readCustomerAccount(db: Kysely<Database>, customerId: string, id: string): Promise<CustomerAccount | undefined> {
   const fiat = await fiatAccountOfCustomer.executeTakeFirst(db, { customerId, id });
-  if (fiat) return { kind: 'fiat_account', id: fiat.id, fiatAccountId: fiat.id, currency: fiat.currency as FiatCurrency, name: fiat.account_name, iban: fiat.iban };
+  if (fiat) {
+    return {
+      kind: 'fiat_account',
+      id: fiat.id,
+      fiatAccountId: fiat.id,
+      currency: fiat.currency as FiatCurrency,
+      name: fiat.account_name,
+      iban: fiat.iban,
+      status: fiat.status,
+      fiatAccountStatus: fiat.status,
+    };
+  }
   const virtual = await virtualAccountOfCustomer.executeTakeFirst(db, { customerId, id });
   if (!virtual) return undefined;
   return {
@@ -44,13 +77,19 @@ async function readCustomerAccount(db: Kysely<Database>, customerId: string, id:
     currency: virtual.currency as FiatCurrency,
     name: virtual.account_name,
     iban: virtual.iban,
+    status: virtual.status,
+    fiatAccountStatus: virtual.master_status,
   };
 }
 
+const customerAccounts = (storage: Storage) =>
+  sharedCache(storage, 'customer-accounts', () => new ExpiringCache<string, CustomerAccount>(systemClock, accountStatusCacheTtlMs, descriptorCacheEntriesMax));
+
 /**
- * The caller's account of these kinds, or undefined (another customer's answers like an unknown one). What is read
- * here never changes once the account exists (owner, kind, master, currency, name, IBAN; accounts are never
- * deleted), so it is cached for the process: a payment reads no account row before its one write.
+ * The caller's account of these kinds, or undefined (another customer's answers like an unknown one). Cached for
+ * the process so that a payment reads no account row before its one write: the owner, kind, master, currency, name
+ * and IBAN never change (accounts are never deleted), and the statuses, which do, are read again after
+ * `accountStatusCacheTtlMs` (at once after a change through this process: forgetCustomerAccounts).
  */
 export async function findCustomerAccount(
   storage: Storage,
@@ -58,9 +97,92 @@ export async function findCustomerAccount(
   id: string,
   kinds: ReadonlyArray<CustomerAccount['kind']> = ['fiat_account', 'virtual_account'],
 ): Promise<CustomerAccount | undefined> {
-  const accounts = sharedCache(storage, 'customer-accounts', () => new ExpiringCache<string, CustomerAccount>(systemClock, undefined, descriptorCacheEntriesMax));
-  const account = await accounts.getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(storage.db, customerId, id));
+  const account = await customerAccounts(storage).getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(storage.db, customerId, id));
   return account && kinds.includes(account.kind) ? account : undefined;
+}
+
+/**
+ * Forgets the customer's cached accounts after one of their statuses changed: all of them, since a virtual account's
+ * entry carries its master's status too.
+ */
+export function forgetCustomerAccounts(storage: Storage, customerId: string): void {
+  customerAccounts(storage).deleteWhere((key) => key.startsWith(`${customerId}|`));
+}
+
+const accountNotActive = (account: CustomerAccount, statusOf: 'account' | 'master', status: string, action: string) => {
+  const whose = statusOf === 'account' ? `The ${account.kind.replace('_', ' ')}` : "The virtual account's master fiat account";
+  return new DomainError('ACCOUNT_NOT_ACTIVE', `${whose} is ${status}: it cannot ${action}.`, {
+    account_id: statusOf === 'account' ? account.id : account.fiatAccountId,
+    status,
+  });
+};
+
+/**
+ * Money may leave only an `active` account, and a virtual account only while its master is active too (the master
+ * holds the money). Checked when the account is loaded, not inside the money plan: a status change racing a payment
+ * is not guarded (docs/payments.md "Account and payee status").
+ */
+export function requireCanSend(account: CustomerAccount): void {
+  if (account.status !== 'active') throw accountNotActive(account, 'account', account.status, 'send money');
+  if (account.fiatAccountStatus !== 'active') throw accountNotActive(account, 'master', account.fiatAccountStatus, 'send money');
+}
+
+/** Money may arrive in a frozen account, not in a closed one (nor in a virtual account whose master is closed). */
+export function requireCanReceive(account: CustomerAccount): void {
+  if (account.status === 'closed') throw accountNotActive(account, 'account', account.status, 'receive money');
+  if (account.fiatAccountStatus === 'closed') throw accountNotActive(account, 'master', account.fiatAccountStatus, 'receive money');
+}
+
+/** A payee as a payment needs it. */
+export interface PayeeTarget {
+  id: string;
+  currency: string;
+  name: string;
+  account: string;
+  requiresSwift: boolean;
+  status: string;
+}
+
+const payeeTargets = (storage: Storage) =>
+  sharedCache(storage, 'payee-targets', () => new ExpiringCache<string, PayeeTarget>(systemClock, accountStatusCacheTtlMs, descriptorCacheEntriesMax));
+
+/**
+ * The caller's payee as a payment needs it, or a 404 (another customer's answers like an unknown one). Cached like
+ * the accounts: the details never change, the status is read again after `accountStatusCacheTtlMs`.
+ */
+export async function findPayeeTarget(storage: Storage, customerId: string, id: string): Promise<PayeeTarget> {
+  const payee = await payeeTargets(storage).getOrLoad(`${customerId}|${id}`, async () => {
+    const row = await storage.db
+      .selectFrom('payees')
+      .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'sort_code', 'routing_number', 'requires_vop', 'status'])
+      .where('customer_id', '=', customerId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      currency: row.currency,
+      name: row.payee_name,
+      account: row.iban ?? row.account_number ?? '',
+      // An IBAN outside SEPA, or an account number with only a BIC, is reached over SWIFT (docs/payees.md).
+      requiresSwift: row.iban !== null ? !row.requires_vop : row.sort_code === null && row.routing_number === null,
+      status: row.status,
+    };
+  });
+  if (!payee) throw notFound('payee');
+  return payee;
+}
+
+/** Forgets the cached payee after its status changed. */
+export function forgetPayeeTarget(storage: Storage, customerId: string, id: string): void {
+  payeeTargets(storage).delete(`${customerId}|${id}`);
+}
+
+/** Payments go only to an `active` payee (checked at load time, like the accounts). */
+export function requirePayeeActive(payee: PayeeTarget): void {
+  if (payee.status !== 'active') {
+    throw new DomainError('PAYEE_NOT_ACTIVE', `The payee is ${payee.status}: it cannot be paid.`, { payee_id: payee.id, status: payee.status });
+  }
 }
 
 /** The balance of a customer account the ledger moves: a virtual account's own (inside its master), or the fiat account's. */

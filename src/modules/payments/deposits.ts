@@ -12,7 +12,7 @@ import { requireScope } from '../api-keys/scopes.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { historyValuesOf } from '../transactions/history.js';
 import { presentTransaction } from '../transactions/presenter.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount } from './accounts.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive } from './accounts.js';
 import { addBalanceEvents } from './events.js';
 
 export interface DepositInput {
@@ -39,6 +39,8 @@ export class DepositService {
     const account = await findCustomerAccount(this.storage, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
+    // A closed account receives nothing; a frozen one still does (docs/payments.md "Account and payee status").
+    requireCanReceive(account);
     let amountMinor: bigint;
     try {
       amountMinor = parseAmount(input.amount, account.currency);

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import { FeeService } from '../fees/service.js';
+import { sandboxFiatAccountRoutes } from '../fiat-accounts/routes.js';
+import { FiatAccountService } from '../fiat-accounts/service.js';
 import type { ModuleContext } from '../module-context.js';
 import { transactionRoutes } from '../transactions/routes.js';
 import { TransactionService } from '../transactions/service.js';
@@ -10,7 +12,7 @@ import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
 import { PaymentService } from './service.js';
 import { SettlementService } from './settlement.js';
 
-/** Payments, transaction history and, in the sandbox, funding and settlement. */
+/** Payments, transaction history and, in the sandbox, funding, settlement and fiat account statuses. */
 export function registerPayments(app: FastifyInstance, context: ModuleContext): void {
   const { storage, clock, config } = context;
   paymentRoutes(app, new PaymentService(storage, new FeeService(storage, clock), clock, config.sandboxAutoSettleMs));
@@ -18,6 +20,9 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   if (config.apiEnvironment === 'sandbox') {
     const settlement = new SettlementService(storage, clock);
     sandboxPaymentRoutes(app, new DepositService(storage, clock), settlement, context.idempotency);
+    // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
+    // with the deposit one.
+    sandboxFiatAccountRoutes(app, new FiatAccountService(storage, context.provisioning, clock, context.endUsers));
     context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
   }
 }

@@ -108,7 +108,8 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
         params: PaymentParams,
         headers: idempotencyHeaders(false),
         body: DepositBody,
-        response: { 201: DataOf(TransactionRecord), ...errorResponses(...authenticatedWriteErrors, 404, 409) },
+        // 422 ACCOUNT_NOT_ACTIVE: the account (or a virtual account's master) is closed.
+        response: { 201: DataOf(TransactionRecord), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
     async (request, reply) =>

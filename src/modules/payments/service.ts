@@ -1,19 +1,28 @@
 import { newId } from '../../ids.js';
-import { systemClock, type Clock } from '../../clock.js';
-import { descriptorCacheEntriesMax, pageLimitMax } from '../../config/limits.js';
+import type { Clock } from '../../clock.js';
+import { pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { balanceKey, newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
 import { presentFeePreview } from '../fees/presenter.js';
 import type { FeePreviewRecord } from '../fees/schemas.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, type CustomerAccount } from './accounts.js';
+import {
+  accountPostings,
+  balanceAccountOf,
+  findCustomerAccount,
+  findPayeeTarget,
+  requireCanReceive,
+  requireCanSend,
+  requirePayeeActive,
+  type CustomerAccount,
+  type PayeeTarget,
+} from './accounts.js';
 import { addBalanceEvents } from './events.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentRow } from './repository.js';
@@ -46,14 +55,6 @@ function checkAmountAndScheme(amount: number, currency: FiatCurrency, scheme: Pa
   return amountMinor;
 }
 
-interface PayeeTarget {
-  id: string;
-  currency: string;
-  name: string;
-  account: string;
-  requiresSwift: boolean;
-}
-
 export class PaymentService {
   constructor(
     private readonly storage: Storage,
@@ -80,6 +81,10 @@ export class PaymentService {
     if (!source) throw notFound('account');
     const target = input.toAccountId !== undefined ? await this.internalTarget(caller, input.toAccountId, source) : undefined;
     const payee = input.payeeId !== undefined ? await this.payeeTarget(caller, input.payeeId) : undefined;
+    // After every ownership check (404), so a status says nothing about another customer's accounts.
+    requireCanSend(source);
+    if (target) requireCanReceive(target);
+    if (payee) requirePayeeActive(payee);
     const targetCurrency = target?.currency ?? payee?.currency;
     if (source.currency !== currency || targetCurrency !== currency) {
       throw new DomainError('CURRENCY_MISMATCH', `The payment is in ${currency}; both accounts must be too.`, {
@@ -217,28 +222,9 @@ export class PaymentService {
     return target;
   }
 
-  /** The caller's payee as a payment needs it; payees never change, so this is cached for the process. */
+  /** The caller's payee as a payment needs it (cached: payments/accounts.ts). */
   private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
-    const payees = sharedCache(this.storage, 'payee-targets', () => new ExpiringCache<string, PayeeTarget>(systemClock, undefined, descriptorCacheEntriesMax));
-    const payee = await payees.getOrLoad(`${caller.customerId}|${id.toLowerCase()}`, async () => {
-      const row = await this.storage.db
-        .selectFrom('payees')
-        .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'sort_code', 'routing_number', 'requires_vop'])
-        .where('customer_id', '=', caller.customerId)
-        .where('id', '=', id.toLowerCase())
-        .executeTakeFirst();
-      if (!row) return undefined;
-      return {
-        id: row.id,
-        currency: row.currency,
-        name: row.payee_name,
-        account: row.iban ?? row.account_number ?? '',
-        // An IBAN outside SEPA, or an account number with only a BIC, is reached over SWIFT (docs/payees.md).
-        requiresSwift: row.iban !== null ? !row.requires_vop : row.sort_code === null && row.routing_number === null,
-      };
-    });
-    if (!payee) throw notFound('payee');
-    return payee;
+    return findPayeeTarget(this.storage, caller.customerId, id.toLowerCase());
   }
 
   /**

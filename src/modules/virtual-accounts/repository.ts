@@ -12,6 +12,18 @@ export async function listVirtualAccounts(db: Db, customerId: string): Promise<V
   return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }
 
+/** Sets status and updated_at where the caller's virtual account still has status `from`; false when it no longer has. */
+export async function transitionVirtualAccountStatus(
+  trx: Transaction<Database>,
+  customerId: string,
+  id: string,
+  from: string,
+  changes: Pick<VirtualAccountsTable, 'status' | 'updated_at'>,
+): Promise<boolean> {
+  const result = await trx.updateTable('virtual_accounts').set(changes).where('customer_id', '=', customerId).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** The caller's virtual account, or undefined — another customer's id is indistinguishable from an unknown one. */
 export async function findVirtualAccount(db: Db, customerId: string, id: string): Promise<VirtualAccountRow | undefined> {
   return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();

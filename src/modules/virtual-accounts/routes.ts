@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { VirtualAccountService } from './service.js';
-import { CreateVirtualAccountBody, VirtualAccount, VirtualAccountParams } from './schemas.js';
+import { CreateVirtualAccountBody, VirtualAccount, VirtualAccountParams, VirtualAccountStatusBody } from './schemas.js';
 
 export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -20,7 +20,7 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
         description:
           'Opens a virtual account (its own IBAN) under one of your master fiat accounts of the same currency, ' +
           'optionally held in the name of one of your end users. 404 when the master account or end user is not ' +
-          'yours; 422 ACCOUNT_NOT_MASTER or CURRENCY_MISMATCH when the master cannot host it.',
+          'yours; 422 ACCOUNT_NOT_MASTER, CURRENCY_MISMATCH or ACCOUNT_NOT_ACTIVE (closed) when the master cannot host it.',
         body: CreateVirtualAccountBody,
         response: { 201: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422, 502) },
       },
@@ -56,5 +56,27 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
       },
     },
     async (request) => ({ data: await virtualAccounts.get(callerOf(request), request.params.id) }),
+  );
+}
+
+/** DESIGN §3 simulation endpoint (sandbox only): the provider changes a virtual account's status. */
+export function sandboxVirtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/sandbox/virtual-accounts/:id/status',
+    {
+      config: { scope: 'virtual-accounts:write' },
+      schema: {
+        tags: ['Sandbox'],
+        summary: 'Set the status of a virtual account (sandbox only)',
+        description:
+          'As the provider would: active, frozen or closed (any case). Emits virtual_account.status_updated; the status the account ' +
+          'already has answers 200 and emits nothing. A frozen account cannot send money, a closed one cannot send or receive, ' +
+          'and closed is final (422 INVALID_STATUS_TRANSITION).',
+        params: VirtualAccountParams,
+        body: VirtualAccountStatusBody,
+        response: { 200: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request) => ({ data: await virtualAccounts.setStatus(callerOf(request), request.params.id, request.body.status) }),
   );
 }

@@ -3,6 +3,7 @@ import { accountNameLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 import { ibanCountries } from '../fiat-accounts/schemas.js';
+import { accountStatuses } from '../payments/accounts.js';
 
 /** Spec §4 POST /virtual-accounts. */
 export const CreateVirtualAccountBody = Type.Object(
@@ -28,7 +29,7 @@ export const VirtualAccount = Type.Object(
     account_name: Type.String(),
     currency: StringEnum(fiatCurrencies),
     balance: Type.Number({ description: 'This account’s share of its master’s balance, major units as a JSON number' }),
-    status: Type.String({ description: 'active' }),
+    status: Type.String({ description: 'active, frozen or closed (docs/payments.md "Account and payee status")' }),
     fr_owner_business_id: Type.String(),
     iban: Type.String(),
     bic: Type.String(),
@@ -45,3 +46,6 @@ export const VirtualAccount = Type.Object(
 export type VirtualAccountRecord = Static<typeof VirtualAccount>;
 
 export const VirtualAccountParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+/** Sandbox: the status the simulated provider gives the virtual account (any case). */
+export const VirtualAccountStatusBody = Type.Object({ status: StringEnum(accountStatuses) }, { additionalProperties: false });

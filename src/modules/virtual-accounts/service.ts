@@ -11,9 +11,11 @@ import { findCustomer } from '../customers/repository.js';
 import type { EndUserService } from '../end-users/service.js';
 import { findFiatAccount, type FiatAccountRow } from '../fiat-accounts/repository.js';
 import { ibanCountries } from '../fiat-accounts/schemas.js';
+import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../payments/accounts.js';
+import { changeStatus } from '../status-change.js';
 import { accountHolderName } from './holder-name.js';
 import { presentVirtualAccount } from './presenter.js';
-import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, type VirtualAccountRow } from './repository.js';
+import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, transitionVirtualAccountStatus, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
 /**
@@ -39,7 +41,8 @@ export class VirtualAccountService {
   /**
    * Checks run in a fixed order and the first failure answers (docs/virtual-accounts.md): the master account
    * exists for this caller (404), the end user exists for this caller (404), the master is a master (422
-   * ACCOUNT_NOT_MASTER), the currencies agree (422 CURRENCY_MISMATCH). Every "is it yours" check comes before
+   * ACCOUNT_NOT_MASTER), the currencies agree (422 CURRENCY_MISMATCH), the master is not closed (422
+   * ACCOUNT_NOT_ACTIVE: it could never receive money). Every "is it yours" check comes before
    * any rule about the account, so another customer's account answers 404 whatever its type or currency.
    */
   async create(caller: AuthenticatedKey, input: CreateVirtualAccountInput): Promise<VirtualAccountRecord> {
@@ -55,6 +58,12 @@ export class VirtualAccountService {
       throw new DomainError('CURRENCY_MISMATCH', `currency must equal the master account's currency ${master.currency}.`, {
         currency: input.currency,
         master_currency: master.currency,
+      });
+    }
+    if (master.status === 'closed') {
+      throw new DomainError('ACCOUNT_NOT_ACTIVE', 'The master fiat account is closed: a virtual account under it could never receive money.', {
+        account_id: master.id,
+        status: master.status,
       });
     }
     const customer = await findCustomer(this.storage.db, caller.customerId);
@@ -113,5 +122,23 @@ export class VirtualAccountService {
     const row = await findVirtualAccount(this.storage.db, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('virtual account');
     return presentVirtualAccount(row, caller.frOwnerBusinessId);
+  }
+
+  /**
+   * Sandbox: the provider changes the virtual account's status (closed is final), with virtual_account.status_updated.
+   * Its master's status is its own (a frozen master stops its virtual accounts' payments too: payments/accounts.ts).
+   */
+  async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<VirtualAccountRecord> {
+    const accountId = id.toLowerCase();
+    const record = await changeStatus(this.storage, this.clock, caller.customerId, status, {
+      resource: 'virtual account',
+      find: (db) => findVirtualAccount(db, caller.customerId, accountId),
+      transition: (trx, from, changes) => transitionVirtualAccountStatus(trx, caller.customerId, accountId, from, changes),
+      present: (row) => presentVirtualAccount(row, caller.frOwnerBusinessId),
+      final: finalAccountStatuses,
+      event: 'virtual_account.status_updated',
+    });
+    forgetCustomerAccounts(this.storage, caller.customerId);
+    return record;
   }
 }
