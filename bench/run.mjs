@@ -17,6 +17,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, startNode, waitForHttp, withSearchPath } from './lib.mjs';
 import { seedHistoryPostgres, seedHistorySqlite } from './seed.mjs';
+import { measureWebhookDelivery } from './webhook-delivery.mjs';
 
 function setting(name, fallback, min) {
   const raw = process.env[name]?.trim();
@@ -103,7 +104,7 @@ const serverDatabaseUrl = baseDatabaseUrl ? withSearchPath(baseDatabaseUrl, sche
 
 function serverEnv(port) {
   const env = { ...process.env };
-  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'OTC_QUOTE_TTL_SECONDS', 'OTC_SPREAD_BPS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS']) {
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'OTC_QUOTE_TTL_SECONDS', 'OTC_SPREAD_BPS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_DISABLE_AFTER', 'WEBHOOK_TIMEOUT_MS']) {
     delete env[name];
   }
   return {
@@ -117,6 +118,8 @@ function serverEnv(port) {
     SANDBOX_AUTO_SETTLE_MS: 'off',
     // Quotes made by one scenario are confirmed by the next.
     OTC_QUOTE_TTL_SECONDS: '3600',
+    // The webhook scenario's receiver listens on 127.0.0.1.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     ...(serverDatabaseUrl ? { DATABASE_URL: serverDatabaseUrl } : {}),
   };
 }
@@ -332,8 +335,10 @@ async function main() {
   };
 
   const runs = [];
+  const webhookRuns = [];
   for (let round = 1; round <= rounds; round++) {
     log(`\nround ${round} of ${rounds}`);
+    const roundStartedAt = new Date().toISOString();
     const results = [];
     results.push(await scenario('bare Fastify GET /', bare, { url: `http://127.0.0.1:${barePort}/` }));
     results.push(await scenario('lean payment reference', lean, { url: `http://127.0.0.1:${leanPort}/payments`, method: 'POST', headers: json, body: paymentBody }));
@@ -361,6 +366,9 @@ async function main() {
     results.push({ ...(await scenario(`GET /transactions page 1`, server, { url: pageUrl(1), headers: { 'x-api-key': key } })), total });
     results.push({ ...(await scenario(`GET /transactions page ${deepPage}`, server, { url: pageUrl(deepPage), headers: { 'x-api-key': key } })), total });
     runs.push(results);
+    const webhooks = await measureWebhookDelivery({ call, serverUrl: server.url, key, csrf: token, paymentBody, since: roundStartedAt });
+    log(`  webhooks: ${webhooks.replayed.toLocaleString('en')} events replayed at ${fmt(webhooks.eventsPerSecond, 0)} events/s; lag from commit to delivery at 100 payments/s: p50 ${webhooks.lagP50Ms} ms, p99 ${webhooks.lagP99Ms} ms`);
+    webhookRuns.push(webhooks);
   }
   const finalTotal = await verifyPages();
 
@@ -478,6 +486,8 @@ async function main() {
   }
   log(`  server CPU per request: payments / lean reference ${fmt(ratios.paymentsVsLeanCpu, 2)}×, payments / raw baseline ${fmt(ratios.paymentsVsRawCpu, 2)}×; page ${deepPage} / page 1 ${fmt(ratios.deepVsFirstCpu, 2)}×`);
   log(`  vs bare Fastify (req/s): lean ${fmt(ratios.leanVsBare, 3)}×, raw ${fmt(ratios.rawVsBare, 3)}×, payments ${fmt(ratios.paymentsVsBare, 3)}×, page 1 ${fmt(ratios.firstPageVsBare, 3)}×, page ${deepPage} ${fmt(ratios.deepPageVsBare, 3)}×`);
+  const webhookMedian = (name) => median(webhookRuns.map((run) => run[name]));
+  log(`  webhook delivery to a local receiver: ${fmt(webhookMedian('eventsPerSecond'), 0)} events/s (a replay of ${fmt(webhookMedian('replayed'), 0)} events); lag from commit to delivery at 100 payments/s: p50 ${fmt(webhookMedian('lagP50Ms'), 0)} ms, p99 ${fmt(webhookMedian('lagP99Ms'), 0)} ms`);
   log(`  load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(' ')} (at the start: ${loadAtStart.map((v) => v.toFixed(2)).join(' ')}; other work on the machine moves every figure)`);
   log(`  history total after the run: ${finalTotal.toLocaleString('en')} records (${historySize.toLocaleString('en')} seeded + payments made by the run)`);
 
@@ -496,6 +506,7 @@ async function main() {
     machineFactor,
     scaledTargets: Object.fromEntries(scaledChecks.map(([label, value, target, ok]) => [label, { value, target, met: ok }])),
     finalTotal,
+    webhooks: { eventsPerSecond: webhookMedian('eventsPerSecond'), lagP50Ms: webhookMedian('lagP50Ms'), lagP99Ms: webhookMedian('lagP99Ms'), rounds: webhookRuns },
     rounds: runs,
   };
   const outDir = path.join(checkout, '.bench');

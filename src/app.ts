@@ -32,6 +32,8 @@ import { registerPayees } from './modules/payees/module.js';
 import { registerPayments } from './modules/payments/module.js';
 import { registerWallets } from './modules/wallets/module.js';
 import { registerOtc } from './modules/otc/module.js';
+import type { HostResolver } from './modules/webhooks/address-guard.js';
+import { registerWebhooks } from './modules/webhooks/module.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
@@ -54,6 +56,8 @@ export interface AppDependencies {
   logStream?: DestinationStream;
   /** Sees every response's route and status (tests check each against the OpenAPI document). */
   observeResponse?: (method: string, routeUrl: string | undefined, statusCode: number) => void;
+  /** How webhook receivers' names resolve; the system resolver unless a test stubs it. */
+  resolveHost?: HostResolver;
 }
 
 declare module 'fastify' {
@@ -162,6 +166,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   registerPayments(app, context);
   registerWallets(app, context);
   registerOtc(app, context);
+  await registerWebhooks(app, context, deps.resolveHost);
 
   if (config.apiEnvironment === 'sandbox') {
     sandboxEndUserRoutes(app, verification);

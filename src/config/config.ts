@@ -8,7 +8,7 @@ import {
   otcSpreadBpsDefault,
   otcSpreadBpsMax,
   metricsPortDefault,
-  uploadConcurrencyDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
+  uploadConcurrencyDefault, webhookDisableAfterFailingMsDefault, webhookRetryDelaysDefault, webhookTimeoutMsDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -52,6 +52,13 @@ export interface Config {
   readonly uploadConcurrency: number;
   /** Bytes of document files (uploads and end-user reports) one customer may have stored. */
   readonly documentStorageQuotaBytes: number;
+  /** Webhooks (docs/webhooks.md): receivers on loopback/private addresses allowed (development and tests only). */
+  readonly webhookAllowPrivateUrls: boolean;
+  /** The wait after each failed attempt; a delivery fails for good after delays.length + 1 attempts. */
+  readonly webhookRetryDelaysMs: readonly number[];
+  /** Consecutive failed attempts that disable a subscription, and for how long it must have been failing. */
+  readonly webhookDisableAfter: { readonly failures: number; readonly failingMs: number };
+  readonly webhookTimeoutMs: number;
 }
 
 /** A setting that cannot work: the process prints the message as one line and exits non-zero. */
@@ -126,6 +133,39 @@ function parseCorsOrigins(raw: string | undefined): Config['corsOrigins'] {
   return value.split(',').map((entry) => entry.trim()).filter(Boolean);
 }
 
+const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "5s,5m,30m,2h": each a whole number with a unit (ms, s, m, h, d), at most 7 days each, 1-20 of them. */
+function parseRetryDelays(raw: string | undefined): number[] {
+  const value = raw?.trim() || webhookRetryDelaysDefault;
+  const delays = value.split(',').map((entry) => {
+    const match = /^([0-9]{1,9})(ms|s|m|h|d)$/.exec(entry.trim());
+    const delayMs = match ? Number(match[1]) * durationUnitsMs[match[2]!]! : NaN;
+    if (!(delayMs >= 0 && delayMs <= 7 * 86_400_000)) {
+      throw new ConfigError(`WEBHOOK_RETRY_DELAYS must be a comma-separated list of durations such as 5s,5m,30m,2h (each at most 7d), got "${value}"`);
+    }
+    return delayMs;
+  });
+  if (delays.length > 20) throw new ConfigError(`WEBHOOK_RETRY_DELAYS lists at most 20 delays, got ${delays.length}`);
+  return delays;
+}
+
+/**
+ * WEBHOOK_DISABLE_AFTER=N disables after N consecutive failed attempts. Unset: once a whole retry schedule has
+ * failed in a row and the failures have lasted at least five days, so a receiver down for a weekend is not dropped.
+ */
+function parseDisableAfter(env: Env, retryDelaysMs: readonly number[]): Config['webhookDisableAfter'] {
+  if (!env.WEBHOOK_DISABLE_AFTER?.trim()) return { failures: retryDelaysMs.length + 1, failingMs: webhookDisableAfterFailingMsDefault };
+  return { failures: integerSetting(env, 'WEBHOOK_DISABLE_AFTER', 1, 1, 1_000_000), failingMs: 0 };
+}
+
+function parseBoolean(name: string, raw: string | undefined): boolean {
+  const value = raw?.trim().toLowerCase();
+  if (!value || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
 /** Reads the environment once into a frozen Config; every setting and default is listed in the README. */
 export function loadConfig(env: Env = process.env): Config {
   const apiEnvironment = (env.API_ENVIRONMENT?.trim() || 'sandbox') as ApiEnvironment;
@@ -136,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!logLevels.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
   }
+  const retryDelaysMs = parseRetryDelays(env.WEBHOOK_RETRY_DELAYS);
   return Object.freeze({
     port: integerSetting(env, 'PORT', 3000, 0, 65535),
     host: env.HOST?.trim() || '0.0.0.0',
@@ -163,5 +204,9 @@ export function loadConfig(env: Env = process.env): Config {
     otcSpreadBps: integerSetting(env, 'OTC_SPREAD_BPS', otcSpreadBpsDefault, 0, otcSpreadBpsMax),
     uploadConcurrency: integerSetting(env, 'UPLOAD_CONCURRENCY', uploadConcurrencyDefault, 1, 1000),
     documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
+    webhookAllowPrivateUrls: parseBoolean('WEBHOOK_ALLOW_PRIVATE_URLS', env.WEBHOOK_ALLOW_PRIVATE_URLS),
+    webhookRetryDelaysMs: Object.freeze(retryDelaysMs),
+    webhookDisableAfter: Object.freeze(parseDisableAfter(env, retryDelaysMs)),
+    webhookTimeoutMs: integerSetting(env, 'WEBHOOK_TIMEOUT_MS', webhookTimeoutMsDefault, 100, 120_000),
   });
 }

@@ -167,3 +167,40 @@ export const otcSpreadBpsMax = 1000;
 export const otcRateDecimals = 8;
 /** A confirmation's travelRulePayload: any JSON object of at most this many bytes. */
 export const travelRulePayloadBytesMax = 16 * 1024;
+
+/** Webhooks (docs/webhooks.md). Spec §8: at most 10 subscriptions per customer, 1-50 event types each. */
+export const webhookSubscriptionsPerCustomerMax = 10;
+export const webhookEventTypesMin = 1;
+export const webhookEventTypesMax = 50;
+/** Spec §4 PATCH /webhooks/{id}: url at most 2048 characters, description at most 500. */
+export const webhookUrlLengthMax = 2048;
+export const webhookDescriptionLengthMax = 500;
+/** Random bytes of a signing secret (`whsec_` + base64); Standard Webhooks asks for 24 to 64. */
+export const webhookSecretRandomBytes = 32;
+/** Characters of the secret shown as `signing_secret_prefix`: `whsec_` and the first six of the key. */
+export const webhookSecretPrefixLength = 12;
+/** After a rotation, deliveries are signed with the old secret too for this long. */
+export const webhookPreviousSecretTtlMs = 24 * 60 * 60 * 1000;
+/** DESIGN §3: the default retry schedule is Svix's, 5s, 5m, 30m, 2h, 5h, 10h, 10h (WEBHOOK_RETRY_DELAYS). */
+export const webhookRetryDelaysDefault = '5s,5m,30m,2h,5h,10h,10h';
+/** With WEBHOOK_DISABLE_AFTER unset, a subscription is disabled after failing this long (and the schedule exhausted). */
+export const webhookDisableAfterFailingMsDefault = 5 * 24 * 60 * 60 * 1000;
+/** One delivery attempt, connection included, unless WEBHOOK_TIMEOUT_MS says otherwise. */
+export const webhookTimeoutMsDefault = 10_000;
+/** Attempts one process makes at once, overall and to one subscription (docs/webhooks.md "Fairness"). */
+export const webhookAttemptsInFlightMax = 64;
+export const webhookAttemptsInFlightPerSubscriptionMax = 4;
+/** Outbox events turned into deliveries per pass of the fan-out worker. */
+export const webhookFanOutBatchSize = 500;
+/** Bytes of a receiver's answer that are read (then the connection is dropped). */
+export const webhookResponseBytesMax = 64 * 1024;
+/** A Retry-After longer than this is cut to it. */
+export const webhookRetryAfterMsMax = 24 * 60 * 60 * 1000;
+/** Characters of an attempt's error kept. */
+export const webhookErrorLengthMax = 500;
+/** GET /events keeps at least this much history (events are not deleted yet; docs/webhooks.md). */
+export const eventRetentionDays = 30;
+/** POST /webhooks/{id}/replay queues at most this many events per call; `next_since` continues. */
+export const webhookReplayEventsMax = 10_000;
+/** Attempts listed with each delivery, most recent first. */
+export const webhookAttemptsListedMax = 20;

@@ -68,8 +68,11 @@ export async function claimUndeliveredEvents(storage: Storage, now: Date, leaseM
   });
 }
 
-/** Marks claimed events delivered (every subscription has been served); they are never claimed again. */
-export async function markEventsDelivered(storage: Storage, ids: readonly string[], now: Date): Promise<void> {
+/**
+ * Marks claimed events published: each is now a delivery row per matching subscription (workers/webhook-fan-out.ts),
+ * written in the same transaction, and is never claimed again.
+ */
+export async function markEventsPublished(db: Transaction<Database> | Kysely<Database>, ids: readonly string[], now: Date): Promise<void> {
   if (ids.length === 0) return;
-  await storage.db.updateTable('outbox_events').set({ published_at: now.toISOString(), delivery_lease_until: null }).where('id', 'in', [...ids]).execute();
+  await db.updateTable('outbox_events').set({ published_at: now.toISOString(), delivery_lease_until: null }).where('id', 'in', [...ids]).execute();
 }

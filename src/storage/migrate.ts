@@ -11,6 +11,7 @@ import { severalInstancesMigration } from './migrations/0008-several-instances.j
 import { walletsMigration } from './migrations/0009-wallets.js';
 import { walletMoneyMigration } from './migrations/0010-wallet-money.js';
 import { otcMigration } from './migrations/0011-otc.js';
+import { webhooksMigration } from './migrations/0012-webhooks.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -26,6 +27,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0009-wallets': walletsMigration(),
     '0010-wallet-money': walletMoneyMigration(dialect),
     '0011-otc': otcMigration(),
+    '0012-webhooks': webhooksMigration(),
   };
 }
 

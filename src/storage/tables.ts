@@ -432,6 +432,59 @@ export interface OtcOrdersTable {
   updated_at: string;
 }
 
+export interface WebhookSubscriptionsTable {
+  id: string;
+  customer_id: string;
+  url: string;
+  description: string;
+  /** JSON array of event types. */
+  event_types: string;
+  is_active: DbBoolean;
+  /** The `whsec_` secret, encrypted (webhooks/secret-box.ts); never returned after creation. */
+  secret_encrypted: string;
+  signing_secret_prefix: string;
+  /** After a rotation, the replaced secret: deliveries carry both signatures until it expires. */
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: string | null;
+  consecutive_failures: number | bigint;
+  /** When the current run of failed attempts began; null after a success. */
+  failing_since: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  /** The `webhook-id` header: the same on every attempt of this event to this subscription. */
+  id: string;
+  subscription_id: string;
+  customer_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  /** Attempts since the delivery was created or last replayed; indexes the retry schedule. */
+  attempt_count: Generated<number | bigint>;
+  /** When the next attempt is due; while an attempt runs, the lease of the instance making it. */
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | bigint | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempt_number: number | bigint;
+  succeeded: DbBoolean;
+  status_code: number | bigint | null;
+  duration_ms: number | bigint;
+  error: string | null;
+  created_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -457,4 +510,7 @@ export interface Database {
   wallet_transfers: WalletTransfersTable;
   otc_quotes: OtcQuotesTable;
   otc_orders: OtcOrdersTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

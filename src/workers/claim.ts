@@ -17,6 +17,18 @@ export interface ClaimOptions {
   limit: number;
   /** Further columns the claim sets, e.g. { sync_attempts: sql`sync_attempts + 1` }. */
   set?: Record<string, unknown>;
+  /**
+   * At most `limit` rows per value of `column` (oldest first within each), or fewer where `remaining` says so — how
+   * webhook deliveries keep one receiver from taking every slot.
+   */
+  perGroup?: { column: string; limit: number; remaining?: ReadonlyMap<string, number> };
+}
+
+/** `rank <= case <column> when 'a' then 2 … else <limit> end`: each group's share of one claim. */
+function groupShare(perGroup: NonNullable<ClaimOptions['perGroup']>): RawBuilder<unknown> {
+  const exceptions = [...(perGroup.remaining ?? new Map<string, number>())].map(([value, share]) => sql`when ${value} then ${sql.lit(Math.max(share, 0))}`);
+  if (exceptions.length === 0) return sql.lit(perGroup.limit);
+  return sql`case ${sql.ref(perGroup.column)} ${sql.join(exceptions, sql` `)} else ${sql.lit(perGroup.limit)} end`;
 }
 
 /**
@@ -31,7 +43,15 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
   const lease = sql.ref(options.leaseColumn);
   const claimable = sql`(${options.due}) and (${lease} is null or ${lease} <= ${options.now})`;
   const assignments = [sql`${lease} = ${options.leaseUntil}`, ...Object.entries(options.set ?? {}).map(([column, value]) => sql`${sql.ref(column)} = ${value}`)];
-  const picked = sql`select id from ${table} where ${claimable} order by ${sql.ref(options.orderBy)} limit ${options.limit}`;
+  const order = sql.ref(options.orderBy);
+  const eligible = options.perGroup
+    ? sql`${claimable} and id in (
+        select id from (
+          select id, ${sql.ref(options.perGroup.column)}, row_number() over (partition by ${sql.ref(options.perGroup.column)} order by ${order}) as rank
+          from ${table} where ${claimable}
+        ) ranked where rank <= ${groupShare(options.perGroup)})`
+    : claimable;
+  const picked = sql`select id from ${table} where ${eligible} order by ${order} limit ${options.limit}`;
   const result =
     storage.dialect === 'postgres'
       ? // Materialised once: as an IN subquery the planner may run it again, and SKIP LOCKED then picks more than `limit`.

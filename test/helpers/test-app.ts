@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.js';
 import { serveMetrics, type MetricsListener } from '../../src/http/metrics.js';
 import type { Providers } from '../../src/providers/providers.js';
 import type { Clock } from '../../src/clock.js';
+import type { HostResolver } from '../../src/modules/webhooks/address-guard.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { ApiKeyService, type CreateKeyInput } from '../../src/modules/api-keys/service.js';
 import { CustomerService } from '../../src/modules/customers/service.js';
@@ -109,7 +110,7 @@ function undocumentedStatuses(app: FastifyInstance, observed: Array<{ method: st
  * Rate limiting is off unless the test asks for it.
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream; providers?: Providers; poolSize?: number } = {},
+  options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream; providers?: Providers; poolSize?: number; resolveHost?: HostResolver } = {},
 ): Promise<TestApp> {
   const { storage, config: storageConfig, drop } = await freshStorage({ ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }) });
   const config: Config = {
@@ -123,6 +124,7 @@ export async function createTestApp(
     clock,
     ...(options.logStream ? { logStream: options.logStream as never } : {}),
     ...(options.providers ? { providers: options.providers } : {}),
+    ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
     observeResponse: (method, routeUrl, statusCode) => {
       if (routeUrl !== undefined) observed.push({ method, routeUrl, statusCode });
     },

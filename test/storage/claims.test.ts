@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents, claimUndeliveredEvents, markEventsDelivered } from '../../src/events/outbox.js';
+import { appendEvents, claimUndeliveredEvents, markEventsPublished } from '../../src/events/outbox.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { claimDue } from '../../src/workers/claim.js';
@@ -46,11 +46,11 @@ describe(`claims on ${testDialect}`, () => {
     const second = await claimUndeliveredEvents(storage, now, 60_000, 10);
     expect(second.map((row) => JSON.parse(row.payload).data.index)).toEqual([3, 4]);
     expect(await claimUndeliveredEvents(storage, now, 60_000, 10)).toEqual([]);
-    await markEventsDelivered(storage, first.map((row) => row.id), now);
+    await markEventsPublished(storage.db, first.map((row) => row.id), now);
     // The second claimer stopped without delivering: after its lease the events are due again, the delivered ones never.
     const later = await claimUndeliveredEvents(storage, at('2026-01-01T00:01:01.000Z'), 60_000, 10);
     expect(later.map((row) => row.id).sort()).toEqual(second.map((row) => row.id).sort());
-    await markEventsDelivered(storage, later.map((row) => row.id), now);
+    await markEventsPublished(storage.db, later.map((row) => row.id), now);
     expect(await undelivered()).toBe(0);
   });
 
@@ -88,7 +88,7 @@ describe(`claims on ${testDialect}`, () => {
       const now = at('2026-01-01T00:00:00.000Z');
       const early = await claimUndeliveredEvents(storage, now, 60_000, 10);
       expect(early).toHaveLength(2);
-      await markEventsDelivered(storage, early.map((row) => row.id), now);
+      await markEventsPublished(storage.db, early.map((row) => row.id), now);
       await client.query('commit');
       const late = await claimUndeliveredEvents(storage, now, 60_000, 10);
       expect(late.map((row) => row.payload)).toEqual(['{"late":true}']);

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { workerPollIntervalMs } from '../../config/limits.js';
+import { serverSecret } from '../../storage/server-secrets.js';
+import { PollingWorker } from '../../workers/polling-worker.js';
+import { WebhookDeliveryWorker } from '../../workers/webhook-delivery.js';
+import { WebhookFanOut } from '../../workers/webhook-fan-out.js';
+import type { ModuleContext } from '../module-context.js';
+import { systemResolver, type HostResolver } from './address-guard.js';
+import { webhookRoutes } from './routes.js';
+import { SecretBox } from './secret-box.js';
+import { WebhookSender } from './sender.js';
+import { WebhookService } from './service.js';
+
+/**
+ * Registers webhook subscriptions and their tools (docs/webhooks.md), and the two workers that deliver the outbox:
+ * the fan-out (events → deliveries) and the delivery worker (deliveries → signed POSTs).
+ */
+export async function registerWebhooks(app: FastifyInstance, context: ModuleContext, resolve: HostResolver = systemResolver): Promise<void> {
+  const { storage, clock, config, log } = context;
+  const secrets = new SecretBox(await serverSecret(storage, 'webhook-signing-secrets', clock.now()));
+  const sender = new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivateUrls: config.webhookAllowPrivateUrls, resolve });
+  const settings = { retryDelaysMs: config.webhookRetryDelaysMs, disableAfter: config.webhookDisableAfter, timeoutMs: config.webhookTimeoutMs };
+  // Each worker wakes the other's loop: new deliveries, or a slot freed by an ended attempt.
+  let deliveryLoop: PollingWorker | undefined;
+  const wakeDelivery = () => deliveryLoop?.wake();
+  const delivery = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, wakeDelivery);
+  deliveryLoop = new PollingWorker('webhook-delivery', () => delivery.pass(), workerPollIntervalMs, log, async () => {
+    await delivery.stop();
+    await sender.close();
+  });
+  const fanOut = new WebhookFanOut(storage, clock, wakeDelivery);
+  context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
+  app.decorate('webhookDeliveries', delivery);
+  webhookRoutes(app, new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery));
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The delivery worker, for tests: idle() waits for the attempts started so far. */
+    webhookDeliveries: WebhookDeliveryWorker;
+  }
+}

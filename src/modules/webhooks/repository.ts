@@ -1,0 +1,273 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { webhookAttemptsListedMax } from '../../config/limits.js';
+import type { Storage } from '../../storage/database.js';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
+import type {
+  Database,
+  OutboxEventsTable,
+  WebhookAttemptsTable,
+  WebhookDeliveriesTable,
+  WebhookSubscriptionsTable,
+} from '../../storage/tables.js';
+import { newId } from '../../ids.js';
+import { claimDue } from '../../workers/claim.js';
+
+/** Reads and writes of the webhook tables, always scoped to the customer where a request asks. */
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export type SubscriptionRow = Selectable<WebhookSubscriptionsTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+export async function countSubscriptions(db: Db, customerId: string): Promise<number> {
+  const row = await db.selectFrom('webhook_subscriptions').select(sql<number>`count(*)`.as('count')).where('customer_id', '=', customerId).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/**
+ * Serialises a customer's subscription changes on PostgreSQL (its customers row, locked until commit), so ten
+ * concurrent creations cannot all count nine. SQLite runs one write transaction at a time anyway.
+ */
+export async function lockCustomer(trx: Transaction<Database>, storage: Storage, customerId: string): Promise<void> {
+  if (storage.dialect === 'postgres') await sql`select id from customers where id = ${customerId} for update`.execute(trx);
+}
+
+export async function insertSubscription(db: Db, row: SubscriptionRow): Promise<void> {
+  await db.insertInto('webhook_subscriptions').values(row).execute();
+}
+
+export async function listSubscriptions(db: Db, customerId: string): Promise<SubscriptionRow[]> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('customer_id', '=', customerId).orderBy('created_at').orderBy('id').execute();
+}
+
+export async function findSubscription(db: Db, customerId: string, id: string): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateSubscription(db: Db, customerId: string, id: string, changes: Partial<SubscriptionRow>): Promise<SubscriptionRow | undefined> {
+  return db.updateTable('webhook_subscriptions').set(changes).where('customer_id', '=', customerId).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function deleteSubscription(db: Db, customerId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhook_subscriptions').where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function listDeliveries(db: Kysely<Database>, customerId: string, subscriptionId: string, status: string | undefined, offset: number, limit: number) {
+  let query = db.selectFrom('webhook_deliveries').where('customer_id', '=', customerId).where('subscription_id', '=', subscriptionId);
+  if (status !== undefined) query = query.where('status', '=', status as DeliveryRow['status']);
+  return newestFirstPage<DeliveryRow>(query, offset, limit);
+}
+
+/** The most recent attempts of each delivery, newest first. */
+export async function recentAttempts(db: Kysely<Database>, deliveryIds: readonly string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  const ranked = db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .select(sql<number>`row_number() over (partition by delivery_id order by created_at desc, id desc)`.as('rank'))
+    .where('delivery_id', 'in', [...deliveryIds])
+    .as('ranked');
+  const rows = await db.selectFrom(ranked).selectAll().where('rank', '<=', webhookAttemptsListedMax).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return rows as AttemptRow[];
+}
+
+export async function listEvents(db: Kysely<Database>, customerId: string, type: string | undefined, offset: number, limit: number) {
+  let query = db.selectFrom('outbox_events').where('customer_id', '=', customerId);
+  if (type !== undefined) query = query.where('event_type', '=', type);
+  return newestFirstPage<Selectable<OutboxEventsTable>>(query, offset, limit);
+}
+
+export async function findEvent(db: Kysely<Database>, customerId: string, id: string): Promise<Selectable<OutboxEventsTable> | undefined> {
+  return db.selectFrom('outbox_events').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}
+
+/** A replay's events: the customer's, of the given types, from `since` on, oldest first; one more than `limit` tells there are more. */
+export async function eventsSince(db: Kysely<Database>, customerId: string, types: readonly string[], since: string, until: string, limit: number) {
+  return db
+    .selectFrom('outbox_events')
+    .select(['id', 'event_type', 'created_at'])
+    .where('customer_id', '=', customerId)
+    .where('event_type', 'in', [...types])
+    .where('created_at', '>=', since)
+    .where('created_at', '<=', until)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
+}
+
+/** The active subscriptions of these customers: who an event is fanned out to. */
+export async function activeSubscriptionsOf(db: Db, customerIds: readonly string[]) {
+  if (customerIds.length === 0) return [];
+  return db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'customer_id', 'event_types'])
+    .where('customer_id', 'in', [...customerIds])
+    .where('is_active', '=', 1)
+    .execute();
+}
+
+export type NewDelivery = Pick<DeliveryRow, 'id' | 'subscription_id' | 'customer_id' | 'event_id' | 'event_type' | 'status' | 'next_attempt_at' | 'created_at' | 'updated_at'>;
+
+/** New deliveries; one that exists already (the same event to the same subscription) is left as it is. */
+export async function insertDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('webhook_deliveries')
+    .values(rows.map((row) => ({ ...row, last_attempt_at: null, last_status_code: null, last_error: null })))
+    .onConflict((conflict) => conflict.columns(['subscription_id', 'event_id']).doNothing())
+    .execute();
+}
+
+/** Replay: each delivery starts over — a new one, or the existing one (same webhook-id) back to pending, now. */
+export async function restartDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('webhook_deliveries')
+    .values(rows.map((row) => ({ ...row, last_attempt_at: null, last_status_code: null, last_error: null })))
+    .onConflict((conflict) =>
+      conflict.columns(['subscription_id', 'event_id']).doUpdateSet((eb) => ({
+        status: 'pending',
+        attempt_count: 0,
+        next_attempt_at: eb.ref('excluded.next_attempt_at'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Claims due deliveries of active subscriptions (workers/claim.ts): `next_attempt_at` is both when a delivery is due
+ * and, once claimed, the lease of the instance attempting it. At most `perSubscription` per subscription, fewer for
+ * those in `remaining`.
+ */
+export async function claimDueDeliveries(
+  storage: Storage,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  perSubscription: number,
+  remaining: ReadonlyMap<string, number>,
+): Promise<DeliveryRow[]> {
+  return claimDue<DeliveryRow>(storage, {
+    table: 'webhook_deliveries',
+    due: sql`status = 'pending' and next_attempt_at is not null and exists (
+      select 1 from webhook_subscriptions s where s.id = webhook_deliveries.subscription_id and s.is_active = 1)`,
+    leaseColumn: 'next_attempt_at',
+    now: now.toISOString(),
+    leaseUntil: leaseUntil.toISOString(),
+    orderBy: 'next_attempt_at',
+    limit,
+    perGroup: { column: 'subscription_id', limit: perSubscription, remaining },
+  });
+}
+
+export async function eventsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('outbox_events').select(['id', 'payload']).where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((row) => [row.id, row.payload]));
+}
+
+export async function subscriptionsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, SubscriptionRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('webhook_subscriptions').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** What an attempt changes: the delivery's next state, and whether the subscription must be disabled. */
+export interface AttemptResult {
+  deliveryId: string;
+  subscriptionId: string;
+  /** The lease the attempt was made under: if the delivery no longer holds it, the result is dropped. */
+  lease: string;
+  attemptNumber: number;
+  succeeded: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** After the attempt: pending with the next attempt's time, succeeded, or failed (the schedule exhausted). */
+  status: DeliveryRow['status'];
+  nextAttemptAt: string | null;
+  at: string;
+  /** Given the subscription's run of failures after this one, why it is disabled now, or null. */
+  disableReason: (failures: number, failingSince: string) => string | null;
+}
+
+/**
+ * Records an attempt in one transaction: the delivery's state (fenced by the lease, so an instance whose lease
+ * expired, or whose delivery was replayed meanwhile, records nothing), the attempt's row, and the subscription's run
+ * of failures — reset by a success, extended by a failure, which may disable the subscription. Returns false when
+ * the lease was lost.
+ */
+export async function recordAttempt(storage: Storage, result: AttemptResult): Promise<boolean> {
+  return storage.transaction(async (trx) => {
+    const fenced = await trx
+      .updateTable('webhook_deliveries')
+      .set({
+        status: result.status,
+        attempt_count: result.attemptNumber,
+        next_attempt_at: result.nextAttemptAt,
+        last_attempt_at: result.at,
+        last_status_code: result.statusCode,
+        last_error: result.error,
+        updated_at: result.at,
+      })
+      .where('id', '=', result.deliveryId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '=', result.lease)
+      .returning('id')
+      .executeTakeFirst();
+    if (!fenced) return false;
+    await trx
+      .insertInto('webhook_attempts')
+      .values({
+        id: newId(),
+        delivery_id: result.deliveryId,
+        attempt_number: result.attemptNumber,
+        succeeded: result.succeeded ? 1 : 0,
+        status_code: result.statusCode,
+        duration_ms: result.durationMs,
+        error: result.error,
+        created_at: result.at,
+      })
+      .execute();
+    if (result.succeeded) {
+      await trx
+        .updateTable('webhook_subscriptions')
+        .set({ consecutive_failures: 0, failing_since: null })
+        .where('id', '=', result.subscriptionId)
+        .where('consecutive_failures', '>', 0)
+        .execute();
+      return true;
+    }
+    const run = await trx
+      .updateTable('webhook_subscriptions')
+      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: eb.fn.coalesce('failing_since', eb.val(result.at)) }))
+      .where('id', '=', result.subscriptionId)
+      .returning(['consecutive_failures', 'failing_since', 'is_active'])
+      .executeTakeFirst();
+    const reason = run && Number(run.is_active) === 1 ? result.disableReason(Number(run.consecutive_failures), run.failing_since ?? result.at) : null;
+    if (reason !== null) {
+      await trx
+        .updateTable('webhook_subscriptions')
+        .set({ is_active: 0, disabled_at: result.at, disabled_reason: reason, updated_at: result.at })
+        .where('id', '=', result.subscriptionId)
+        .where('is_active', '=', 1)
+        .execute();
+    }
+    return true;
+  });
+}
+
+/** An attempt cut short by shutdown: the delivery is due again at once, for any instance, with nothing recorded. */
+export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, lease: string, now: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: now })
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '=', lease)
+    .execute();
+}

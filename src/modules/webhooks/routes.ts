@@ -1,0 +1,185 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { Pagination } from '../transactions/schemas.js';
+import {
+  CreateWebhookBody,
+  DeliveriesQuery,
+  Delivery,
+  Event,
+  EventParams,
+  EventsQuery,
+  ReplayBody,
+  ReplayResult,
+  TestDelivery,
+  UpdateWebhookBody,
+  WebhookParams,
+  WebhookSubscription,
+  WebhookSubscriptionWithSecret,
+} from './schemas.js';
+import type { WebhookService } from './service.js';
+
+const paginated = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
+  Type.Object({ data: Type.Array(item), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false });
+
+/** Spec §4 /webhooks (list, get, update) and the additive operations of DESIGN §3 (docs/webhooks.md). */
+export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Webhooks'];
+
+  routes.post(
+    '/webhooks',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Create a webhook subscription',
+        description: 'Answers the record with the whole `signing_secret`, shown only here. 422 LIMIT_EXCEEDED: a customer has at most 10 subscriptions.',
+        body: CreateWebhookBody,
+        response: { 201: DataOf(WebhookSubscriptionWithSecret), ...errorResponses(...authenticatedWriteErrors, 422) },
+      },
+    },
+    async (request, reply) => reply.code(201).send({ data: await webhooks.create(callerOf(request), request.body) }),
+  );
+
+  routes.get(
+    '/webhooks',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: { tags, summary: 'List webhook subscriptions', response: { 200: DataOf(Type.Array(WebhookSubscription)), ...errorResponses(...authenticatedReadErrors) } },
+    },
+    async (request) => ({ data: await webhooks.list(callerOf(request)) }),
+  );
+
+  routes.get(
+    '/webhooks/:webhookId',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: { tags, summary: 'Get a webhook subscription', params: WebhookParams, response: { 200: DataOf(WebhookSubscription), ...errorResponses(...authenticatedReadErrors, 404) } },
+    },
+    async (request) => ({ data: await webhooks.get(callerOf(request), request.params.webhookId) }),
+  );
+
+  routes.patch(
+    '/webhooks/:webhookId',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Update a webhook subscription',
+        description: 'isActive: true on a disabled subscription clears consecutive_failures, disabled_at and disabled_reason.',
+        params: WebhookParams,
+        body: UpdateWebhookBody,
+        response: { 200: DataOf(WebhookSubscription), ...errorResponses(...authenticatedWriteErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await webhooks.update(callerOf(request), request.params.webhookId, request.body) }),
+  );
+
+  routes.delete(
+    '/webhooks/:webhookId',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Delete a webhook subscription',
+        description: 'Answers 204 with no body. Pending deliveries are dropped; the events stay in GET /events.',
+        params: WebhookParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...authenticatedWriteErrors, 404) },
+      },
+    },
+    async (request, reply) => {
+      await webhooks.delete(callerOf(request), request.params.webhookId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  routes.post(
+    '/webhooks/:webhookId/rotate-secret',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Rotate the signing secret',
+        description: 'Answers the record with the new whole `signing_secret`. For 24 hours deliveries carry a signature by each secret.',
+        params: WebhookParams,
+        response: { 200: DataOf(WebhookSubscriptionWithSecret), ...errorResponses(...authenticatedWriteErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await webhooks.rotateSecret(callerOf(request), request.params.webhookId) }),
+  );
+
+  routes.post(
+    '/webhooks/:webhookId/test',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Send a signed test event',
+        description: 'Queues a `webhook.test` event to this subscription alone and answers 202; the attempt shows in its deliveries. 422 WEBHOOK_DISABLED.',
+        params: WebhookParams,
+        response: { 202: DataOf(TestDelivery), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request, reply) => reply.code(202).send({ data: await webhooks.sendTest(callerOf(request), request.params.webhookId) }),
+  );
+
+  routes.post(
+    '/webhooks/:webhookId/replay',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Deliver past events again',
+        description:
+          'Queues the events created since `since` (at most 30 days ago) of the types the subscription lists, at most 10,000 per call; ' +
+          '`next_since` is where the next call starts when there were more. Answers 202. 422 WEBHOOK_DISABLED.',
+        params: WebhookParams,
+        body: ReplayBody,
+        response: { 202: DataOf(ReplayResult), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request, reply) => reply.code(202).send({ data: await webhooks.replay(callerOf(request), request.params.webhookId, request.body.since) }),
+  );
+
+  routes.get(
+    '/webhooks/:webhookId/deliveries',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'List a subscription’s deliveries, newest first, with their attempts',
+        params: WebhookParams,
+        querystring: DeliveriesQuery,
+        response: { 200: paginated(Delivery), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => webhooks.deliveries(callerOf(request), request.params.webhookId, request.query.status, request.query.page ?? 1, request.query.limit ?? 50),
+  );
+
+  routes.get(
+    '/events',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'List events, newest first',
+        description: 'Every event of the customer, in the body a delivery carries; paginated like GET /transactions.',
+        querystring: EventsQuery,
+        response: { 200: paginated(Event), ...errorResponses(...authenticatedReadErrors) },
+      },
+    },
+    async (request) => webhooks.events(callerOf(request), request.query.type, request.query.page ?? 1, request.query.limit ?? 50),
+  );
+
+  routes.get(
+    '/events/:eventId',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: { tags, summary: 'Get an event', params: EventParams, response: { 200: DataOf(Event), ...errorResponses(...authenticatedReadErrors, 404) } },
+    },
+    async (request) => ({ data: await webhooks.event(callerOf(request), request.params.eventId) }),
+  );
+}

@@ -1,0 +1,141 @@
+import { Type, type Static } from 'typebox';
+import {
+  pageLimitDefault,
+  pageLimitMax,
+  webhookDescriptionLengthMax,
+  webhookEventTypesMax,
+  webhookEventTypesMin,
+  webhookUrlLengthMax,
+} from '../../config/limits.js';
+import { additiveEventTypes, eventTypes } from '../../events/catalog.js';
+import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+
+/** The types a subscription may list: spec §6, then the additive ones (docs/decisions/0008-webhooks.md). */
+export const subscribableEventTypes = [...eventTypes, ...additiveEventTypes] as const;
+const EventTypeName = StringEnum(subscribableEventTypes, { description: 'An event type of spec §6, or an additive one (docs/webhooks.md)' });
+
+const Url = Type.String({ minLength: 1, maxLength: webhookUrlLengthMax, description: 'An absolute https URL (http and private addresses only with WEBHOOK_ALLOW_PRIVATE_URLS=true)' });
+const Description = Type.String({ maxLength: webhookDescriptionLengthMax });
+const EventTypeList = Type.Array(EventTypeName, {
+  minItems: webhookEventTypesMin,
+  maxItems: webhookEventTypesMax,
+  description: 'Any case; duplicates are collapsed',
+});
+
+/** Not shown in spec §4 (DESIGN §3 additive): the fields of PATCH, url and eventTypes required. */
+export const CreateWebhookBody = Type.Object(
+  { url: Url, eventTypes: EventTypeList, description: Type.Optional(Description), isActive: Type.Optional(Type.Boolean({ default: true })) },
+  { additionalProperties: false },
+);
+export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
+
+/** Spec §4 PATCH /webhooks/{webhookId}. */
+export const UpdateWebhookBody = Type.Object(
+  { url: Type.Optional(Url), description: Type.Optional(Description), eventTypes: Type.Optional(EventTypeList), isActive: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+export type UpdateWebhookInput = Static<typeof UpdateWebhookBody>;
+
+const subscriptionProperties = {
+  id: Uuid,
+  url: Type.String(),
+  description: Type.String(),
+  event_types: Type.Array(Type.String()),
+  is_active: Type.Boolean(),
+  signing_secret_prefix: Type.String({ description: 'The first characters of the signing secret' }),
+  consecutive_failures: Type.Integer(),
+  disabled_at: Nullable(Timestamp),
+  disabled_reason: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+
+/** Spec §2 webhook subscription record, exactly. */
+export const WebhookSubscription = Type.Object(subscriptionProperties, { additionalProperties: false });
+export type WebhookSubscriptionRecord = Static<typeof WebhookSubscription>;
+
+/** The record with the whole secret: answered once, by POST /webhooks and by rotate-secret. */
+export const WebhookSubscriptionWithSecret = Type.Object(
+  { ...subscriptionProperties, signing_secret: Type.String({ description: 'whsec_… — shown only in this answer' }) },
+  { additionalProperties: false },
+);
+export type WebhookSubscriptionWithSecretRecord = Static<typeof WebhookSubscriptionWithSecret>;
+
+export const WebhookParams = Type.Object({ webhookId: Uuid }, { additionalProperties: false });
+
+const PageQueryProperties = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
+};
+
+export const DeliveriesQuery = Type.Object(
+  { ...PageQueryProperties, status: Type.Optional(StringEnum(['pending', 'succeeded', 'failed'] as const)) },
+  { additionalProperties: false },
+);
+
+export const Attempt = Type.Object(
+  {
+    attempt_number: Type.Integer({ description: 'Counted from 1 since the delivery was created or replayed' }),
+    succeeded: Type.Boolean(),
+    status_code: Nullable(Type.Integer({ description: 'The receiver’s HTTP status; null when none came (timeout, refused address…)' })),
+    duration_ms: Type.Integer(),
+    error: Nullable(Type.String()),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+/** One event to one subscription, and its attempts (most recent first). */
+export const Delivery = Type.Object(
+  {
+    id: Type.String({ description: 'The webhook-id header of every attempt' }),
+    subscription_id: Uuid,
+    event_id: Uuid,
+    event_type: Type.String(),
+    status: Type.String({ description: 'pending, succeeded or failed (the retry schedule exhausted)' }),
+    attempt_count: Type.Integer(),
+    next_attempt_at: Nullable(Timestamp),
+    last_attempt_at: Nullable(Timestamp),
+    last_status_code: Nullable(Type.Integer()),
+    last_error: Nullable(Type.String()),
+    attempts: Type.Array(Attempt),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type DeliveryRecord = Static<typeof Delivery>;
+export type AttemptRecord = Static<typeof Attempt>;
+
+/** The body of every delivery, and of GET /events. */
+export const Event = Type.Object(
+  { id: Uuid, type: Type.String(), created_at: Timestamp, data: Type.Unknown({ description: 'The resource’s record as the API returned it at the moment of the event' }) },
+  { additionalProperties: false },
+);
+export type EventRecord = Static<typeof Event>;
+
+export const EventParams = Type.Object({ eventId: Uuid }, { additionalProperties: false });
+
+export const EventsQuery = Type.Object(
+  { ...PageQueryProperties, type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only events of this type' })) },
+  { additionalProperties: false },
+);
+
+export const ReplayBody = Type.Object(
+  { since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, within the retention (30 days)' }) },
+  { additionalProperties: false },
+);
+
+export const ReplayResult = Type.Object(
+  {
+    queued: Type.Integer({ description: 'Events queued for delivery to this subscription' }),
+    next_since: Nullable(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type ReplayResultRecord = Static<typeof ReplayResult>;
+
+export const TestDelivery = Type.Object(
+  { delivery_id: Type.String(), event: Event },
+  { additionalProperties: false },
+);

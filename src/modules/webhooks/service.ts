@@ -1,0 +1,247 @@
+import type { Clock } from '../../clock.js';
+import {
+  eventRetentionDays,
+  pageLimitMax,
+  webhookPreviousSecretTtlMs,
+  webhookReplayEventsMax,
+  webhookSubscriptionsPerCustomerMax,
+} from '../../config/limits.js';
+import { DomainError, notFound, validationError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import type { Storage } from '../../storage/database.js';
+import type { AuthenticatedKey } from '../api-keys/service.js';
+import { presentDelivery, presentEvent, presentSubscription } from './presenter.js';
+import {
+  countSubscriptions,
+  deleteSubscription,
+  eventsSince,
+  findEvent,
+  findSubscription,
+  insertDeliveries,
+  insertSubscription,
+  listDeliveries,
+  listEvents,
+  listSubscriptions,
+  lockCustomer,
+  recentAttempts,
+  restartDeliveries,
+  updateSubscription,
+  type NewDelivery,
+  type SubscriptionRow,
+} from './repository.js';
+import type {
+  CreateWebhookInput,
+  DeliveryRecord,
+  EventRecord,
+  ReplayResultRecord,
+  UpdateWebhookInput,
+  WebhookSubscriptionRecord,
+  WebhookSubscriptionWithSecretRecord,
+} from './schemas.js';
+import { newSigningSecret, type SecretBox } from './secret-box.js';
+import { receiverUrlProblems } from './url-policy.js';
+
+/** The type of the event POST /webhooks/{id}/test sends; it goes to that subscription only, whatever it lists. */
+export const testEventType = 'webhook.test';
+
+const subscriptionLimitReached = () =>
+  new DomainError('LIMIT_EXCEEDED', `A customer has at most ${webhookSubscriptionsPerCustomerMax} webhook subscriptions.`, { limit: webhookSubscriptionsPerCustomerMax });
+const subscriptionDisabled = () =>
+  new DomainError('WEBHOOK_DISABLED', 'This subscription is disabled; set isActive to true first.');
+
+/** Event types in their canonical spelling (the schema already matched them regardless of case), each once, in order. */
+function collapsed(types: readonly string[]): string[] {
+  return [...new Set(types)];
+}
+
+export class WebhookService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly secrets: SecretBox,
+    private readonly settings: { allowPrivateUrls: boolean },
+    /** Wakes the delivery worker after deliveries were queued by a request (test, replay). */
+    private readonly onDeliveriesQueued: () => void,
+  ) {}
+
+  async create(caller: AuthenticatedKey, input: CreateWebhookInput): Promise<WebhookSubscriptionWithSecretRecord> {
+    this.checkUrl(input.url);
+    const { secret, prefix } = newSigningSecret();
+    const now = this.clock.now().toISOString();
+    const active = input.isActive ?? true;
+    const row: SubscriptionRow = {
+      id: newId(),
+      customer_id: caller.customerId,
+      url: input.url,
+      description: input.description ?? '',
+      event_types: JSON.stringify(collapsed(input.eventTypes)),
+      is_active: active ? 1 : 0,
+      secret_encrypted: this.secrets.seal(secret),
+      signing_secret_prefix: prefix,
+      previous_secret_encrypted: null,
+      previous_secret_expires_at: null,
+      consecutive_failures: 0,
+      failing_since: null,
+      disabled_at: active ? null : now,
+      disabled_reason: active ? null : 'disabled by request',
+      created_at: now,
+      updated_at: now,
+    };
+    await this.storage.transaction(async (trx) => {
+      await lockCustomer(trx, this.storage, caller.customerId);
+      if ((await countSubscriptions(trx, caller.customerId)) >= webhookSubscriptionsPerCustomerMax) throw subscriptionLimitReached();
+      await insertSubscription(trx, row);
+    });
+    return { ...presentSubscription(row), signing_secret: secret };
+  }
+
+  async list(caller: AuthenticatedKey): Promise<WebhookSubscriptionRecord[]> {
+    return (await listSubscriptions(this.storage.db, caller.customerId)).map(presentSubscription);
+  }
+
+  async get(caller: AuthenticatedKey, id: string): Promise<WebhookSubscriptionRecord> {
+    return presentSubscription(await this.require(caller, id));
+  }
+
+  /**
+   * Spec §4 PATCH. Turning a subscription on clears its run of failures and the reason it was disabled; turning it
+   * off records when and that it was by request.
+   */
+  async update(caller: AuthenticatedKey, id: string, input: UpdateWebhookInput): Promise<WebhookSubscriptionRecord> {
+    if (input.url !== undefined) this.checkUrl(input.url);
+    const current = await this.require(caller, id);
+    const now = this.clock.now().toISOString();
+    const changes: Partial<SubscriptionRow> = { updated_at: now };
+    if (input.url !== undefined) changes.url = input.url;
+    if (input.description !== undefined) changes.description = input.description;
+    if (input.eventTypes !== undefined) changes.event_types = JSON.stringify(collapsed(input.eventTypes));
+    const wasActive = Number(current.is_active) === 1;
+    if (input.isActive === true && !wasActive) {
+      Object.assign(changes, { is_active: 1, consecutive_failures: 0, failing_since: null, disabled_at: null, disabled_reason: null });
+    } else if (input.isActive === false && wasActive) {
+      Object.assign(changes, { is_active: 0, disabled_at: now, disabled_reason: 'disabled by request' });
+    }
+    const updated = await updateSubscription(this.storage.db, caller.customerId, id, changes);
+    if (!updated) throw notFound('webhook subscription');
+    return presentSubscription(updated);
+  }
+
+  /** Deletes the subscription with its deliveries and their attempts; the events stay (GET /events). */
+  async delete(caller: AuthenticatedKey, id: string): Promise<void> {
+    if (!(await deleteSubscription(this.storage.db, caller.customerId, id))) throw notFound('webhook subscription');
+  }
+
+  /** A new secret from now on; the old one keeps signing alongside it for a day (docs/webhooks.md "Rotation"). */
+  async rotateSecret(caller: AuthenticatedKey, id: string): Promise<WebhookSubscriptionWithSecretRecord> {
+    const current = await this.require(caller, id);
+    const { secret, prefix } = newSigningSecret();
+    const now = this.clock.now();
+    const updated = await updateSubscription(this.storage.db, caller.customerId, id, {
+      secret_encrypted: this.secrets.seal(secret),
+      signing_secret_prefix: prefix,
+      previous_secret_encrypted: current.secret_encrypted,
+      previous_secret_expires_at: new Date(now.getTime() + webhookPreviousSecretTtlMs).toISOString(),
+      updated_at: now.toISOString(),
+    });
+    if (!updated) throw notFound('webhook subscription');
+    return { ...presentSubscription(updated), signing_secret: secret };
+  }
+
+  /** Queues a signed `webhook.test` event to this subscription alone; the delivery shows in its deliveries. */
+  async sendTest(caller: AuthenticatedKey, id: string): Promise<{ delivery_id: string; event: EventRecord }> {
+    const subscription = await this.require(caller, id);
+    if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
+    const now = this.clock.now().toISOString();
+    const event: EventRecord = { id: newId(), type: testEventType, created_at: now, data: { webhook_id: subscription.id, message: 'A test event sent on request.' } };
+    const delivery: NewDelivery = {
+      id: newId(),
+      subscription_id: subscription.id,
+      customer_id: caller.customerId,
+      event_id: event.id,
+      event_type: testEventType,
+      status: 'pending',
+      next_attempt_at: now,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.storage.transaction(async (trx) => {
+      // Published from the start: the fan-out never sends it to other subscriptions.
+      await trx
+        .insertInto('outbox_events')
+        .values({ id: event.id, customer_id: caller.customerId, event_type: testEventType, payload: JSON.stringify(event), created_at: now, published_at: now })
+        .execute();
+      await insertDeliveries(trx, [delivery]);
+    });
+    this.onDeliveriesQueued();
+    return { delivery_id: delivery.id, event };
+  }
+
+  /**
+   * Sends the customer's events from `since` on again to this subscription (those of the types it lists), at most
+   * webhookReplayEventsMax per call; `next_since` says where the next call starts when there were more. An event
+   * already delivered keeps its webhook-id, so a receiver that saw it can tell.
+   */
+  async replay(caller: AuthenticatedKey, id: string, since: string): Promise<ReplayResultRecord> {
+    const now = this.clock.now();
+    const oldest = new Date(now.getTime() - eventRetentionDays * 86_400_000);
+    if (Date.parse(since) < oldest.getTime() || Date.parse(since) > now.getTime()) {
+      throw validationError([{ location: 'body', path: '/since', reason: `must be within the last ${eventRetentionDays} days` }]);
+    }
+    const subscription = await this.require(caller, id);
+    if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
+    const types = JSON.parse(subscription.event_types) as string[];
+    const events = await eventsSince(this.storage.db, caller.customerId, types, since, now.toISOString(), webhookReplayEventsMax);
+    const queued = events.slice(0, webhookReplayEventsMax);
+    const nowText = now.toISOString();
+    const deliveries: NewDelivery[] = queued.map((event) => ({
+      id: newId(),
+      subscription_id: subscription.id,
+      customer_id: caller.customerId,
+      event_id: event.id,
+      event_type: event.event_type,
+      status: 'pending',
+      next_attempt_at: nowText,
+      created_at: nowText,
+      updated_at: nowText,
+    }));
+    await this.storage.transaction(async (trx) => {
+      for (let start = 0; start < deliveries.length; start += 1000) await restartDeliveries(trx, deliveries.slice(start, start + 1000));
+    });
+    if (deliveries.length > 0) this.onDeliveriesQueued();
+    return { queued: queued.length, next_since: events.length > webhookReplayEventsMax ? events[webhookReplayEventsMax]!.created_at : null };
+  }
+
+  async deliveries(caller: AuthenticatedKey, id: string, status: string | undefined, page: number, limit: number) {
+    await this.require(caller, id);
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await listDeliveries(this.storage.db, caller.customerId, id, status, (page - 1) * size, size);
+    const attempts = await recentAttempts(this.storage.db, rows.map((row) => row.id));
+    const attemptsByDelivery = new Map<string, typeof attempts>();
+    for (const attempt of attempts) attemptsByDelivery.set(attempt.delivery_id, [...(attemptsByDelivery.get(attempt.delivery_id) ?? []), attempt]);
+    const data: DeliveryRecord[] = rows.map((row) => presentDelivery(row, attemptsByDelivery.get(row.id) ?? []));
+    return { data, meta: { pagination: { page, limit: size, total: Number(total) } } };
+  }
+
+  async events(caller: AuthenticatedKey, type: string | undefined, page: number, limit: number) {
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await listEvents(this.storage.db, caller.customerId, type, (page - 1) * size, size);
+    return { data: rows.map(presentEvent), meta: { pagination: { page, limit: size, total: Number(total) } } };
+  }
+
+  async event(caller: AuthenticatedKey, id: string): Promise<EventRecord> {
+    const row = await findEvent(this.storage.db, caller.customerId, id);
+    if (!row) throw notFound('event');
+    return presentEvent(row);
+  }
+
+  private async require(caller: AuthenticatedKey, id: string): Promise<SubscriptionRow> {
+    const row = await findSubscription(this.storage.db, caller.customerId, id);
+    if (!row) throw notFound('webhook subscription');
+    return row;
+  }
+
+  private checkUrl(url: string): void {
+    const problems = receiverUrlProblems(url, this.settings.allowPrivateUrls);
+    if (problems.length > 0) throw validationError(problems);
+  }
+}

@@ -1,0 +1,139 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import { webhookAttemptsInFlightMax, webhookAttemptsInFlightPerSubscriptionMax } from '../config/limits.js';
+import {
+  claimDueDeliveries,
+  eventsByIds,
+  recordAttempt,
+  releaseDelivery,
+  subscriptionsByIds,
+  type DeliveryRow,
+  type SubscriptionRow,
+} from '../modules/webhooks/repository.js';
+import type { SecretBox } from '../modules/webhooks/secret-box.js';
+import type { AttemptOutcome, WebhookSender } from '../modules/webhooks/sender.js';
+import { signedHeaders } from '../modules/webhooks/signing.js';
+import type { Storage } from '../storage/database.js';
+
+export interface DeliverySettings {
+  /** The wait after failed attempt n is retryDelaysMs[n - 1]; after the last, the delivery has failed. */
+  retryDelaysMs: readonly number[];
+  disableAfter: { failures: number; failingMs: number };
+  timeoutMs: number;
+}
+
+/**
+ * Sends due deliveries (docs/webhooks.md "Delivery"). Each pass claims as many as there are free slots — at most
+ * webhookAttemptsInFlightMax at once in this process, and webhookAttemptsInFlightPerSubscriptionMax to one
+ * subscription — and starts them without waiting: a slow or dead receiver holds only its own subscription's slots
+ * for at most the timeout, while other customers' deliveries keep going. A claim is a lease of twice the timeout
+ * plus 5 s on `next_attempt_at`: an instance that dies mid-attempt loses it, and another sends the delivery again,
+ * with the same webhook-id. Every state change is in the database, so a restart resumes.
+ */
+export class WebhookDeliveryWorker {
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlightBySubscription = new Map<string, number>();
+  private readonly shutdown = new AbortController();
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly sender: WebhookSender,
+    private readonly secrets: SecretBox,
+    private readonly settings: DeliverySettings,
+    private readonly log: FastifyBaseLogger,
+    /** Called when an attempt ends and frees a slot, to wake the worker's loop. */
+    private readonly onSlotFreed: () => void,
+  ) {
+    this.leaseMs = settings.timeoutMs * 2 + 5000;
+  }
+
+  async pass(): Promise<number> {
+    const free = webhookAttemptsInFlightMax - this.inFlight.size;
+    if (free <= 0 || this.shutdown.signal.aborted) return 0;
+    const remaining = new Map([...this.inFlightBySubscription].map(([id, count]) => [id, webhookAttemptsInFlightPerSubscriptionMax - count]));
+    const now = this.clock.now();
+    const rows = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), free, webhookAttemptsInFlightPerSubscriptionMax, remaining);
+    if (rows.length === 0) return 0;
+    const [payloads, subscriptions] = await Promise.all([
+      eventsByIds(this.storage.db, rows.map((row) => row.event_id)),
+      subscriptionsByIds(this.storage.db, rows.map((row) => row.subscription_id)),
+    ]);
+    for (const row of rows) this.start(row, payloads.get(row.event_id), subscriptions.get(row.subscription_id));
+    return rows.length;
+  }
+
+  /** Resolves when every attempt started so far has been recorded (tests; shutdown). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  /** Cuts attempts in progress short (their deliveries are due again at once) and waits for them. */
+  async stop(): Promise<void> {
+    this.shutdown.abort();
+    await this.idle();
+  }
+
+  private start(row: DeliveryRow, payload: string | undefined, subscription: SubscriptionRow | undefined): void {
+    this.inFlightBySubscription.set(row.subscription_id, (this.inFlightBySubscription.get(row.subscription_id) ?? 0) + 1);
+    const attempt = this.attempt(row, payload, subscription)
+      .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook attempt could not be recorded'))
+      .finally(() => {
+        this.inFlight.delete(attempt);
+        const left = (this.inFlightBySubscription.get(row.subscription_id) ?? 1) - 1;
+        if (left > 0) this.inFlightBySubscription.set(row.subscription_id, left);
+        else this.inFlightBySubscription.delete(row.subscription_id);
+        this.onSlotFreed();
+      });
+    this.inFlight.add(attempt);
+  }
+
+  private async attempt(row: DeliveryRow, payload: string | undefined, subscription: SubscriptionRow | undefined): Promise<void> {
+    const lease = row.next_attempt_at!;
+    // Deleted meanwhile: its deliveries went with it (cascade), and the fenced record below finds nothing.
+    if (!subscription) return;
+    const sentAt = this.clock.now();
+    const outcome: AttemptOutcome =
+      payload === undefined
+        ? { succeeded: false, statusCode: null, durationMs: 0, error: 'the event no longer exists', retryAfterMs: null }
+        : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingSecrets(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
+    const at = this.clock.now();
+    if (this.shutdown.signal.aborted && !outcome.succeeded) {
+      await releaseDelivery(this.storage.db, row.id, lease, at.toISOString());
+      return;
+    }
+    const attemptNumber = Number(row.attempt_count) + 1;
+    const delayMs = this.settings.retryDelaysMs[attemptNumber - 1];
+    const gone = outcome.statusCode === 410;
+    const exhausted = !outcome.succeeded && (delayMs === undefined || payload === undefined);
+    await recordAttempt(this.storage, {
+      deliveryId: row.id,
+      subscriptionId: row.subscription_id,
+      lease,
+      attemptNumber,
+      succeeded: outcome.succeeded,
+      statusCode: outcome.statusCode,
+      durationMs: outcome.durationMs,
+      error: outcome.error,
+      status: outcome.succeeded ? 'succeeded' : exhausted ? 'failed' : 'pending',
+      nextAttemptAt: outcome.succeeded || exhausted ? null : new Date(at.getTime() + Math.max(delayMs!, outcome.retryAfterMs ?? 0)).toISOString(),
+      at: at.toISOString(),
+      disableReason: (failures, failingSince) => {
+        if (gone) return 'the endpoint answered 410 Gone';
+        const { disableAfter } = this.settings;
+        if (failures < disableAfter.failures || at.getTime() - Date.parse(failingSince) < disableAfter.failingMs) return null;
+        return `${failures} consecutive failed attempts`;
+      },
+    });
+  }
+
+  /** The current secret, and the previous one during the day after a rotation. */
+  private signingSecrets(subscription: SubscriptionRow, now: Date): string[] {
+    const secrets = [this.secrets.open(subscription.secret_encrypted)];
+    if (subscription.previous_secret_encrypted && subscription.previous_secret_expires_at && Date.parse(subscription.previous_secret_expires_at) > now.getTime()) {
+      secrets.push(this.secrets.open(subscription.previous_secret_encrypted));
+    }
+    return secrets;
+  }
+}

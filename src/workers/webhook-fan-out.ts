@@ -1,0 +1,63 @@
+import type { Clock } from '../clock.js';
+import { webhookFanOutBatchSize } from '../config/limits.js';
+import { claimUndeliveredEvents, markEventsPublished } from '../events/outbox.js';
+import { newId } from '../ids.js';
+import { activeSubscriptionsOf, insertDeliveries, type NewDelivery } from '../modules/webhooks/repository.js';
+import type { Storage } from '../storage/database.js';
+
+/** How long a claimed batch of events is this instance's before another may take it (a crash mid-batch). */
+const fanOutLeaseMs = 60_000;
+/** Rows per insert statement: well under SQLite's and PostgreSQL's bound parameters. */
+const deliveryInsertChunk = 1000;
+
+/**
+ * Turns outbox events into deliveries (docs/webhooks.md "Delivery"): each claimed event becomes one delivery per
+ * active subscription of its customer that lists its type, and is marked published in the same transaction. A crash
+ * before that commit leaves the events unpublished and their lease runs out; the unique (subscription, event) pair
+ * makes the second pass add nothing twice. Events are claimed, not read behind a cursor (events/outbox.ts).
+ */
+export class WebhookFanOut {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    /** Called when deliveries were added, to wake the delivery worker. */
+    private readonly onDeliveriesQueued: () => void,
+  ) {}
+
+  async pass(): Promise<number> {
+    const now = this.clock.now();
+    const events = await claimUndeliveredEvents(this.storage, now, fanOutLeaseMs, webhookFanOutBatchSize);
+    if (events.length === 0) return 0;
+    const customerIds = [...new Set(events.map((event) => event.customer_id))];
+    const subscriptions = (await activeSubscriptionsOf(this.storage.db, customerIds)).map((subscription) => ({
+      ...subscription,
+      types: new Set(JSON.parse(subscription.event_types) as string[]),
+    }));
+    const nowText = now.toISOString();
+    const deliveries: NewDelivery[] = [];
+    for (const event of events) {
+      for (const subscription of subscriptions) {
+        if (subscription.customer_id !== event.customer_id || !subscription.types.has(event.event_type)) continue;
+        deliveries.push({
+          id: newId(),
+          subscription_id: subscription.id,
+          customer_id: event.customer_id,
+          event_id: event.id,
+          event_type: event.event_type,
+          status: 'pending',
+          next_attempt_at: nowText,
+          created_at: nowText,
+          updated_at: nowText,
+        });
+      }
+    }
+    await this.storage.transaction(async (trx) => {
+      for (let start = 0; start < deliveries.length; start += deliveryInsertChunk) {
+        await insertDeliveries(trx, deliveries.slice(start, start + deliveryInsertChunk));
+      }
+      await markEventsPublished(trx, events.map((event) => event.id), now);
+    });
+    if (deliveries.length > 0) this.onDeliveriesQueued();
+    return events.length;
+  }
+}
