@@ -4,7 +4,7 @@ import { additiveEventTypes, eventTypes } from '../../src/events/catalog.js';
 import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { createPayee, createVirtualAccount, deposit, pay, settle } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
-import { WebhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js';
+import { WebhookReceiver, type ReceivedWebhook, type ReceiverAnswer } from '../helpers/webhook-receiver.js';
 import { deliverDue, subscribe } from '../helpers/webhooks.js';
 
 const verify = (secret: string, received: ReceivedWebhook) =>
@@ -195,7 +195,7 @@ describe('webhook delivery', () => {
     const gone = await subscribe(t, alice, { url: receiver.url('/gone'), eventTypes: ['payee.created'] });
     const moved = await subscribe(t, alice, { url: receiver.url('/moved'), eventTypes: ['payee.created'] });
     const busy = await subscribe(t, alice, { url: receiver.url('/busy'), eventTypes: ['payee.created'] });
-    receiver.answer = (request) =>
+    receiver.answer = (request): ReceiverAnswer =>
       request.path === '/gone' ? { status: 410 }
       : request.path === '/moved' ? { status: 302, headers: { location: receiver.url('/elsewhere') } }
       : request.path === '/busy' ? { status: 429, headers: { 'retry-after': '120' } }
