@@ -99,7 +99,8 @@ export class WebhookDeliveryWorker {
         ? { succeeded: false, statusCode: null, durationMs: 0, error: 'the event no longer exists', retryAfterMs: null }
         : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingSecrets(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
     const at = this.clock.now();
-    if (this.shutdown.signal.aborted && !outcome.succeeded) {
+    // Cut short by shutdown before any answer: nothing happened that counts, and any instance may send it now.
+    if (this.shutdown.signal.aborted && outcome.statusCode === null) {
       await releaseDelivery(this.storage.db, row.id, lease, at.toISOString());
       return;
     }

@@ -29,33 +29,34 @@ export class WebhookFanOut {
     const events = await claimUndeliveredEvents(this.storage, now, fanOutLeaseMs, webhookFanOutBatchSize);
     if (events.length === 0) return 0;
     const customerIds = [...new Set(events.map((event) => event.customer_id))];
-    const subscriptions = (await activeSubscriptionsOf(this.storage.db, customerIds)).map((subscription) => ({
-      ...subscription,
-      types: new Set(JSON.parse(subscription.event_types) as string[]),
-    }));
     const nowText = now.toISOString();
-    const deliveries: NewDelivery[] = [];
-    for (const event of events) {
-      for (const subscription of subscriptions) {
-        if (subscription.customer_id !== event.customer_id || !subscription.types.has(event.event_type)) continue;
-        deliveries.push({
-          id: newId(),
-          subscription_id: subscription.id,
-          customer_id: event.customer_id,
-          event_id: event.id,
-          event_type: event.event_type,
-          status: 'pending',
-          next_attempt_at: nowText,
-          created_at: nowText,
-          updated_at: nowText,
-        });
+    // The subscriptions are read in the transaction that writes their deliveries, and on PostgreSQL held (FOR KEY
+    // SHARE) until it commits: a subscription deleted meanwhile would otherwise fail the whole batch's insert.
+    const deliveries = await this.storage.transaction(async (trx) => {
+      const subscriptions = (await activeSubscriptionsOf(trx, customerIds, this.storage.dialect === 'postgres')).map((subscription) => ({
+        ...subscription,
+        types: new Set(JSON.parse(subscription.event_types) as string[]),
+      }));
+      const rows: NewDelivery[] = [];
+      for (const event of events) {
+        for (const subscription of subscriptions) {
+          if (subscription.customer_id !== event.customer_id || !subscription.types.has(event.event_type)) continue;
+          rows.push({
+            id: newId(),
+            subscription_id: subscription.id,
+            customer_id: event.customer_id,
+            event_id: event.id,
+            event_type: event.event_type,
+            status: 'pending',
+            next_attempt_at: nowText,
+            created_at: nowText,
+            updated_at: nowText,
+          });
+        }
       }
-    }
-    await this.storage.transaction(async (trx) => {
-      for (let start = 0; start < deliveries.length; start += deliveryInsertChunk) {
-        await insertDeliveries(trx, deliveries.slice(start, start + deliveryInsertChunk));
-      }
+      for (let start = 0; start < rows.length; start += deliveryInsertChunk) await insertDeliveries(trx, rows.slice(start, start + deliveryInsertChunk));
       await markEventsPublished(trx, events.map((event) => event.id), now);
+      return rows;
     });
     if (deliveries.length > 0) this.onDeliveriesQueued();
     return events.length;

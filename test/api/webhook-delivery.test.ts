@@ -248,6 +248,14 @@ describe('webhook delivery', () => {
     expect(receiver.received[1]!.headers['webhook-signature']!.split(' ')).toHaveLength(1);
   });
 
+  it('leaves each of two concurrent rotations with a secret that verifies', async () => {
+    const hook = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
+    const rotations = await Promise.all([post(alice, `/webhooks/${hook.id}/rotate-secret`), post(alice, `/webhooks/${hook.id}/rotate-secret`)]);
+    await createPayee(t, alice);
+    await deliverDue(t);
+    for (const rotation of rotations) expect(verify(rotation.json().data.signing_secret, receiver.received[0]!).type).toBe('payee.created');
+  });
+
   it('sends a signed test event to one subscription on request', async () => {
     const hook = await subscribe(t, alice, { url: receiver.url('/test'), eventTypes: ['payee.created'] });
     await subscribe(t, alice, { url: receiver.url('/other'), eventTypes: ['payee.created'] });

@@ -60,6 +60,8 @@ describe('webhook SSRF guard', () => {
       'https://[::ffff:7f00:1]/hook',
       'https://[fd00:ec2::254]/hook',
       'https://[fe80::1]/hook',
+      'https://[::127.0.0.1]/hook',
+      'https://[::a9fe:a9fe]/hook',
       'https://224.0.0.1/hook',
       'https://0x7f.1/hook',
       'https://2130706433/hook',
@@ -102,7 +104,7 @@ describe('webhook SSRF guard', () => {
 
   it('classifies addresses with ipaddr.js: only global unicast is public', () => {
     for (const address of ['93.184.216.34', '8.8.8.8', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:8.8.8.8']) expect(isPublicAddress(address), address).toBe(true);
-    for (const address of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '255.255.255.255', '::', '::1', 'fe80::1', 'fd12::1', 'ff02::1', '::ffff:10.0.0.1', '2002:0a00:0001::1', 'not-an-ip']) {
+    for (const address of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '255.255.255.255', '::', '::1', 'fe80::1', 'fd12::1', 'ff02::1', '::ffff:10.0.0.1', '::7f00:1', '2002:0a00:0001::1', '100::1', 'not-an-ip']) {
       expect(isPublicAddress(address), address).toBe(false);
     }
   });

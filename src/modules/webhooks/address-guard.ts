@@ -17,8 +17,14 @@ export const systemResolver: HostResolver = (hostname) => dns.promises.lookup(ho
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.process(address);
+  if (parsed.range() !== 'unicast') return false;
+  // ipaddr.js calls the deprecated IPv4-compatible form (::127.0.0.1) and other unassigned IPv6 space "unicast";
+  // only global unicast (2000::/3) is routable on the internet.
+  return parsed.kind() === 'ipv4' || parsed.match(globalUnicastIpv6);
 }
+
+const globalUnicastIpv6 = ipaddr.parseCIDR('2000::/3');
 
 /** The refusal of a non-public address: the attempt fails with this message and no connection is opened. */
 export class RefusedAddressError extends Error {

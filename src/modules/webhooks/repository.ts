@@ -45,8 +45,53 @@ export async function findSubscription(db: Db, customerId: string, id: string): 
   return db.selectFrom('webhook_subscriptions').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function updateSubscription(db: Db, customerId: string, id: string, changes: Partial<SubscriptionRow>): Promise<SubscriptionRow | undefined> {
-  return db.updateTable('webhook_subscriptions').set(changes).where('customer_id', '=', customerId).where('id', '=', id).returningAll().executeTakeFirst();
+/**
+ * Spec §4 PATCH. `isActive` is decided against the row as it is when written, not as read before (the delivery
+ * worker may have disabled it meanwhile): turning it on clears the run of failures and the reason; turning off an
+ * active one records when, "disabled by request".
+ */
+export async function updateSubscription(
+  db: Db,
+  customerId: string,
+  id: string,
+  changes: Partial<SubscriptionRow>,
+  isActive: boolean | undefined,
+  now: string,
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .updateTable('webhook_subscriptions')
+    .set((eb) => ({
+      ...changes,
+      ...(isActive === true ? { is_active: 1, consecutive_failures: 0, failing_since: null, disabled_at: null, disabled_reason: null } : {}),
+      ...(isActive === false
+        ? {
+            is_active: 0,
+            disabled_at: eb.case().when('is_active', '=', 1).then(now).else(eb.ref('disabled_at')).end(),
+            disabled_reason: eb.case().when('is_active', '=', 1).then('disabled by request').else(eb.ref('disabled_reason')).end(),
+          }
+        : {}),
+    }))
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A new secret; the current one becomes the previous, column to column, so two rotations at once lose neither. */
+export async function rotateSubscriptionSecret(db: Db, customerId: string, id: string, sealedSecret: string, prefix: string, previousExpiresAt: string, now: string) {
+  return db
+    .updateTable('webhook_subscriptions')
+    .set((eb) => ({
+      secret_encrypted: sealedSecret,
+      signing_secret_prefix: prefix,
+      previous_secret_encrypted: eb.ref('secret_encrypted'),
+      previous_secret_expires_at: previousExpiresAt,
+      updated_at: now,
+    }))
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function deleteSubscription(db: Db, customerId: string, id: string): Promise<boolean> {
@@ -99,14 +144,14 @@ export async function eventsSince(db: Kysely<Database>, customerId: string, type
 }
 
 /** The active subscriptions of these customers: who an event is fanned out to. */
-export async function activeSubscriptionsOf(db: Db, customerIds: readonly string[]) {
+export async function activeSubscriptionsOf(db: Db, customerIds: readonly string[], keyShare: boolean) {
   if (customerIds.length === 0) return [];
-  return db
+  const query = db
     .selectFrom('webhook_subscriptions')
     .select(['id', 'customer_id', 'event_types'])
     .where('customer_id', 'in', [...customerIds])
-    .where('is_active', '=', 1)
-    .execute();
+    .where('is_active', '=', 1);
+  return (keyShare ? query.forKeyShare() : query).execute();
 }
 
 export type NewDelivery = Pick<DeliveryRow, 'id' | 'subscription_id' | 'customer_id' | 'event_id' | 'event_type' | 'status' | 'next_attempt_at' | 'created_at' | 'updated_at'>;
@@ -121,19 +166,28 @@ export async function insertDeliveries(db: Db, rows: readonly NewDelivery[]): Pr
     .execute();
 }
 
-/** Replay: each delivery starts over — a new one, or the existing one (same webhook-id) back to pending, now. */
+/**
+ * Replay: each delivery starts over — a new one, or a finished one (same webhook-id) back to pending, now. A pending
+ * one is left alone: it will be sent anyway, and it may be in the middle of an attempt.
+ */
 export async function restartDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<void> {
   if (rows.length === 0) return;
   await db
     .insertInto('webhook_deliveries')
     .values(rows.map((row) => ({ ...row, last_attempt_at: null, last_status_code: null, last_error: null })))
     .onConflict((conflict) =>
-      conflict.columns(['subscription_id', 'event_id']).doUpdateSet((eb) => ({
-        status: 'pending',
-        attempt_count: 0,
-        next_attempt_at: eb.ref('excluded.next_attempt_at'),
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
+      conflict
+        .columns(['subscription_id', 'event_id'])
+        .doUpdateSet((eb) => ({
+          status: 'pending',
+          attempt_count: 0,
+          next_attempt_at: eb.ref('excluded.next_attempt_at'),
+          last_attempt_at: null,
+          last_status_code: null,
+          last_error: null,
+          updated_at: eb.ref('excluded.updated_at'),
+        }))
+        .where('webhook_deliveries.status', '<>', 'pending'),
     )
     .execute();
 }

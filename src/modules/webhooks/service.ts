@@ -25,6 +25,7 @@ import {
   lockCustomer,
   recentAttempts,
   restartDeliveries,
+  rotateSubscriptionSecret,
   updateSubscription,
   type NewDelivery,
   type SubscriptionRow,
@@ -109,40 +110,26 @@ export class WebhookService {
    */
   async update(caller: AuthenticatedKey, id: string, input: UpdateWebhookInput): Promise<WebhookSubscriptionRecord> {
     if (input.url !== undefined) this.checkUrl(input.url);
-    const current = await this.require(caller, id);
     const now = this.clock.now().toISOString();
     const changes: Partial<SubscriptionRow> = { updated_at: now };
     if (input.url !== undefined) changes.url = input.url;
     if (input.description !== undefined) changes.description = input.description;
     if (input.eventTypes !== undefined) changes.event_types = JSON.stringify(collapsed(input.eventTypes));
-    const wasActive = Number(current.is_active) === 1;
-    if (input.isActive === true && !wasActive) {
-      Object.assign(changes, { is_active: 1, consecutive_failures: 0, failing_since: null, disabled_at: null, disabled_reason: null });
-    } else if (input.isActive === false && wasActive) {
-      Object.assign(changes, { is_active: 0, disabled_at: now, disabled_reason: 'disabled by request' });
-    }
-    const updated = await updateSubscription(this.storage.db, caller.customerId, id, changes);
+    const updated = await updateSubscription(this.storage.db, caller.customerId, id, changes, input.isActive, now);
     if (!updated) throw notFound('webhook subscription');
     return presentSubscription(updated);
   }
-
   /** Deletes the subscription with its deliveries and their attempts; the events stay (GET /events). */
   async delete(caller: AuthenticatedKey, id: string): Promise<void> {
-    if (!(await deleteSubscription(this.storage.db, caller.customerId, id))) throw notFound('webhook subscription');
+    if (!(await this.storage.transaction((trx) => deleteSubscription(trx, caller.customerId, id)))) throw notFound('webhook subscription');
   }
 
   /** A new secret from now on; the old one keeps signing alongside it for a day (docs/webhooks.md "Rotation"). */
   async rotateSecret(caller: AuthenticatedKey, id: string): Promise<WebhookSubscriptionWithSecretRecord> {
-    const current = await this.require(caller, id);
     const { secret, prefix } = newSigningSecret();
     const now = this.clock.now();
-    const updated = await updateSubscription(this.storage.db, caller.customerId, id, {
-      secret_encrypted: this.secrets.seal(secret),
-      signing_secret_prefix: prefix,
-      previous_secret_encrypted: current.secret_encrypted,
-      previous_secret_expires_at: new Date(now.getTime() + webhookPreviousSecretTtlMs).toISOString(),
-      updated_at: now.toISOString(),
-    });
+    const expiresAt = new Date(now.getTime() + webhookPreviousSecretTtlMs).toISOString();
+    const updated = await rotateSubscriptionSecret(this.storage.db, caller.customerId, id, this.secrets.seal(secret), prefix, expiresAt, now.toISOString());
     if (!updated) throw notFound('webhook subscription');
     return { ...presentSubscription(updated), signing_secret: secret };
   }
@@ -191,7 +178,11 @@ export class WebhookService {
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
     const types = JSON.parse(subscription.event_types) as string[];
     const events = await eventsSince(this.storage.db, caller.customerId, types, since, now.toISOString(), webhookReplayEventsMax);
-    const queued = events.slice(0, webhookReplayEventsMax);
+    // When there are more, the batch ends before the first event of the next one's millisecond, so the next call
+    // (from that millisecond on) queues each event once.
+    const boundary = events.length > webhookReplayEventsMax ? events[webhookReplayEventsMax]!.created_at : null;
+    const beforeBoundary = boundary === null ? events : events.filter((event) => event.created_at < boundary);
+    const queued = beforeBoundary.length > 0 ? beforeBoundary : events.slice(0, webhookReplayEventsMax);
     const nowText = now.toISOString();
     const deliveries: NewDelivery[] = queued.map((event) => ({
       id: newId(),
@@ -208,7 +199,7 @@ export class WebhookService {
       for (let start = 0; start < deliveries.length; start += 1000) await restartDeliveries(trx, deliveries.slice(start, start + 1000));
     });
     if (deliveries.length > 0) this.onDeliveriesQueued();
-    return { queued: queued.length, next_since: events.length > webhookReplayEventsMax ? events[webhookReplayEventsMax]!.created_at : null };
+    return { queued: queued.length, next_since: boundary === null ? null : beforeBoundary.length > 0 ? boundary : new Date(Date.parse(boundary) + 1).toISOString() };
   }
 
   async deliveries(caller: AuthenticatedKey, id: string, status: string | undefined, page: number, limit: number) {
