@@ -1,8 +1,7 @@
 import type { Clock } from '../clock.js';
 import { webhookFanOutBatchSize } from '../config/limits.js';
 import { claimUndeliveredEvents, markEventsPublished } from '../events/outbox.js';
-import { newId } from '../ids.js';
-import { activeSubscriptionsOf, insertDeliveries, type NewDelivery } from '../modules/webhooks/repository.js';
+import { activeSubscriptionsOf, insertDeliveries, newDelivery, type NewDelivery } from '../modules/webhooks/repository.js';
 import type { Storage } from '../storage/database.js';
 
 /** How long a claimed batch of events is this instance's before another may take it (a crash mid-batch). */
@@ -41,17 +40,7 @@ export class WebhookFanOut {
       for (const event of events) {
         for (const subscription of subscriptions) {
           if (subscription.customer_id !== event.customer_id || !subscription.types.has(event.event_type)) continue;
-          rows.push({
-            id: newId(),
-            subscription_id: subscription.id,
-            customer_id: event.customer_id,
-            event_id: event.id,
-            event_type: event.event_type,
-            status: 'pending',
-            next_attempt_at: nowText,
-            created_at: nowText,
-            updated_at: nowText,
-          });
+          rows.push(newDelivery(subscription.id, event.customer_id, event, nowText));
         }
       }
       for (let start = 0; start < rows.length; start += deliveryInsertChunk) await insertDeliveries(trx, rows.slice(start, start + deliveryInsertChunk));

@@ -156,6 +156,21 @@ export async function activeSubscriptionsOf(db: Db, customerIds: readonly string
 
 export type NewDelivery = Pick<DeliveryRow, 'id' | 'subscription_id' | 'customer_id' | 'event_id' | 'event_type' | 'status' | 'next_attempt_at' | 'created_at' | 'updated_at'>;
 
+/** A delivery of one event to one subscription, due at once. */
+export function newDelivery(subscriptionId: string, customerId: string, event: { id: string; event_type: string }, now: string): NewDelivery {
+  return {
+    id: newId(),
+    subscription_id: subscriptionId,
+    customer_id: customerId,
+    event_id: event.id,
+    event_type: event.event_type,
+    status: 'pending',
+    next_attempt_at: now,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** New deliveries; one that exists already (the same event to the same subscription) is left as it is. */
 export async function insertDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<void> {
   if (rows.length === 0) return;

@@ -22,12 +22,12 @@ import {
   listDeliveries,
   listEvents,
   listSubscriptions,
+  newDelivery,
   lockCustomer,
   recentAttempts,
   restartDeliveries,
   rotateSubscriptionSecret,
   updateSubscription,
-  type NewDelivery,
   type SubscriptionRow,
 } from './repository.js';
 import type {
@@ -140,17 +140,7 @@ export class WebhookService {
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
     const now = this.clock.now().toISOString();
     const event: EventRecord = { id: newId(), type: testEventType, created_at: now, data: { webhook_id: subscription.id, message: 'A test event sent on request.' } };
-    const delivery: NewDelivery = {
-      id: newId(),
-      subscription_id: subscription.id,
-      customer_id: caller.customerId,
-      event_id: event.id,
-      event_type: testEventType,
-      status: 'pending',
-      next_attempt_at: now,
-      created_at: now,
-      updated_at: now,
-    };
+    const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now);
     await this.storage.transaction(async (trx) => {
       // Published from the start: the fan-out never sends it to other subscriptions.
       await trx
@@ -184,17 +174,7 @@ export class WebhookService {
     const beforeBoundary = boundary === null ? events : events.filter((event) => event.created_at < boundary);
     const queued = beforeBoundary.length > 0 ? beforeBoundary : events.slice(0, webhookReplayEventsMax);
     const nowText = now.toISOString();
-    const deliveries: NewDelivery[] = queued.map((event) => ({
-      id: newId(),
-      subscription_id: subscription.id,
-      customer_id: caller.customerId,
-      event_id: event.id,
-      event_type: event.event_type,
-      status: 'pending',
-      next_attempt_at: nowText,
-      created_at: nowText,
-      updated_at: nowText,
-    }));
+    const deliveries = queued.map((event) => newDelivery(subscription.id, caller.customerId, event, nowText));
     await this.storage.transaction(async (trx) => {
       for (let start = 0; start < deliveries.length; start += 1000) await restartDeliveries(trx, deliveries.slice(start, start + 1000));
     });
