@@ -1,19 +1,16 @@
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
-import { newId } from '../../ids.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
 import { balanceKey, newPlan, plannedEvent, withJournal, type MoneyPlan } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
-import { providerId } from '../../providers/provider-ids.js';
-import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
 import type { Network } from '../../ledger/networks.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import { accountPostings, balanceAccountOf, findCustomerAccount } from '../payments/accounts.js';
+import { incomingRecord } from '../payments/deposits.js';
 import { addBalanceEvents } from '../payments/events.js';
-import { presentWalletTransfer } from '../wallets/presenter.js';
-import type { WalletTransferRow } from '../wallets/repository.js';
+import { addArrival } from '../wallets/arrival.js';
 import { presentOrder } from './presenter.js';
 import { findOrder } from './repository.js';
 import type { OrderRecord } from './schemas.js';
@@ -100,32 +97,15 @@ export class OtcSandbox {
       { account: { kind: 'system', code: 'fee_income' }, asset, amount: spread },
     ]);
     this.guard(plan, order, next, { settled_at: nowText });
-    const arrival: WalletTransferRow = {
-      id: newId(),
-      customer_id: order.customer_id,
-      wallet_id: order.wallet_id,
-      fr_transfer_id: providerId('wtx'),
-      direction: 'incoming',
-      status: 'completed',
+    addArrival(plan, {
+      customerId: order.customer_id,
+      walletId: order.wallet_id,
       asset,
-      network: address.network,
-      amount_minor: credited,
-      destination: address.address,
+      network: address.network as Network,
+      amountMinor: credited,
+      address: address.address,
       note: `OTC order ${order.id}`,
-      tx_hash: null,
-      failure_reason: null,
-      settle_at: null,
-      completed_at: nowText,
-      created_at: nowText,
-      updated_at: nowText,
-    };
-    arrival.tx_hash = sandboxTransactionHash(address.network as Network, arrival.id);
-    plan.rows.push({ table: 'wallet_transfers', values: arrival });
-    const arrived = presentWalletTransfer(arrival);
-    plan.events.push(
-      plannedEvent(order.customer_id, 'wallet_transfer.created', arrived, nowText),
-      plannedEvent(order.customer_id, 'wallet_transfer.completed', arrived, nowText),
-    );
+    });
     await executeMoneyPlan(this.storage, plan);
     return next;
   }
@@ -149,35 +129,14 @@ export class OtcSandbox {
     this.guard(plan, order, next, { failure_reason: reason });
     // Before the debit the EUR never left: its record fails. After it, the record stands and the return balances it.
     if (!debited) plan.historyUpdates.push({ id: order.transaction_id, status: 'failed', completed_at: null, updated_at: nowText });
-    const returnId = newId();
-    plan.history.push({
-      id: returnId,
-      customer_id: order.customer_id,
-      fr_transaction_id: providerId('txn'),
-      transaction_type: 'otc_exchange_return',
-      amount_minor: amount,
-      currency: 'EUR',
-      status: 'completed',
-      direction: 'incoming',
-      account_id: account.fiatAccountId,
-      virtual_account_id: account.kind === 'virtual_account' ? account.id : null,
-      from_account_id: null,
-      from_account_type: 'external',
-      to_account_id: account.id,
-      to_account_type: account.kind,
+    const returned = incomingRecord(order.customer_id, account, amount, nowText, {
+      type: 'otc_exchange_return',
       description: `Return of exchange ${order.id}: ${reason}`,
       reference: order.id,
-      counterparty_name: null,
-      counterparty_account: null,
-      fee_amount_minor: 0n,
-      fee_currency: 'EUR',
-      payee_id: null,
-      payment_id: null,
-      completed_at: nowText,
-      created_at: nowText,
-      updated_at: nowText,
-      balanceOf: balanceKey(balanceAccountOf(account)),
+      counterpartyName: null,
     });
+    plan.history.push({ ...returned, balanceOf: balanceKey(balanceAccountOf(account)) });
+    const returnId = returned.id;
     addBalanceEvents(plan, 'EUR', new Map(plan.moves.map((move) => [move.key, returnId])));
     await executeMoneyPlan(this.storage, plan);
     return next;

@@ -12,8 +12,50 @@ import { requireScope } from '../api-keys/scopes.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { historyValuesOf } from '../transactions/history.js';
 import { presentTransaction } from '../transactions/presenter.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive } from './accounts.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from './accounts.js';
 import { addBalanceEvents } from './events.js';
+
+type NewHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'>;
+
+/**
+ * The history record of money arriving in an account from outside (a deposit, an OTC exchange's return): completed
+ * at once, no fee, the account's balances filled in by the plan that credits it.
+ */
+export function incomingRecord(
+  customerId: string,
+  account: CustomerAccount,
+  amountMinor: bigint,
+  now: string,
+  what: { type: string; description: string; reference: string | null; counterpartyName: string | null },
+): NewHistoryRecord {
+  return {
+    id: newId(),
+    customer_id: customerId,
+    fr_transaction_id: providerId('txn'),
+    transaction_type: what.type,
+    amount_minor: amountMinor,
+    currency: account.currency,
+    status: 'completed',
+    direction: 'incoming',
+    account_id: account.fiatAccountId,
+    virtual_account_id: account.kind === 'virtual_account' ? account.id : null,
+    from_account_id: null,
+    from_account_type: 'external',
+    to_account_id: account.id,
+    to_account_type: account.kind,
+    description: what.description,
+    reference: what.reference,
+    counterparty_name: what.counterpartyName,
+    counterparty_account: null,
+    fee_amount_minor: 0n,
+    fee_currency: account.currency,
+    payee_id: null,
+    payment_id: null,
+    completed_at: now,
+    created_at: now,
+    updated_at: now,
+  };
+}
 
 export interface DepositInput {
   amount: number;
@@ -49,35 +91,14 @@ export class DepositService {
       throw error;
     }
     const nowText = this.clock.now().toISOString();
-    const id = newId();
     const credited = balanceKey(balanceAccountOf(account));
-    const record: Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'> = {
-      id,
-      customer_id: caller.customerId,
-      fr_transaction_id: providerId('txn'),
-      transaction_type: 'deposit',
-      amount_minor: amountMinor,
-      currency: account.currency,
-      status: 'completed',
-      direction: 'incoming',
-      account_id: account.fiatAccountId,
-      virtual_account_id: account.kind === 'virtual_account' ? account.id : null,
-      from_account_id: null,
-      from_account_type: 'external',
-      to_account_id: account.id,
-      to_account_type: account.kind,
+    const record = incomingRecord(caller.customerId, account, amountMinor, nowText, {
+      type: 'deposit',
       description: 'Deposit (sandbox)',
       reference: input.reference ?? null,
-      counterparty_name: input.counterpartyName ?? null,
-      counterparty_account: null,
-      fee_amount_minor: 0n,
-      fee_currency: account.currency,
-      payee_id: null,
-      payment_id: null,
-      completed_at: nowText,
-      created_at: nowText,
-      updated_at: nowText,
-    };
+      counterpartyName: input.counterpartyName ?? null,
+    });
+    const { id } = record;
     const plan = withJournal(newPlan(caller.customerId, nowText), 'deposit', id, [
       { account: { kind: 'system', code: 'clearing' }, asset: account.currency, amount: -amountMinor },
       ...accountPostings(account, amountMinor),

@@ -1,16 +1,15 @@
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { Answer, Reservation } from '../../http/idempotency.js';
-import { newId } from '../../ids.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
 import { newPlan, plannedEvent, plannedResponse, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import type { Network } from '../../ledger/networks.js';
-import { providerId } from '../../providers/provider-ids.js';
 import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
 import type { Storage } from '../../storage/database.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
+import { addArrival } from './arrival.js';
 import { parseMovement } from './movement-input.js';
 import type { WalletOwnership } from './ownership.js';
 import { presentWalletTransfer } from './presenter.js';
@@ -44,36 +43,20 @@ export class WalletSandbox {
     const address = await findReceiveAddress(this.storage.db, caller.customerId, wallet, movement.asset, movement.network);
     if (!address) throw addressRequired(movement.asset, movement.network);
     const nowText = this.clock.now().toISOString();
-    const row: WalletTransferRow = {
-      id: newId(),
-      customer_id: caller.customerId,
-      wallet_id: wallet,
-      fr_transfer_id: providerId('wtx'),
-      direction: 'incoming',
-      status: 'completed',
+    const plan = newPlan(caller.customerId, nowText);
+    const { row, record } = addArrival(plan, {
+      customerId: caller.customerId,
+      walletId: wallet,
       asset: movement.asset,
       network: movement.network,
-      amount_minor: movement.amountMinor,
-      destination: address.address,
+      amountMinor: movement.amountMinor,
+      address: address.address,
       note: 'Deposit (sandbox)',
-      tx_hash: null,
-      failure_reason: null,
-      settle_at: null,
-      completed_at: nowText,
-      created_at: nowText,
-      updated_at: nowText,
-    };
-    row.tx_hash = sandboxTransactionHash(movement.network, row.id);
-    const plan = withJournal(newPlan(caller.customerId, nowText), 'wallet_deposit', row.id, [
+    });
+    withJournal(plan, 'wallet_deposit', row.id, [
       { account: { kind: 'system', code: 'clearing' }, asset: movement.asset, amount: -movement.amountMinor },
       { account: { kind: 'wallet', id: wallet, asset: movement.asset }, asset: movement.asset, amount: movement.amountMinor },
     ]);
-    plan.rows.push({ table: 'wallet_transfers', values: row });
-    const record = presentWalletTransfer(row);
-    plan.events.push(
-      plannedEvent(caller.customerId, 'wallet_transfer.created', record, nowText),
-      plannedEvent(caller.customerId, 'wallet_transfer.completed', record, nowText),
-    );
     plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
     const result = await executeMoneyPlan(this.storage, plan);
     return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };

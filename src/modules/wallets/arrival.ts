@@ -1,0 +1,55 @@
+import { newId } from '../../ids.js';
+import type { CryptoAsset } from '../../ledger/assets.js';
+import { plannedEvent, type MoneyPlan } from '../../ledger/money-plan.js';
+import type { Network } from '../../ledger/networks.js';
+import { providerId } from '../../providers/provider-ids.js';
+import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
+import { presentWalletTransfer } from './presenter.js';
+import type { WalletTransferRow } from './repository.js';
+import type { WalletTransferRecord } from './schemas.js';
+
+export interface Arrival {
+  customerId: string;
+  walletId: string;
+  asset: CryptoAsset;
+  network: Network;
+  amountMinor: bigint;
+  /** The wallet's address it arrived at. */
+  address: string;
+  note: string;
+}
+
+/**
+ * Money arriving at a wallet in the sandbox (a deposit, an OTC order's credit): a completed incoming transfer with a
+ * transaction id in the network's format, added to the plan that credits the wallet with its two events. The plan's
+ * postings are the caller's.
+ */
+export function addArrival(plan: MoneyPlan, arrival: Arrival): { row: WalletTransferRow; record: WalletTransferRecord } {
+  const id = newId();
+  const row: WalletTransferRow = {
+    id,
+    customer_id: arrival.customerId,
+    wallet_id: arrival.walletId,
+    fr_transfer_id: providerId('wtx'),
+    direction: 'incoming',
+    status: 'completed',
+    asset: arrival.asset,
+    network: arrival.network,
+    amount_minor: arrival.amountMinor,
+    destination: arrival.address,
+    note: arrival.note,
+    tx_hash: sandboxTransactionHash(arrival.network, id),
+    failure_reason: null,
+    settle_at: null,
+    completed_at: plan.createdAt,
+    created_at: plan.createdAt,
+    updated_at: plan.createdAt,
+  };
+  plan.rows.push({ table: 'wallet_transfers', values: row });
+  const record = presentWalletTransfer(row);
+  plan.events.push(
+    plannedEvent(arrival.customerId, 'wallet_transfer.created', record, plan.createdAt),
+    plannedEvent(arrival.customerId, 'wallet_transfer.completed', record, plan.createdAt),
+  );
+  return { row, record };
+}
