@@ -105,8 +105,10 @@ describe('webhook subscriptions', () => {
     }
     // 50 types (duplicates included) is the most; 2048 characters is the longest URL.
     const longest = `${receiver.url()}?${'a'.repeat(2048 - receiver.url().length - 1)}`;
-    const fifty = await create(alice, { url: longest, eventTypes: Array.from({ length: 50 }, (_, index) => eventTypes[index % eventTypes.length]) });
+    const fifty = await create(alice, { url: longest, description: 'd'.repeat(500), eventTypes: Array.from({ length: 50 }, (_, index) => eventTypes[index % eventTypes.length]) });
     expect(fifty.statusCode).toBe(201);
+    expect(fifty.json().data.description).toHaveLength(500);
+    expect(fifty.json().data.url).toHaveLength(2048);
     expect(fifty.json().data.event_types).toEqual([...eventTypes]);
     await remove(alice, fifty.json().data.id);
     expect(await t.storage.db.selectFrom('webhook_subscriptions').select('id').execute()).toEqual(before);

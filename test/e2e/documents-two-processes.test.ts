@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../helpers/test-app.js';
-import { childEnv, ensureBuilt, exitWithin, freePort, processTestTimeoutMs, run, spawnServer, waitForHealth, type Spawned } from './support.js';
+import { childEnv, ensureBuilt, exitWithin, processTestTimeoutMs, runCli, startApiServer, type Spawned } from './support.js';
 
 /**
  * Instances share nothing but PostgreSQL (docs/operations.md "Several instances"): a document uploaded through one
@@ -21,14 +21,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('documents with two server proce
     directories.push(dataDir);
     return childEnv({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_SECOND: 'off' });
   };
-  const startServer = async () => {
-    const port = await freePort();
-    const server = spawnServer(process.execPath, ['dist/server.js'], { ...envFor(), PORT: String(port) });
-    servers.push(server);
-    const baseUrl = `http://127.0.0.1:${port}`;
-    await waitForHealth(baseUrl, server);
-    return { server, baseUrl };
-  };
+  const startServer = () => startApiServer(envFor(), servers);
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -54,11 +47,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('documents with two server proce
 
   it('uploads through one server; another, with a DATA_DIR of its own, syncs the file to the provider after the first has stopped', async () => {
     const cliEnv = envFor();
-    const cli = async <T>(...args: string[]) => {
-      const result = await run(process.execPath, ['bin/customer-api.js', ...args], { env: cliEnv });
-      expect(result.code, result.stderr).toBe(0);
-      return JSON.parse(result.stdout) as T;
-    };
+    const cli = <T>(...args: string[]) => runCli<T>(cliEnv, ...args);
     const customer = await cli<{ id: string }>('customers', 'create', '--name', 'Docs Ltd');
     const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
 

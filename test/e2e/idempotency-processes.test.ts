@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../helpers/test-app.js';
-import { childEnv, ensureBuilt, exitWithin, freePort, processTestTimeoutMs, run, spawnServer, waitForHealth, type Spawned } from './support.js';
+import { childEnv, ensureBuilt, exitWithin, processTestTimeoutMs, run, runCli, startApiServer, type Spawned } from './support.js';
 
 /**
  * Idempotency-Key across processes (docs/idempotency.md): two `node dist/server.js` on one database — the SQLite file
@@ -112,19 +112,8 @@ describe.each(deployments)('Idempotency-Key across two server processes on %s', 
   let deployment: Deployment;
   let env: NodeJS.ProcessEnv;
 
-  const startServer = async () => {
-    const port = await freePort();
-    const server = spawnServer(process.execPath, ['dist/server.js'], { ...env, PORT: String(port) });
-    servers.push(server);
-    const baseUrl = `http://127.0.0.1:${port}`;
-    await waitForHealth(baseUrl, server);
-    return { baseUrl, server };
-  };
-  const cli = async <T>(...args: string[]) => {
-    const result = await run(process.execPath, ['bin/customer-api.js', ...args], { env });
-    expect(result.code, result.stderr).toBe(0);
-    return JSON.parse(result.stdout) as T;
-  };
+  const startServer = () => startApiServer(env, servers);
+  const cli = <T>(...args: string[]) => runCli<T>(env, ...args);
 
   /** A new customer with a key, two fresh servers, and a POST through either with the key's CSRF token for it. */
   const customerOnTwoServers = async (name: string) => {

@@ -172,3 +172,20 @@ export function exitWithin(server: Spawned, ms: number): Promise<{ code: number 
 export function lines(text: string): string[] {
   return text.split('\n').filter((line) => line.length > 0);
 }
+
+/** `node dist/server.js` on a free loopback port with `env`, once /health answers; added to `started` for clean-up. */
+export async function startApiServer(env: NodeJS.ProcessEnv, started: Spawned[]): Promise<{ baseUrl: string; server: Spawned }> {
+  const port = await freePort();
+  const server = spawnServer(process.execPath, ['dist/server.js'], { ...env, PORT: String(port) });
+  started.push(server);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitForHealth(baseUrl, server);
+  return { baseUrl, server };
+}
+
+/** The operator CLI with `env`; its one JSON object, or an error carrying its stderr. */
+export async function runCli<T>(env: NodeJS.ProcessEnv, ...args: string[]): Promise<T> {
+  const result = await run(process.execPath, ['bin/customer-api.js', ...args], { env });
+  if (result.code !== 0) throw new Error(`customer-api ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}

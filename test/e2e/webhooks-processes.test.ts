@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { childEnv, ensureBuilt, exitWithin, freePort, processTestTimeoutMs, run, spawnServer, waitForHealth, type Spawned } from './support.js';
+import { childEnv, ensureBuilt, exitWithin, processTestTimeoutMs, run, runCli, startApiServer, type Spawned } from './support.js';
 
 /**
  * Webhook delivery by real server processes (docs/webhooks.md "Several instances"): a server killed with SIGKILL in
@@ -56,19 +56,8 @@ describe.each(deployments)('webhook delivery by server processes on %s', (_label
   let env: NodeJS.ProcessEnv;
   let receiver: WebhookReceiver;
 
-  const startServer = async () => {
-    const port = await freePort();
-    const server = spawnServer(process.execPath, ['dist/server.js'], { ...env, PORT: String(port) });
-    servers.push(server);
-    const baseUrl = `http://127.0.0.1:${port}`;
-    await waitForHealth(baseUrl, server);
-    return { baseUrl, server };
-  };
-  const cli = async <T>(...args: string[]) => {
-    const result = await run(process.execPath, ['bin/customer-api.js', ...args], { env });
-    expect(result.code, result.stderr).toBe(0);
-    return JSON.parse(result.stdout) as T;
-  };
+  const startServer = () => startApiServer(env, servers);
+  const cli = <T>(...args: string[]) => runCli<T>(env, ...args);
   const client = async (baseUrl: string, name: string) => {
     const customer = await cli<{ id: string }>('customers', 'create', '--name', name);
     const { key } = await cli<{ key: string }>('keys', 'create', '--customer', customer.id);
