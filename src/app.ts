@@ -42,6 +42,9 @@ import { migrateToLatest } from './storage/migrate.js';
 import { defaultFileStore, type FileStore } from './storage/files.js';
 import { serverSecret } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
+import { DashboardUserService } from './modules/dashboard-users/service.js';
+import { FormTokens } from './web/form-tokens.js';
+import { registerWebPages } from './web/plugin.js';
 import { idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
@@ -155,18 +158,35 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const endUsers = new EndUserService(storage, provisioning, files, clock, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
-  fiatAccountRoutes(app, new FiatAccountService(storage, provisioning, clock, endUsers));
+  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
+  fiatAccountRoutes(app, fiatAccounts);
   endUserRoutes(app, endUsers);
   const idempotency = new IdempotencyKeys(storage, clock, { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs });
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
   const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log };
   registerPayees(app, context);
-  registerVirtualAccounts(app, context);
-  registerDocuments(app, context);
-  registerPayments(app, context);
-  registerWallets(app, context);
+  const virtualAccounts = registerVirtualAccounts(app, context);
+  const documents = registerDocuments(app, context);
+  const payments = registerPayments(app, context);
+  const wallets = registerWallets(app, context);
   registerOtc(app, context);
-  await registerWebhooks(app, context, deps.resolveHost);
+  const webhooks = await registerWebhooks(app, context, deps.resolveHost);
+  await registerWebPages(app, {
+    config,
+    clock,
+    storage,
+    formTokens: new FormTokens(await serverSecret(storage, 'dashboard-forms', clock.now())),
+    users: new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs }),
+    apiKeys,
+    endUsers,
+    verification,
+    documents,
+    fiatAccounts,
+    virtualAccounts,
+    wallets,
+    payments,
+    webhooks,
+  });
 
   if (config.apiEnvironment === 'sandbox') {
     sandboxEndUserRoutes(app, verification);

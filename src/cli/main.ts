@@ -3,6 +3,7 @@ import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config/config.js';
 import { ApiKeyService } from '../modules/api-keys/service.js';
 import { CustomerService, InvalidInputError } from '../modules/customers/service.js';
+import { DashboardUserService } from '../modules/dashboard-users/service.js';
 import { FeeService, type SetFeeScheduleInput } from '../modules/fees/service.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrate.js';
@@ -118,6 +119,33 @@ function buildProgram(): Command {
     .argument('<keyId>', 'API key id')
     .action(async (keyId: string) => {
       print(await withStorage((storage, config) => new ApiKeyService(storage, systemClock, config.apiEnvironment).revoke(keyId)));
+    });
+
+  // Dashboard users (docs/dashboard.md): the printed link is the only way in until the user has chosen a password.
+  const dashboardUsers = (storage: Storage, config: ReturnType<typeof loadConfig>) =>
+    new DashboardUserService(storage, systemClock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs });
+  const users = program.command('users').description('manage customer dashboard users');
+  users
+    .command('create')
+    .description('create a dashboard user and print a one-time sign-in link (valid 24 hours) on which they choose a password')
+    .requiredOption('--customer <id>', 'customer id')
+    .requiredOption('--email <email>', 'email address the user signs in with')
+    .action(async (options: { customer: string; email: string }) => {
+      print(await withStorage((storage, config) => dashboardUsers(storage, config).create(options.customer, options.email)));
+    });
+  users
+    .command('link')
+    .description('print a new one-time sign-in link for a user (first link expired, or password forgotten)')
+    .requiredOption('--email <email>', 'the user\'s email address')
+    .action(async (options: { email: string }) => {
+      print(await withStorage((storage, config) => dashboardUsers(storage, config).issueLink(options.email)));
+    });
+  users
+    .command('list')
+    .description("list a customer's dashboard users")
+    .requiredOption('--customer <id>', 'customer id')
+    .action(async (options: { customer: string }) => {
+      print({ data: await withStorage((storage, config) => dashboardUsers(storage, config).list(options.customer)) });
     });
 
   // Fee schedules (docs/fees.md): the default schedule is seeded by migration 0004; operators set per-customer rows.

@@ -8,7 +8,7 @@ import {
   otcSpreadBpsDefault,
   otcSpreadBpsMax,
   metricsPortDefault,
-  uploadConcurrencyDefault, webhookDisableAfterFailingMsDefault, webhookRetryDelaysDefault, webhookTimeoutMsDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault } from './limits.js';
+  uploadConcurrencyDefault, webhookDisableAfterFailingMsDefault, webhookRetryDelaysDefault, webhookTimeoutMsDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault, dashboardSessionIdleMinutesDefault, dashboardSessionMaxHoursDefault } from './limits.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -59,6 +59,11 @@ export interface Config {
   /** Consecutive failed attempts that disable a subscription, and for how long it must have been failing. */
   readonly webhookDisableAfter: { readonly failures: number; readonly failingMs: number };
   readonly webhookTimeoutMs: number;
+  /** Where browsers reach this server (sign-in and onboarding links start with it); no trailing slash. */
+  readonly publicUrl: string;
+  /** Dashboard sessions end after this long without a request, and this long after sign-in whatever happens. */
+  readonly dashboardSessionIdleMs: number;
+  readonly dashboardSessionMaxMs: number;
 }
 
 /** A setting that cannot work: the process prints the message as one line and exits non-zero. */
@@ -159,6 +164,22 @@ function parseDisableAfter(env: Env, retryDelaysMs: readonly number[]): Config['
   return { failures: integerSetting(env, 'WEBHOOK_DISABLE_AFTER', 1, 1, 1_000_000), failingMs: 0 };
 }
 
+/** PUBLIC_URL: an absolute http(s) URL without query or fragment; by default this machine's PORT on localhost. */
+function parsePublicUrl(raw: string | undefined, port: number): string {
+  const value = raw?.trim();
+  if (!value) return `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute URL such as https://api.example.com, got "${value}"`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL without credentials, query or fragment, got "${value}"`);
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
 function parseBoolean(name: string, raw: string | undefined): boolean {
   const value = raw?.trim().toLowerCase();
   if (!value || value === 'false') return false;
@@ -177,8 +198,9 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
   }
   const retryDelaysMs = parseRetryDelays(env.WEBHOOK_RETRY_DELAYS);
+  const port = integerSetting(env, 'PORT', 3000, 0, 65535);
   return Object.freeze({
-    port: integerSetting(env, 'PORT', 3000, 0, 65535),
+    port,
     host: env.HOST?.trim() || '0.0.0.0',
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     databaseUrl: parseDatabaseUrl(env.DATABASE_URL),
@@ -208,5 +230,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelaysMs: Object.freeze(retryDelaysMs),
     webhookDisableAfter: Object.freeze(parseDisableAfter(env, retryDelaysMs)),
     webhookTimeoutMs: integerSetting(env, 'WEBHOOK_TIMEOUT_MS', webhookTimeoutMsDefault, 100, 120_000),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL, port),
+    dashboardSessionIdleMs: integerSetting(env, 'DASHBOARD_SESSION_IDLE_MINUTES', dashboardSessionIdleMinutesDefault, 1, 7 * 24 * 60) * 60_000,
+    dashboardSessionMaxMs: integerSetting(env, 'DASHBOARD_SESSION_MAX_HOURS', dashboardSessionMaxHoursDefault, 1, 30 * 24) * 3_600_000,
   });
 }

@@ -204,3 +204,30 @@ export const eventRetentionDays = 30;
 export const webhookReplayEventsMax = 10_000;
 /** Attempts listed with each delivery, most recent first. */
 export const webhookAttemptsListedMax = 20;
+
+/** Customer dashboard (docs/dashboard.md). A one-time sign-in link works this long (CLI users create / users link). */
+export const dashboardSignInLinkTtlMs = 24 * 60 * 60 * 1000;
+/** Session timeouts unless DASHBOARD_SESSION_IDLE_MINUTES / DASHBOARD_SESSION_MAX_HOURS say otherwise. */
+export const dashboardSessionIdleMinutesDefault = 30;
+export const dashboardSessionMaxHoursDefault = 12;
+/** A session's last use is written at most this often, so idle expiry costs no write per page. */
+export const dashboardSessionTouchIntervalMs = 60_000;
+/** Sign-in attempts (right or wrong) per client address and per email address in one window. */
+export const dashboardSignInAttemptsMax = 10;
+export const dashboardSignInWindowMs = 15 * 60 * 1000;
+/** Passwords: NIST SP 800-63B asks for at least 8 characters; long passphrases are welcome, up to a bound. */
+export const dashboardPasswordLengthMin = 12;
+export const dashboardPasswordLengthMax = 200;
+export const dashboardEmailLengthMax = 254;
+/** Random bytes of session ids and sign-in link tokens (base64url in cookies and URLs). */
+export const dashboardTokenRandomBytes = 32;
+/** Bytes of a dashboard form body (uploads excepted: the hosted onboarding page takes a document). */
+export const dashboardFormBytesMax = 64 * 1024;
+/** Rows per page of the dashboard's paginated lists (transactions, events, deliveries). */
+export const dashboardPageRowsDefault = 25;
+
+/** Hosted onboarding (docs/dashboard.md "Hosted onboarding"): how long an issued link opens the page. */
+export const onboardingLinkTtlMs = 7 * 24 * 60 * 60 * 1000;
+/** A token the customer chose itself opens the page only if it is this long (URL-safe characters). */
+export const onboardingTokenLengthMin = 32;
+export const onboardingTokenRandomBytes = 32;

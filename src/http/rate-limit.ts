@@ -55,12 +55,13 @@ function rateLimited(message: string, limit: number, ttlMs: number): DomainError
  * Addresses are IPv4 addresses or IPv6 /64s. Behind a proxy, TRUST_PROXY must name the proxy, not `true`: with
  * `true` a client can write any address into X-Forwarded-For (docs/operations.md).
  *
+ * With RATE_LIMIT_PER_SECOND=off none of these apply, but `app.createRateLimit` still works (web/dashboard sign-in).
+ *
  * Install before authentication: the address limit is an instance hook that must run first; the key limit is added
  * to each route, and route hooks run after the instance's (authentication included). Headers follow the IETF
  * RateLimit draft: RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After.
  */
 export async function installRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
-  if (options.perSecond === undefined) return;
   const redis = options.redisUrl
     ? new Redis(options.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
@@ -68,6 +69,11 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
     // Without a listener ioredis reports connection errors as unhandled; the limiter below fails open instead.
     redis.on('error', (error: Error) => app.log.warn({ err: error }, 'rate-limit store unreachable'));
     app.addHook('onClose', async () => void redis.quit());
+  }
+  if (options.perSecond === undefined) {
+    // No request limits, but limiters stay available to the code that always needs one (dashboard sign-in).
+    await app.register(rateLimit, { global: false, skipOnError: true, ...(redis ? { redis, nameSpace: 'customer-api-rate-limit:' } : {}) });
+    return;
   }
   await app.register(rateLimit, {
     global: true,

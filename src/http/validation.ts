@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FastifyInstance } from 'fastify';
 import { normalizeTimestamp } from '../clock.js';
-import type { FieldError } from '../errors.js';
+import { validationError, type FieldError } from '../errors.js';
 import {
   canonicalEnumValue,
   caseInsensitiveEnumKeyword,
@@ -94,28 +94,43 @@ interface RequestValidator {
  * checked. allErrors lets one response list every failing field.
  */
 export function installValidators(app: FastifyInstance): void {
-  const bodyAjv = makeAjv({ coerceTypes: false });
-  const textAjv = makeAjv({ coerceTypes: true, removeAdditional: true });
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    const prepared = prepareRequestSchema(schema);
-    const validateSchema = (httpPart === 'body' ? bodyAjv : textAjv).compile(prepared as object);
-    const dropNulls = nullAsAbsent(prepared);
-    const textErrorsOf = (data: unknown) =>
-      textProblems(data).map((problem) => ({ keyword: 'text', instancePath: problem.path, schemaPath: '', message: problem.reason, params: {} }));
-    const validator: RequestValidator = (data) => {
-      // A query's unknown parameters are dropped by the schema check, whatever they hold: its text rules apply to
-      // what is kept. Elsewhere every string is checked, before anything is normalised.
-      const query = httpPart === 'querystring';
-      const textBefore = query ? [] : textErrorsOf(data);
-      dropNulls?.(data);
-      const valid = validateSchema(data);
-      const textErrors = query ? textErrorsOf(data) : textBefore;
-      if (valid && textErrors.length === 0) return true;
-      validator.errors = [...textErrors, ...(validateSchema.errors ?? [])];
-      return false;
-    };
-    return validator;
-  });
+  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
+}
+
+const bodyAjv = makeAjv({ coerceTypes: false });
+const textAjv = makeAjv({ coerceTypes: true, removeAdditional: true });
+
+function compileRequestValidator(schema: unknown, httpPart: string | undefined): RequestValidator {
+  const prepared = prepareRequestSchema(schema as object);
+  const validateSchema = (httpPart === 'body' ? bodyAjv : textAjv).compile(prepared as object);
+  const dropNulls = nullAsAbsent(prepared);
+  const textErrorsOf = (data: unknown) =>
+    textProblems(data).map((problem) => ({ keyword: 'text', instancePath: problem.path, schemaPath: '', message: problem.reason, params: {} }));
+  const validator: RequestValidator = (data) => {
+    // A query's unknown parameters are dropped by the schema check, whatever they hold: its text rules apply to
+    // what is kept. Elsewhere every string is checked, before anything is normalised.
+    const query = httpPart === 'querystring';
+    const textBefore = query ? [] : textErrorsOf(data);
+    dropNulls?.(data);
+    const valid = validateSchema(data);
+    const textErrors = query ? textErrorsOf(data) : textBefore;
+    if (valid && textErrors.length === 0) return true;
+    validator.errors = [...textErrors, ...(validateSchema.errors ?? [])];
+    return false;
+  };
+  return validator;
+}
+
+/**
+ * The same rules for a body that did not come as JSON (a dashboard form, turned into the API's body shape first):
+ * returns the body, normalised as the API would have received it, or throws the API's VALIDATION_ERROR.
+ */
+export function bodyChecker<T>(schema: object): (data: unknown) => T {
+  const validator = compileRequestValidator(schema, 'body');
+  return (data) => {
+    if (!validator(data)) throw validationError(fieldErrors(validator.errors ?? [], 'body'));
+    return data as T;
+  };
 }
 
 const locationByContext: Record<string, FieldError['location']> = {

@@ -12,6 +12,7 @@ import { walletsMigration } from './migrations/0009-wallets.js';
 import { walletMoneyMigration } from './migrations/0010-wallet-money.js';
 import { otcMigration } from './migrations/0011-otc.js';
 import { webhooksMigration } from './migrations/0012-webhooks.js';
+import { dashboardMigration } from './migrations/0013-dashboard.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -28,6 +29,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0010-wallet-money': walletMoneyMigration(dialect),
     '0011-otc': otcMigration(),
     '0012-webhooks': webhooksMigration(),
+    '0013-dashboard': dashboardMigration(),
   };
 }
 

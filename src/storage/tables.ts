@@ -97,6 +97,11 @@ export interface EndUsersTable {
   signup_at: string | null;
   umbrella_link_id: string | null;
   onboarding_url_token: string | null;
+  /** SHA-256 of the token that opens the hosted onboarding page (docs/dashboard.md), when it can. */
+  onboarding_token_hash: string | null;
+  onboarding_expires_at: string | null;
+  /** When the end user finished the hosted page; the token opens nothing after. */
+  onboarding_completed_at: string | null;
   registration_number: string | null;
   registration_date: string | null;
   business_type: string | null;
@@ -485,6 +490,34 @@ export interface WebhookAttemptsTable {
   created_at: string;
 }
 
+export interface DashboardUsersTable {
+  id: string;
+  customer_id: string;
+  email: string;
+  /** scrypt (modules/dashboard-users/passwords.ts); null until the user follows their first sign-in link. */
+  password_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DashboardSignInLinksTable {
+  token_hash: string;
+  user_id: string;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+export interface DashboardSessionsTable {
+  /** SHA-256 of the cookie's session id. */
+  id_hash: string;
+  user_id: string;
+  customer_id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -513,4 +546,7 @@ export interface Database {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  dashboard_users: DashboardUsersTable;
+  dashboard_sign_in_links: DashboardSignInLinksTable;
+  dashboard_sessions: DashboardSessionsTable;
 }

@@ -12,7 +12,7 @@ import {
   apiKeyRandomBytes,
   apiKeyScopesMax,
 } from '../../config/limits.js';
-import { DomainError } from '../../errors.js';
+import { DomainError, notFound } from '../../errors.js';
 import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { InvalidInputError } from '../customers/service.js';
@@ -149,6 +149,13 @@ export class ApiKeyService {
     if (!row) throw new InvalidInputError(`no API key with id ${keyId}`);
     this.keys.delete(row.key_hash);
     return present(row);
+  }
+
+  /** The dashboard's revocation: only the customer's own keys; another customer's id is unknown (404). */
+  async revokeOwn(customerId: string, keyId: string): Promise<ApiKeyView> {
+    const keys = await listApiKeys(this.storage.db, customerId);
+    if (!keys.some((key) => key.id === keyId.toLowerCase())) throw notFound('API key');
+    return this.revoke(keyId);
   }
 
   /**

@@ -10,12 +10,14 @@ import { DocumentService } from './service.js';
 import { DocumentSyncWorker } from './sync-worker.js';
 
 /** Registers the document routes and the worker that syncs stored documents to the provider. */
-export function registerDocuments(app: FastifyInstance, context: ModuleContext): void {
+export function registerDocuments(app: FastifyInstance, context: ModuleContext): DocumentService {
   const { storage, files, clock, endUsers, providers, log } = context;
-  documentRoutes(app, new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes));
+  const documents = new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes);
+  documentRoutes(app, documents);
   const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log);
   context.workers.push(new PollingWorker('document-sync', () => sync.syncDue(), workerPollIntervalMs, log));
   context.workers.push(new PollingWorker('document-file-sweeper', () => sweepOrphanFiles(storage, files, clock), orphanFileSweepIntervalMs, log));
+  return documents;
 }
 
 /** Files older than this that no row records are orphans (a stopped process, a failed discard): removed. */

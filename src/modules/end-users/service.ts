@@ -8,6 +8,7 @@ import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
+import { onboardingColumns, onboardingTokenTaken } from './onboarding.js';
 import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from '../documents/stored-document.js';
 import { checkFile, type CheckedFile } from '../documents/upload.js';
 import type { RegisteredEndUser } from '../../providers/kyc.js';
@@ -86,6 +87,12 @@ export class EndUserService {
       ],
       errors,
     );
+    const onboarding = onboardingColumns(input.verificationMethod, input.onboarding_url_token, this.clock.now(), errors);
+    if (input.onboarding_url_token !== undefined && onboarding.onboarding_token_hash !== null && errors.length === 0) {
+      if (await onboardingTokenTaken(this.storage.db, onboarding.onboarding_token_hash)) {
+        errors.push({ location: 'body', path: '/onboarding_url_token', reason: 'is already in use; omit it and one is issued' });
+      }
+    }
     if (errors.length > 0) throw validationError(errors);
 
     const attestation = input.reverseSolicitationAttestation;
@@ -111,6 +118,7 @@ export class EndUserService {
       disclosure_accepted_at: attestation?.accepted ? (attestation.acceptedAt ?? this.clock.now().toISOString()) : null,
       disclosure_version: attestation?.accepted ? (attestation.disclosureVersion ?? defaultDisclosureVersion) : null,
       ...this.commonColumns(input),
+      ...onboarding,
     }, reports);
   }
 
@@ -232,8 +240,9 @@ export class EndUserService {
   /** The row of a new end user the provider has registered. */
   private newRow(caller: AuthenticatedKey, type: EndUserRow['end_user_type'], registered: RegisteredEndUser, columns: Partial<EndUserRow>): EndUserRow {
     const now = this.clock.now();
+    // A hosted_kyc end user is decided on the hosted page (or by the simulation endpoint), not by the clock.
     const decideAt =
-      registered.upcomingDecision !== undefined && this.autoDecisionDelayMs !== undefined
+      registered.upcomingDecision !== undefined && this.autoDecisionDelayMs !== undefined && columns.verification_method !== 'hosted_kyc'
         ? new Date(now.getTime() + this.autoDecisionDelayMs).toISOString()
         : null;
     const empty: EndUserRow = {
@@ -260,6 +269,9 @@ export class EndUserService {
       signup_at: null,
       umbrella_link_id: null,
       onboarding_url_token: null,
+      onboarding_token_hash: null,
+      onboarding_expires_at: null,
+      onboarding_completed_at: null,
       registration_number: null,
       registration_date: null,
       business_type: null,

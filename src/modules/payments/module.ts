@@ -13,16 +13,26 @@ import { PaymentService } from './service.js';
 import { SettlementService } from './settlement.js';
 
 /** Payments, transaction history and, in the sandbox, funding, settlement and fiat account statuses. */
-export function registerPayments(app: FastifyInstance, context: ModuleContext): void {
+export function registerPayments(app: FastifyInstance, context: ModuleContext): PaymentServices {
   const { storage, clock, config } = context;
-  paymentRoutes(app, new PaymentService(storage, new FeeService(storage, clock), clock, config.sandboxAutoSettleMs));
-  transactionRoutes(app, new TransactionService(storage));
-  if (config.apiEnvironment === 'sandbox') {
-    const settlement = new SettlementService(storage, clock);
-    sandboxPaymentRoutes(app, new DepositService(storage, clock), settlement, context.idempotency);
-    // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
-    // with the deposit one.
-    sandboxFiatAccountRoutes(app, new FiatAccountService(storage, context.provisioning, clock, context.endUsers));
-    context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
-  }
+  const payments = new PaymentService(storage, new FeeService(storage, clock), clock, config.sandboxAutoSettleMs);
+  const transactions = new TransactionService(storage);
+  paymentRoutes(app, payments);
+  transactionRoutes(app, transactions);
+  if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
+  const settlement = new SettlementService(storage, clock);
+  const deposits = new DepositService(storage, clock);
+  sandboxPaymentRoutes(app, deposits, settlement, context.idempotency);
+  // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
+  // with the deposit one.
+  sandboxFiatAccountRoutes(app, new FiatAccountService(storage, context.provisioning, clock, context.endUsers));
+  context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
+  return { payments, transactions, sandbox: { deposits, settlement } };
+}
+
+/** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
+export interface PaymentServices {
+  payments: PaymentService;
+  transactions: TransactionService;
+  sandbox: { deposits: DepositService; settlement: SettlementService } | undefined;
 }

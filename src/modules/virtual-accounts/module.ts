@@ -4,8 +4,9 @@ import { sandboxVirtualAccountRoutes, virtualAccountRoutes } from './routes.js';
 import { VirtualAccountService } from './service.js';
 
 /** Registers the routes of this module, and in the sandbox its status simulation; it has no worker (docs/virtual-accounts.md). */
-export function registerVirtualAccounts(app: FastifyInstance, context: ModuleContext): void {
+export function registerVirtualAccounts(app: FastifyInstance, context: ModuleContext): VirtualAccountService {
   const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.endUsers);
   virtualAccountRoutes(app, virtualAccounts);
   if (context.config.apiEnvironment === 'sandbox') sandboxVirtualAccountRoutes(app, virtualAccounts);
+  return virtualAccounts;
 }

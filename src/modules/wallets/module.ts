@@ -12,18 +12,22 @@ import { WalletTransferService } from './transfers.js';
  * Registers the wallets module: spec §4 POST /wallets, its addresses and transfers, and the live balance; the GETs
  * are additive; in the sandbox, deposits and the settlement of transfers.
  */
-export function registerWallets(app: FastifyInstance, context: ModuleContext): void {
+export function registerWallets(app: FastifyInstance, context: ModuleContext): WalletServices {
   const { storage, clock, config } = context;
   const ownership = new WalletOwnership(storage);
-  walletRoutes(
-    app,
-    new WalletService(storage, context.provisioning, clock, context.endUsers),
-    new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs),
-    context.idempotency,
-  );
-  if (config.apiEnvironment === 'sandbox') {
-    const sandbox = new WalletSandbox(storage, clock, ownership);
-    sandboxWalletRoutes(app, sandbox, context.idempotency);
-    context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
-  }
+  const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
+  const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
+  walletRoutes(app, wallets, transfers, context.idempotency);
+  if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
+  const sandbox = new WalletSandbox(storage, clock, ownership);
+  sandboxWalletRoutes(app, sandbox, context.idempotency);
+  context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
+  return { wallets, transfers, sandbox };
+}
+
+/** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
+export interface WalletServices {
+  wallets: WalletService;
+  transfers: WalletTransferService;
+  sandbox: WalletSandbox | undefined;
 }

@@ -15,7 +15,7 @@ import { WebhookService } from './service.js';
  * Registers webhook subscriptions and their tools (docs/webhooks.md), and the two workers that deliver the outbox:
  * the fan-out (events → deliveries) and the delivery worker (deliveries → signed POSTs).
  */
-export async function registerWebhooks(app: FastifyInstance, context: ModuleContext, resolve: HostResolver = systemResolver): Promise<void> {
+export async function registerWebhooks(app: FastifyInstance, context: ModuleContext, resolve: HostResolver = systemResolver): Promise<WebhookService> {
   const { storage, clock, config, log } = context;
   const secrets = new SecretBox(await serverSecret(storage, 'webhook-signing-secrets', clock.now()));
   const sender = new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivateUrls: config.webhookAllowPrivateUrls, resolve });
@@ -31,7 +31,9 @@ export async function registerWebhooks(app: FastifyInstance, context: ModuleCont
   const fanOut = new WebhookFanOut(storage, clock, wakeDelivery);
   context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
   app.decorate('webhookDeliveries', delivery);
-  webhookRoutes(app, new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery));
+  const webhooks = new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery);
+  webhookRoutes(app, webhooks);
+  return webhooks;
 }
 
 declare module 'fastify' {

@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely';
+import type { Database, DashboardSessionsTable, DashboardSignInLinksTable, DashboardUsersTable } from '../../storage/tables.js';
+
+export type DashboardUserRow = DashboardUsersTable;
+export type SessionRow = DashboardSessionsTable;
+
+const userColumns = ['id', 'customer_id', 'email', 'password_hash', 'created_at', 'updated_at'] as const;
+
+export async function insertUser(db: Kysely<Database>, row: DashboardUserRow): Promise<void> {
+  await db.insertInto('dashboard_users').values(row).execute();
+}
+
+export async function findUserByEmail(db: Kysely<Database>, email: string): Promise<DashboardUserRow | undefined> {
+  return db.selectFrom('dashboard_users').select(userColumns).where('email', '=', email).executeTakeFirst();
+}
+
+export async function findUserById(db: Kysely<Database>, id: string): Promise<DashboardUserRow | undefined> {
+  return db.selectFrom('dashboard_users').select(userColumns).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listUsers(db: Kysely<Database>, customerId: string): Promise<DashboardUserRow[]> {
+  return db.selectFrom('dashboard_users').select(userColumns).where('customer_id', '=', customerId).orderBy('created_at', 'asc').execute();
+}
+
+export async function insertLink(db: Kysely<Database>, row: DashboardSignInLinksTable): Promise<void> {
+  await db.insertInto('dashboard_sign_in_links').values(row).execute();
+}
+
+/** The link's user, if the link is unused and unexpired at `now`. */
+export async function findUsableLink(db: Kysely<Database>, tokenHash: string, now: string): Promise<DashboardSignInLinksTable | undefined> {
+  return db
+    .selectFrom('dashboard_sign_in_links')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Marks the link used; false if another request used it first (or it expired meanwhile). */
+export async function useLink(db: Kysely<Database>, tokenHash: string, now: string): Promise<boolean> {
+  const result = await db
+    .updateTable('dashboard_sign_in_links')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function setPassword(db: Kysely<Database>, userId: string, passwordHash: string, now: string): Promise<void> {
+  await db.updateTable('dashboard_users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
+}
+
+export async function insertSession(db: Kysely<Database>, row: SessionRow): Promise<void> {
+  await db.insertInto('dashboard_sessions').values(row).execute();
+}
+
+export async function findSession(db: Kysely<Database>, idHash: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('dashboard_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
+}
+
+export async function touchSession(db: Kysely<Database>, idHash: string, now: string): Promise<void> {
+  await db.updateTable('dashboard_sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).execute();
+}
+
+export async function deleteSession(db: Kysely<Database>, idHash: string): Promise<void> {
+  await db.deleteFrom('dashboard_sessions').where('id_hash', '=', idHash).execute();
+}
+
+/** Setting a password ends every session of the user (a reset link must lock out whoever knew the old one). */
+export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.deleteFrom('dashboard_sessions').where('user_id', '=', userId).execute();
+}

@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { scopeResources } from '../../modules/api-keys/scopes.js';
+import { formList, formOf, formProblems, formText } from '../form.js';
+import { renderPage } from './render.js';
+import type { WebServices } from './services.js';
+
+const hidden = { hide: true } as const;
+const dashboardRoute = { config: { public: true }, schema: hidden } as const;
+
+/** API keys (spec §5.2: "keys are issued from the customer dashboard"): list, create (shown once), revoke. */
+export function apiKeyPages(context: FastifyInstance, services: WebServices): void {
+  const list = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) =>
+    renderPage(services, request, reply, '/dashboard/api-keys', 'API keys', {
+      keys: (await services.apiKeys.list(request.dashboard!.customerId)).reverse(),
+      resources: scopeResources,
+      ...extra,
+    }, status);
+
+  context.get('/api-keys', dashboardRoute, async (request, reply) => list(request, reply));
+
+  context.post('/api-keys', dashboardRoute, async (request, reply) => {
+    const form = formOf(request.body);
+    const expiry = formText(form, 'expires_at');
+    const chosenScopes = formList(form, 'scopes');
+    if (formText(form, 'access') !== 'all' && chosenScopes.length === 0) {
+      return list(request, reply, { problems: ['scopes: tick at least one scope, or choose "Everything"'] }, 400);
+    }
+    try {
+      const created = await services.apiKeys.create({
+        customerId: request.dashboard!.customerId,
+        scopes: formText(form, 'access') === 'all' ? ['*'] : chosenScopes,
+        allowedIps: formList(form, 'allowed_ips', { lines: true }),
+        // A datetime-local input has no zone; the label says UTC.
+        ...(expiry !== undefined ? { expiresAt: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(expiry) ? `${expiry}:00Z` : expiry } : {}),
+      });
+      return await list(request, reply, { created }, 201);
+    } catch (error) {
+      const problems = formProblems(error);
+      if (!problems) throw error;
+      return list(request, reply, { problems }, 400);
+    }
+  });
+
+  context.post<{ Params: { keyId: string } }>('/api-keys/:keyId/revoke', dashboardRoute, async (request, reply) => {
+    const revoked = await services.apiKeys.revokeOwn(request.dashboard!.customerId, request.params.keyId);
+    return list(request, reply, { notice: `Key ${revoked.prefix}… is revoked; requests with it are refused from now on.` });
+  });
+}

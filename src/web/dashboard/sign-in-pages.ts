@@ -1,0 +1,83 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { dashboardSignInAttemptsMax, dashboardSignInWindowMs } from '../../config/limits.js';
+import { DomainError } from '../../errors.js';
+import { addressKey } from '../../http/rate-limit.js';
+import type { DashboardUserRow } from '../../modules/dashboard-users/repository.js';
+import { formOf, formProblems, formText } from '../form.js';
+import type { WebServices } from './services.js';
+import { clearSessionCookie, sessionCookie, setSessionCookie, signedOutBinding } from './session.js';
+
+const signedOut = { public: true, signedOut: true } as const;
+const hidden = { hide: true } as const;
+
+/**
+ * Sign-in, the one-time link on which a user chooses a password, and sign-out (docs/dashboard.md). Sign-in
+ * attempts are limited per client address and per email address, in Redis when REDIS_URL is set.
+ */
+export function signInPages(context: FastifyInstance, services: WebServices): void {
+  const limiter = (scope: string, keyOf: (request: FastifyRequest) => string) =>
+    context.createRateLimit({ max: dashboardSignInAttemptsMax, timeWindow: dashboardSignInWindowMs, keyGenerator: (request) => `sign-in-${scope}:${keyOf(request)}` });
+  const perAddress = limiter('address', (request) => addressKey(request.ip));
+  const perEmail = limiter('email', (request) => (formText(formOf(request.body), 'email') ?? '').toLowerCase().slice(0, 254));
+
+  const signInForm = (request: FastifyRequest, reply: FastifyReply, status: number, data: { email?: string; problems?: string[] } = {}) =>
+    reply.code(status).view('/dashboard/sign-in', { title: 'Sign in', csrf: services.formTokens.issue(signedOutBinding(request, reply)), ...data });
+
+  /** A new session id, whatever cookie the browser came with: the old session (if any) ends here. */
+  async function startSession(request: FastifyRequest, reply: FastifyReply, user: DashboardUserRow) {
+    const previous = await services.users.resumeSession(request.cookies[sessionCookie]);
+    if (previous) await services.users.endSession(previous);
+    const { sessionId } = await services.users.startSession(user);
+    setSessionCookie(request, reply, sessionId, services.config.dashboardSessionMaxMs);
+    return reply.redirect('/dashboard', 303);
+  }
+
+  context.get('/sign-in', { config: signedOut, schema: hidden }, async (request, reply) => signInForm(request, reply, 200));
+
+  context.post('/sign-in', { config: signedOut, schema: hidden }, async (request, reply) => {
+    const form = formOf(request.body);
+    const email = formText(form, 'email') ?? '';
+    for (const check of [perAddress, perEmail]) {
+      const limit = await check(request);
+      if (!limit.isAllowed && limit.isExceeded) {
+        reply.header('retry-after', Math.max(1, Math.ceil(limit.ttl / 1000)));
+        return signInForm(request, reply, 429, { email, problems: [`Too many sign-in attempts. Try again in ${Math.ceil(limit.ttl / 60_000)} minutes.`] });
+      }
+    }
+    try {
+      return await startSession(request, reply, await services.users.signIn(email, typeof form.password === 'string' ? form.password : ''));
+    } catch (error) {
+      const problems = formProblems(error);
+      if (!problems) throw error;
+      return signInForm(request, reply, (error as DomainError).statusCode, { email, problems });
+    }
+  });
+
+  const linkForm = (request: FastifyRequest, reply: FastifyReply, status: number, email: string, problems?: string[]) =>
+    reply.code(status).view('/dashboard/choose-password', { title: 'Choose a password', email, problems, csrf: services.formTokens.issue(signedOutBinding(request, reply)) });
+
+  context.get<{ Params: { token: string } }>('/link/:token', { config: signedOut, schema: hidden }, async (request, reply) => {
+    const user = await services.users.linkUser(request.params.token);
+    if (!user) throw new DomainError('NOT_FOUND', 'This sign-in link has been used or has expired. Ask your operator for a new one.');
+    return linkForm(request, reply, 200, user.email);
+  });
+
+  context.post<{ Params: { token: string } }>('/link/:token', { config: signedOut, schema: hidden }, async (request, reply) => {
+    const form = formOf(request.body);
+    const password = typeof form.password === 'string' ? form.password : '';
+    const confirmation = typeof form.password_confirmation === 'string' ? form.password_confirmation : '';
+    try {
+      return await startSession(request, reply, await services.users.setPasswordWithLink(request.params.token, password, confirmation));
+    } catch (error) {
+      const user = error instanceof DomainError && error.code === 'VALIDATION_ERROR' ? await services.users.linkUser(request.params.token) : undefined;
+      if (!user) throw error;
+      return linkForm(request, reply, 400, user.email, formProblems(error));
+    }
+  });
+
+  context.post('/sign-out', { config: { public: true }, schema: hidden }, async (request, reply) => {
+    await services.users.endSession(request.dashboard!);
+    clearSessionCookie(request, reply);
+    return reply.redirect('/dashboard/sign-in', 303);
+  });
+}

@@ -1,0 +1,34 @@
+import { DomainError, type FieldError } from '../errors.js';
+import { InvalidInputError } from '../modules/customers/service.js';
+
+/** A parsed urlencoded form: each field a string, or an array when it was sent several times (checkboxes). */
+export type FormBody = Record<string, string | string[] | undefined>;
+
+export function formOf(body: unknown): FormBody {
+  return body !== null && typeof body === 'object' ? (body as FormBody) : {};
+}
+
+/** One text field, trimmed; undefined when absent or empty (an empty input means "not given"). */
+export function formText(form: FormBody, name: string): string | undefined {
+  const raw = form[name];
+  const value = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Every value of a repeated field (checkboxes), or the lines of a textarea when `lines` is set; empties dropped. */
+export function formList(form: FormBody, name: string, options: { lines?: boolean } = {}): string[] {
+  const raw = form[name];
+  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const split = options.lines ? values.flatMap((value) => value.split(/[\r\n,]+/)) : values;
+  return split.map((value) => value.trim()).filter((value) => value !== '');
+}
+
+/** What a refused form shows: the API's own field errors, in words ("url: must be an https URL"). */
+export function formProblems(error: unknown): string[] | undefined {
+  // The operator services (API keys) say what is wrong the way the CLI shows it.
+  if (error instanceof InvalidInputError) return [error.message.replace(/^--[a-z-]+ /, '')];
+  if (!(error instanceof DomainError) || error.statusCode >= 500) return undefined;
+  const fields = (error.details as { fields?: FieldError[] } | undefined)?.fields;
+  if (!fields || fields.length === 0) return [error.message];
+  return fields.map((field) => `${field.path.replace(/^\//, '').replaceAll('/', '.') || 'form'}: ${field.reason}`);
+}

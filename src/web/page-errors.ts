@@ -1,0 +1,37 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { DomainError } from '../errors.js';
+
+/** What a browser sees for each refusal: the page says it in words, with the API's status code. */
+const titles: Record<number, string> = {
+  400: 'That did not work',
+  403: 'This form has expired',
+  404: 'Not found',
+  413: 'Too large',
+  415: 'Not a form',
+  429: 'Too many attempts',
+};
+
+/**
+ * Errors of the browser pages are pages, not the API's JSON envelope. A refused request (4xx) shows its message;
+ * anything else is logged and shown as a generic failure, never with its details.
+ */
+export function installPageErrors(context: FastifyInstance, homePath: string): void {
+  context.setErrorHandler(async (error: FastifyError | DomainError, request, reply) => {
+    const status = error instanceof DomainError || (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) ? (error.statusCode ?? 500) : 500;
+    if (status === 500) request.log.error({ err: error }, 'page failed');
+    const message =
+      status === 500
+        ? 'Something went wrong on our side. Try again; if it keeps happening, tell your operator.'
+        : status === 403 && error instanceof DomainError && error.code === 'CSRF_TOKEN_INVALID'
+          ? 'The form was out of date or came from another site. Go back, reload the page and try again.'
+          : error.message;
+    if (error instanceof DomainError && error.code === 'RATE_LIMITED') {
+      const details = error.details as { retry_after_seconds?: number };
+      if (details.retry_after_seconds) reply.header('retry-after', details.retry_after_seconds);
+    }
+    return reply.code(status).view('/error', { title: titles[status] ?? 'Something went wrong', message, homePath, status });
+  });
+  context.setNotFoundHandler(async (_request, reply) =>
+    reply.code(404).view('/error', { title: titles[404], message: 'There is nothing at this address, or it is not yours to see.', homePath, status: 404 }),
+  );
+}

@@ -1,0 +1,48 @@
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
+import { dashboardFormBytesMax } from '../config/limits.js';
+import { assetRoutes } from './assets.js';
+import { accountPages } from './dashboard/account-pages.js';
+import { apiKeyPages } from './dashboard/api-key-pages.js';
+import { endUserPages } from './dashboard/end-user-pages.js';
+import { transactionPages } from './dashboard/transaction-pages.js';
+import { webhookPages } from './dashboard/webhook-pages.js';
+import { registerOnboardingPages } from './onboarding/pages.js';
+import { overviewPages } from './dashboard/overview-pages.js';
+import type { WebServices } from './dashboard/services.js';
+import { installSessionGuard } from './dashboard/session.js';
+import { signInPages } from './dashboard/sign-in-pages.js';
+import { installPageErrors } from './page-errors.js';
+import { installPageHeaders } from './page-headers.js';
+import { installViews } from './views.js';
+
+/**
+ * The browser pages (docs/dashboard.md), each in its own encapsulated context so that nothing here — form bodies,
+ * cookies, HTML errors — reaches the JSON API: the customer dashboard under /dashboard (session cookies, never API
+ * keys) and the hosted onboarding page under /onboarding (its URL token, nothing else).
+ */
+export async function registerWebPages(app: FastifyInstance, services: WebServices): Promise<void> {
+  await app.register(async (context) => assetRoutes(context));
+
+  await app.register(
+    async (context) => {
+      await installViews(context);
+      installPageHeaders(context);
+      installPageErrors(context, '/dashboard');
+      await context.register(cookie);
+      await context.register(formbody, { bodyLimit: dashboardFormBytesMax });
+      installSessionGuard(context, services);
+      signInPages(context, services);
+      overviewPages(context, services);
+      apiKeyPages(context, services);
+      accountPages(context, services);
+      transactionPages(context, services);
+      endUserPages(context, services);
+      webhookPages(context, services);
+    },
+    { prefix: '/dashboard' },
+  );
+
+  await registerOnboardingPages(app, services);
+}
