@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '../errors.js';
 
 /** What a browser sees for each refusal: the page says it in words, with the API's status code. */
@@ -15,7 +15,7 @@ const titles: Record<number, string> = {
  * Errors of the browser pages are pages, not the API's JSON envelope. A refused request (4xx) shows its message;
  * anything else is logged and shown as a generic failure, never with its details.
  */
-export function installPageErrors(context: FastifyInstance, homePath: string): void {
+export function installPageErrors(context: FastifyInstance, homePath: string, layoutData: (request: FastifyRequest) => Record<string, unknown> = () => ({})): void {
   context.setErrorHandler(async (error: FastifyError | DomainError, request, reply) => {
     const status = error instanceof DomainError || (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) ? (error.statusCode ?? 500) : 500;
     if (status === 500) request.log.error({ err: error }, 'page failed');
@@ -29,9 +29,9 @@ export function installPageErrors(context: FastifyInstance, homePath: string): v
       const details = error.details as { retry_after_seconds?: number };
       if (details.retry_after_seconds) reply.header('retry-after', details.retry_after_seconds);
     }
-    return reply.code(status).view('/error', { title: titles[status] ?? 'Something went wrong', message, homePath, status });
+    return reply.code(status).view('/error', { ...layoutData(request), title: titles[status] ?? 'Something went wrong', message, homePath, status });
   });
-  context.setNotFoundHandler(async (_request, reply) =>
-    reply.code(404).view('/error', { title: titles[404], message: 'There is nothing at this address, or it is not yours to see.', homePath, status: 404 }),
+  context.setNotFoundHandler(async (request, reply) =>
+    reply.code(404).view('/error', { ...layoutData(request), title: titles[404], message: 'There is nothing at this address, or it is not yours to see.', homePath, status: 404 }),
   );
 }

@@ -11,6 +11,7 @@ import { webhookPages } from './dashboard/webhook-pages.js';
 import { registerOnboardingPages } from './onboarding/pages.js';
 import { overviewPages } from './dashboard/overview-pages.js';
 import type { WebServices } from './dashboard/services.js';
+import { layoutData } from './dashboard/render.js';
 import { installSessionGuard } from './dashboard/session.js';
 import { signInPages } from './dashboard/sign-in-pages.js';
 import { installPageErrors } from './page-errors.js';
@@ -29,7 +30,7 @@ export async function registerWebPages(app: FastifyInstance, services: WebServic
     async (context) => {
       await installViews(context);
       installPageHeaders(context);
-      installPageErrors(context, '/dashboard');
+      installPageErrors(context, '/dashboard', (request) => layoutData(services, request));
       await context.register(cookie);
       await context.register(formbody, { bodyLimit: dashboardFormBytesMax });
       installSessionGuard(context, services);

@@ -44,7 +44,12 @@ export class DashboardBrowser {
   }
 
   /** Posts `fields` (arrays repeat the field) with `_csrf` from the last page unless `fields` has its own. */
-  async post(url: string, fields: Record<string, string | string[]> = {}, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  async post(
+    url: string,
+    fields: Record<string, string | string[]> = {},
+    headers: Record<string, string> = {},
+    options: { remoteAddress?: string } = {},
+  ): Promise<LightMyRequestResponse> {
     const form = new URLSearchParams();
     if (fields._csrf === undefined) form.append('_csrf', csrfOf(this.lastPage));
     for (const [name, value] of Object.entries(fields)) for (const item of Array.isArray(value) ? value : [value]) form.append(name, item);
@@ -54,6 +59,7 @@ export class DashboardBrowser {
         url,
         payload: form.toString(),
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.cookieHeader(), ...headers },
+        ...options,
       }),
     );
   }

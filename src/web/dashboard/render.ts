@@ -18,20 +18,24 @@ function currentSection(path: string): string {
 }
 
 /**
- * Renders a signed-in page inside the layout. Every template gets, besides `data`: `title`, `nav`, `email`,
- * `csrf` (the form token every POST form must carry as `_csrf`), `sandbox` (simulation buttons shown) and
- * `now` (ISO time, for "expires in" texts).
+ * What the layout of a signed-in page needs: `title` aside, `nav`, `email`, `csrf` (the form token every POST
+ * form must carry as `_csrf`), `sandbox` (simulation buttons shown) and `now` (ISO time, for "expires" texts).
+ * Empty when signed out (sign-in pages, errors before the session is known).
  */
-export function renderPage(services: WebServices, request: FastifyRequest, reply: FastifyReply, template: string, title: string, data: Record<string, unknown> = {}, status = 200) {
-  const session = request.dashboard!;
+export function layoutData(services: WebServices, request: FastifyRequest): Record<string, unknown> {
+  const session = request.dashboard;
+  if (!session) return {};
   const current = currentSection(request.url.split('?')[0] ?? '');
-  return reply.code(status).view(template, {
-    ...data,
-    title,
+  return {
     nav: sections.map((section) => ({ ...section, current: section.href === current })),
     email: session.email,
     csrf: services.formTokens.issue(sessionBinding(session)),
     sandbox: services.config.apiEnvironment === 'sandbox',
     now: services.clock.now().toISOString(),
-  });
+  };
+}
+
+/** Renders a signed-in page inside the layout, with `data` and the layout's own (layoutData). */
+export function renderPage(services: WebServices, request: FastifyRequest, reply: FastifyReply, template: string, title: string, data: Record<string, unknown> = {}, status = 200) {
+  return reply.code(status).view(template, { ...data, title, ...layoutData(services, request) });
 }
