@@ -1,9 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { temporaryDirectory } from '../helpers/test-app.js';
 
 /**
  * Helpers for the tests that run the real programs as child processes (test/cli, test/e2e): the checkout,
@@ -188,4 +191,49 @@ export async function runCli<T>(env: NodeJS.ProcessEnv, ...args: string[]): Prom
   const result = await run(process.execPath, ['bin/customer-api.js', ...args], { env });
   if (result.code !== 0) throw new Error(`customer-api ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
+}
+
+/** Where the processes of a test keep their data: an environment, made ready before and removed after. */
+export interface Deployment {
+  env: NodeJS.ProcessEnv;
+  prepare(): Promise<void>;
+  cleanUp(): Promise<void>;
+}
+
+function sqliteDeployment(name: string): Deployment {
+  const dataDir = temporaryDirectory(`customer-api-e2e-${name}-`);
+  return { env: childEnv({ DATA_DIR: dataDir }), prepare: async () => {}, cleanUp: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+/** A fresh schema of the test database, chosen through search_path, so every process sees only its own tables. */
+function postgresDeployment(name: string, databaseUrl: string): Deployment {
+  const schema = `e2e_${randomBytes(6).toString('hex')}`;
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const dataDir = temporaryDirectory(`customer-api-e2e-${name}-pg-`);
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    env: childEnv({ DATA_DIR: dataDir, DATABASE_URL: url.toString() }),
+    prepare: () => admin(`create schema ${schema}`),
+    async cleanUp() {
+      await admin(`drop schema if exists ${schema} cascade`);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** SQLite, and PostgreSQL when TEST_DATABASE_URL is set: for describe.each over both databases. */
+export function databaseDeployments(sqliteLabel: string, name: string): Array<[string, () => Deployment]> {
+  const deployments: Array<[string, () => Deployment]> = [[sqliteLabel, () => sqliteDeployment(name)]];
+  const databaseUrl = process.env.TEST_DATABASE_URL;
+  if (databaseUrl) deployments.push(['PostgreSQL', () => postgresDeployment(name, databaseUrl)]);
+  return deployments;
 }

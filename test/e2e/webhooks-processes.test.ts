@@ -1,10 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { temporaryDirectory } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { childEnv, ensureBuilt, exitWithin, processTestTimeoutMs, run, runCli, startApiServer, type Spawned } from './support.js';
+import { databaseDeployments, ensureBuilt, exitWithin, processTestTimeoutMs, run, runCli, startApiServer, type Deployment, type Spawned } from './support.js';
 
 /**
  * Webhook delivery by real server processes (docs/webhooks.md "Several instances"): a server killed with SIGKILL in
@@ -12,43 +8,7 @@ import { childEnv, ensureBuilt, exitWithin, processTestTimeoutMs, run, runCli, s
  * attempt's lease has run out — and two servers on one database send each attempt exactly once.
  */
 
-interface Deployment {
-  env: NodeJS.ProcessEnv;
-  prepare(): Promise<void>;
-  cleanUp(): Promise<void>;
-}
-
-function sqliteDeployment(): Deployment {
-  const dataDir = temporaryDirectory('customer-api-e2e-hooks-');
-  return { env: childEnv({ DATA_DIR: dataDir }), prepare: async () => {}, cleanUp: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
-}
-
-function postgresDeployment(databaseUrl: string): Deployment {
-  const schema = `e2e_${randomBytes(6).toString('hex')}`;
-  const url = new URL(databaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const dataDir = temporaryDirectory('customer-api-e2e-hooks-pg-');
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  return {
-    env: childEnv({ DATA_DIR: dataDir, DATABASE_URL: url.toString() }),
-    prepare: () => admin(`create schema ${schema}`),
-    async cleanUp() {
-      await admin(`drop schema if exists ${schema} cascade`);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
-const deployments: Array<[string, () => Deployment]> = [['SQLite, one file shared by both', sqliteDeployment]];
-if (process.env.TEST_DATABASE_URL) deployments.push(['PostgreSQL', () => postgresDeployment(process.env.TEST_DATABASE_URL!)]);
+const deployments = databaseDeployments('SQLite, one file shared by both', 'hooks');
 
 describe.each(deployments)('webhook delivery by server processes on %s', (_label, makeDeployment) => {
   const servers: Spawned[] = [];

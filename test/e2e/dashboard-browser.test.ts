@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkout, databaseDeployments, ensureBuilt, processTestTimeoutMs, runCli, startApiServer, type Deployment, type Spawned } from './support.js';
+
+/**
+ * The dashboard and the hosted onboarding page in a real browser: Debian's Chromium (installed by .ci/run),
+ * driven by puppeteer-core, against a real server process on each database. With DASHBOARD_SCREENSHOTS_DIR set
+ * (`DASHBOARD_SCREENSHOTS_DIR=docs/images npx vitest run test/e2e/dashboard-browser.test.ts`) the main pages are
+ * saved there as PNG, as in the README.
+ */
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+if (!fs.existsSync(chromiumPath) && process.env.CI) throw new Error(`no Chromium at ${chromiumPath}: .ci/run installs Debian's chromium package`);
+const screenshotsDir = process.env.DASHBOARD_SCREENSHOTS_DIR ? path.resolve(checkout, process.env.DASHBOARD_SCREENSHOTS_DIR) : undefined;
+const password = 'a long enough passphrase';
+
+describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite', 'browser'))('the dashboard in Chromium on %s', (label, makeDeployment) => {
+  const servers: Spawned[] = [];
+  let deployment: Deployment;
+  let baseUrl: string;
+  let browser: Browser;
+  let page: Page;
+  let customerId: string;
+  let operatorKey: string;
+
+  const api = async (method: string, url: string, key: string, body?: unknown) => {
+    const headers: Record<string, string> = { 'x-api-key': key };
+    if (method !== 'GET') {
+      const token = await fetch(`${baseUrl}/csrf-token`, { headers });
+      headers['x-csrf-token'] = ((await token.json()) as { data: { csrf_token: string } }).data.csrf_token;
+      headers['content-type'] = 'application/json';
+    }
+    const response = await fetch(`${baseUrl}${url}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return { status: response.status, body: (await response.json()) as { data: any } };
+  };
+
+  async function screenshot(name: string): Promise<void> {
+    if (!screenshotsDir || label !== 'SQLite') return;
+    fs.mkdirSync(screenshotsDir, { recursive: true });
+    await page.screenshot({ path: path.join(screenshotsDir, `dashboard-${name}.png`), fullPage: true });
+  }
+
+  /** Clicks and waits for the page the click loads. */
+  async function submit(selector: string): Promise<void> {
+    await Promise.all([page.waitForNavigation(), page.click(selector)]);
+  }
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    deployment = makeDeployment();
+    await deployment.prepare();
+    ({ baseUrl } = await startApiServer({ ...deployment.env, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off' }, servers));
+    const cli = <T>(...args: string[]) => runCli<T>({ ...deployment.env, PUBLIC_URL: baseUrl }, ...args);
+    customerId = (await cli<{ id: string }>('customers', 'create', '--name', 'Browser Ltd')).id;
+    operatorKey = (await cli<{ key: string }>('keys', 'create', '--customer', customerId)).key;
+    const user = await cli<{ sign_in_url: string }>('users', 'create', '--customer', customerId, '--email', 'ada@example.com');
+    browser = await puppeteer.launch({ executablePath: chromiumPath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 800 });
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(user.sign_in_url);
+  }, processTestTimeoutMs);
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const server of servers) server.kill();
+    await deployment?.cleanUp();
+  });
+
+  it('chooses a password on the one-time link, signs out and signs in again', async () => {
+    expect(await page.$eval('h1', (heading) => heading.textContent)).toBe('Choose a password');
+    await page.type('#password', password);
+    await page.type('#password_confirmation', password);
+    await submit('button[type="submit"]');
+    expect(new URL(page.url()).pathname).toBe('/dashboard');
+    const cookie = (await browser.cookies()).find((candidate) => candidate.name === 'customer_api_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/dashboard' });
+    await screenshot('overview');
+
+    await submit('form.sign-out button');
+    expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
+    await page.type('#email', 'ada@example.com');
+    await page.type('#password', password);
+    await submit('button[type="submit"]');
+    expect(await page.$eval('h1', (heading) => heading.textContent)).toBe('Overview');
+  }, processTestTimeoutMs);
+
+  it('creates a key that works against the API, then revokes it and the API refuses it', async () => {
+    await page.goto(`${baseUrl}/dashboard/api-keys`);
+    await page.click('input[name="access"][value="scopes"]');
+    await page.click('input[name="scopes"][value="fiat-accounts:read"]');
+    await submit('form.stacked button[type="submit"]');
+    const key = await page.$eval('#new-key-value', (input) => (input as HTMLInputElement).value);
+    expect(key).toMatch(/^sk_test_/);
+    expect((await api('GET', '/fiat-accounts', key)).status).toBe(200);
+    expect((await api('GET', '/end-users', key)).status).toBe(403);
+    await screenshot('api-keys');
+
+    // The revoke button of the new key asks for confirmation (accepted above), then the key is refused at once.
+    await submit(`form[data-confirm*="${key.slice(0, 12)}"] button`);
+    expect(await page.$eval('.notice', (notice) => notice.textContent)).toContain('is revoked');
+    expect((await api('GET', '/fiat-accounts', key)).status).toBe(401);
+    expect((await api('GET', '/fiat-accounts', operatorKey)).status).toBe(200);
+  }, processTestTimeoutMs);
+});
