@@ -190,6 +190,30 @@ describe.concurrent('customer-api CLI', { timeout: processTestTimeoutMs }, () =>
     expect(second.applied).toEqual([]);
   });
 
+  it('creates a dashboard user with a one-time sign-in link under PUBLIC_URL, valid 24 hours, and lists users without passwords', async () => {
+    const before = Date.now();
+    const created = await cliJson<{ id: string; email: string; customer_id: string; password_set: boolean; sign_in_url: string; expires_at: string }>(
+      ['users', 'create', '--customer', customer.id, '--email', 'Ops@Example.com'],
+      { ...env, PUBLIC_URL: 'https://dashboard.example.com/' },
+    );
+    expect(created).toMatchObject({ email: 'ops@example.com', customer_id: customer.id, password_set: false });
+    expect(created.sign_in_url).toMatch(/^https:\/\/dashboard\.example\.com\/dashboard\/link\/[A-Za-z0-9_-]{43}$/);
+    const validMs = Date.parse(created.expires_at) - before;
+    expect(validMs).toBeGreaterThan(24 * 3_600_000 - 60_000);
+    expect(validMs).toBeLessThanOrEqual(24 * 3_600_000 + 60_000);
+
+    const again = await cliJson<{ sign_in_url: string }>(['users', 'link', '--email', 'ops@example.com'], env);
+    expect(again.sign_in_url).toMatch(/^http:\/\/localhost:3000\/dashboard\/link\//);
+    expect(again.sign_in_url).not.toBe(created.sign_in_url);
+    const listed = await cliJson<{ data: Array<Record<string, unknown>> }>(['users', 'list', '--customer', customer.id], env);
+    expect(listed.data).toEqual([{ id: created.id, customer_id: customer.id, email: 'ops@example.com', password_set: false, created_at: expect.any(String) }]);
+
+    expect(expectOneLineFailure(await cli(['users', 'create', '--customer', customer.id, '--email', 'ops@example.com'], env))).toMatch(/exists/);
+    expect(expectOneLineFailure(await cli(['users', 'create', '--customer', customer.id, '--email', 'not-an-address'], env))).toMatch(/not an email address/);
+    expect(expectOneLineFailure(await cli(['users', 'create', '--customer', '00000000-0000-4000-8000-000000000000', '--email', 'x@example.com'], env))).toMatch(/customer/);
+    expect(expectOneLineFailure(await cli(['users', 'link', '--email', 'nobody@example.com'], env))).toMatch(/no dashboard user/);
+  });
+
   describe('refuses bad input with one line on stderr, nothing on stdout and a non-zero exit', () => {
     it('an unknown customer', async () => {
       const message = expectOneLineFailure(await cli(['keys', 'create', '--customer', '00000000-0000-4000-8000-000000000000'], env));
