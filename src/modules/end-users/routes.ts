@@ -3,10 +3,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { endUserBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
-import { DataOf, StringEnum, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { EndUserService } from './service.js';
 import type { VerificationService } from './verification.js';
-import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, UpdateEndUserBody } from './schemas.js';
+import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, SandboxVerificationBody, UpdateEndUserBody } from './schemas.js';
 
 export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -78,7 +78,7 @@ export function sandboxEndUserRoutes(app: FastifyInstance, verification: Verific
         tags: ['Sandbox'],
         summary: 'Decide the verification of an end user (sandbox only)',
         params: EndUserIdParams,
-        body: Type.Object({ outcome: StringEnum(['verified', 'rejected', 'review_required'] as const) }, { additionalProperties: false }),
+        body: SandboxVerificationBody,
         response: { 200: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },

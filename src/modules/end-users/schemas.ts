@@ -249,5 +249,9 @@ export const EndUser = Type.Object(
 );
 export type EndUserRecord = Static<typeof EndUser>;
 
+/** DESIGN §3 sandbox simulation: the verification decision to apply (the dashboard's sandbox buttons send the same). */
+export const SandboxVerificationBody = Type.Object({ outcome: StringEnum(['verified', 'rejected', 'review_required'] as const) }, { additionalProperties: false });
+export type SandboxVerificationInput = Static<typeof SandboxVerificationBody>;
+
 export const EndUserParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const EndUserIdParams = Type.Object({ endUserId: Uuid }, { additionalProperties: false });

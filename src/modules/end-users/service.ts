@@ -164,6 +164,11 @@ export class EndUserService {
     return (await listEndUsers(this.storage.db, caller.customerId)).map((row) => presentEndUser(row, caller.frOwnerBusinessId));
   }
 
+  /** The caller's end users as stored, oldest first: the dashboard also shows what the record leaves out (verification method, hosted onboarding link). */
+  async listRows(caller: AuthenticatedKey): Promise<EndUserRow[]> {
+    return listEndUsers(this.storage.db, caller.customerId);
+  }
+
   async get(caller: AuthenticatedKey, id: string): Promise<EndUserRecord> {
     return presentEndUser(await this.require(caller, id), caller.frOwnerBusinessId);
   }

@@ -15,7 +15,7 @@ import type { EndUserRecord, EndUserStatus } from './schemas.js';
  * pending_verification → verified | rejected | review_required; review_required → verified | rejected.
  * verified and rejected are final.
  */
-const allowedTransitions: Record<EndUserStatus, readonly EndUserStatus[]> = {
+export const allowedTransitions: Record<EndUserStatus, readonly EndUserStatus[]> = {
   pending_verification: ['verified', 'rejected', 'review_required'],
   review_required: ['verified', 'rejected'],
   verified: [],

@@ -1,5 +1,95 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../../errors.js';
+import { bodyChecker } from '../../http/validation.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
+import { presentEndUser } from '../../modules/end-users/presenter.js';
+import type { EndUserRow } from '../../modules/end-users/repository.js';
+import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
+import { allowedTransitions } from '../../modules/end-users/verification.js';
+import { formOf, formProblems, formText } from '../form.js';
+import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
-/** Placeholder: the pages of this section are being built (docs/dashboard.md). */
-export function endUserPages(_context: FastifyInstance, _services: WebServices): void {}
+const hidden = { hide: true } as const;
+const dashboardRoute = { config: { public: true }, schema: hidden } as const;
+const checkVerificationBody = bodyChecker<SandboxVerificationInput>(SandboxVerificationBody);
+
+type EndUserParams = { Params: { endUserId: string } };
+
+const statusWords: Record<EndUserStatus, string> = {
+  pending_verification: 'Pending verification',
+  verified: 'Verified',
+  rejected: 'Rejected',
+  review_required: 'Review required',
+};
+
+/** Status is always in words; the colour only repeats it. */
+const statusClasses: Partial<Record<EndUserStatus, string>> = { verified: 'status-ok', rejected: 'status-bad' };
+
+const verificationMethodWords: Record<string, string> = {
+  hosted_kyc: 'Hosted onboarding page',
+  pdf_upload: 'PDF upload',
+  provider_websdk: 'Provider web SDK',
+};
+
+/** The record as the API answers it, with what the dashboard adds: names and states in words, the hosted onboarding link. */
+function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: string) {
+  const record = presentEndUser(row, caller.frOwnerBusinessId);
+  const personName = [row.first_name, row.middle_name, row.last_name].filter((part) => part !== null && part !== '').join(' ');
+  // Only a hosted_kyc end user's token opens the onboarding page (modules/end-users/onboarding.ts).
+  const hosted = row.verification_method === 'hosted_kyc' && row.onboarding_url_token !== null;
+  return {
+    ...record,
+    name: row.end_user_type === 'BUSINESS' ? (row.company_name ?? '') : personName,
+    type_words: record.end_user_type === 'BUSINESS' ? 'Business' : 'Individual',
+    status_words: statusWords[record.status],
+    status_class: statusClasses[record.status] ?? '',
+    verification_method_words: row.verification_method === null ? 'Not set' : (verificationMethodWords[row.verification_method] ?? row.verification_method),
+    onboarding: hosted
+      ? { url: `${publicUrl}/onboarding/${row.onboarding_url_token}`, expires_at: row.onboarding_expires_at, completed_at: row.onboarding_completed_at }
+      : null,
+  };
+}
+
+/** End users (spec §4): the customer's list, one end user with its documents and, in the sandbox, the verification decision. */
+export function endUserPages(context: FastifyInstance, services: WebServices): void {
+  const sandbox = services.config.apiEnvironment === 'sandbox';
+
+  context.get('/end-users', dashboardRoute, async (request, reply) => {
+    const caller = request.dashboard!.caller;
+    const rows = await services.endUsers.listRows(caller);
+    const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.config.publicUrl));
+    return renderPage(services, request, reply, '/dashboard/end-users', 'End users', { endUsers });
+  });
+
+  const detail = async (request: FastifyRequest<EndUserParams>, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
+    const caller = request.dashboard!.caller;
+    const row = await services.endUsers.require(caller, request.params.endUserId);
+    const endUser = endUserView(row, caller, services.config.publicUrl);
+    return renderPage(services, request, reply, '/dashboard/end-user', endUser.name || 'End user', {
+      endUser,
+      documents: await services.documents.listOfEndUser(caller, row.id),
+      // The sandbox offers only the decisions the current status allows.
+      outcomes: sandbox ? allowedTransitions[endUser.status].map((outcome) => ({ outcome, words: statusWords[outcome] })) : [],
+      ...extra,
+    }, status);
+  };
+
+  context.get<EndUserParams>('/end-users/:endUserId', dashboardRoute, async (request, reply) => detail(request, reply));
+
+  // DESIGN §3: deciding a verification by hand is a sandbox simulation; production has no such route.
+  if (!sandbox) return;
+  context.post<EndUserParams>('/end-users/:endUserId/verification', dashboardRoute, async (request, reply) => {
+    const outcome = formText(formOf(request.body), 'outcome');
+    try {
+      const body = checkVerificationBody(outcome === undefined ? {} : { outcome });
+      const decided = await services.verification.decide(request.dashboard!.customerId, request.params.endUserId, body.outcome);
+      return await reply.redirect(`/dashboard/end-users/${decided.id}`, 303);
+    } catch (error) {
+      // A refused outcome (400) or a move the status does not allow (422) is shown on the page; an unknown id is the 404 page.
+      const problems = formProblems(error);
+      if (!problems || !(error instanceof DomainError) || error.code === 'NOT_FOUND') throw error;
+      return detail(request, reply, { problems }, error.statusCode);
+    }
+  });
+}
