@@ -1,5 +1,272 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageLimitDefault, eventRetentionDays, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
+import { DomainError } from '../../errors.js';
+import { bodyChecker } from '../../http/validation.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
+import {
+  CreateWebhookBody,
+  DeliveriesQuery,
+  EventsQuery,
+  ReplayBody,
+  UpdateWebhookBody,
+  subscribableEventTypes,
+  type CreateWebhookInput,
+  type UpdateWebhookInput,
+  type WebhookSubscriptionRecord,
+} from '../../modules/webhooks/schemas.js';
+import { testEventType } from '../../modules/webhooks/service.js';
+import { formList, formOf, formProblems, formText, type FormBody } from '../form.js';
+import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
-/** Placeholder: the pages of this section are being built (docs/dashboard.md). */
-export function webhookPages(_context: FastifyInstance, _services: WebServices): void {}
+const dashboardRoute = { config: { public: true }, schema: { hide: true } } as const;
+type WebhookRoute = { Params: { webhookId: string } };
+
+const checkCreate = bodyChecker<CreateWebhookInput>(CreateWebhookBody);
+const checkUpdate = bodyChecker<UpdateWebhookInput>(UpdateWebhookBody);
+const checkReplay = bodyChecker<{ since: string }>(ReplayBody);
+const checkDeliveriesQuery = bodyChecker<{ page?: number; limit?: number; status?: string }>(DeliveriesQuery);
+const checkEventsQuery = bodyChecker<{ page?: number; limit?: number; type?: string }>(EventsQuery);
+
+/** What the subscription forms show in their fields: the record, or what was typed when it was refused. */
+interface WebhookDraft {
+  url: string;
+  description: string;
+  eventTypes: string[];
+  allEventTypes: boolean;
+}
+
+const emptyDraft: WebhookDraft = { url: '', description: '', eventTypes: [], allEventTypes: false };
+
+const draftOfRecord = (webhook: WebhookSubscriptionRecord): WebhookDraft => ({
+  url: webhook.url,
+  description: webhook.description,
+  eventTypes: webhook.event_types,
+  allEventTypes: false,
+});
+
+function draftOfForm(form: FormBody): WebhookDraft {
+  return {
+    url: formText(form, 'url') ?? '',
+    description: formText(form, 'description') ?? '',
+    eventTypes: formList(form, 'event_types'),
+    allEventTypes: formText(form, 'all_event_types') !== undefined,
+  };
+}
+
+/** The API body of a subscription form: "every type" ticked stands for the whole list of subscribable types. */
+const subscriptionFields = (draft: WebhookDraft) => ({
+  ...(draft.url !== '' ? { url: draft.url } : {}),
+  // An emptied description is a description of "", as the API stores one not given.
+  description: draft.description,
+  eventTypes: draft.allEventTypes ? [...subscribableEventTypes] : draft.eventTypes,
+});
+
+/**
+ * A list page's query as the API's query schema takes it: an empty field (a filter's "any") is absent, page and
+ * limit are numbers when they are digits (anything else is left for the schema to refuse, in words).
+ */
+function queryFields(query: unknown, filterNames: readonly string[]): Record<string, unknown> {
+  const raw = formOf(query);
+  const fields: Record<string, unknown> = {};
+  for (const name of ['page', 'limit']) {
+    const text = formText(raw, name);
+    if (text !== undefined) fields[name] = /^\d+$/.test(text) ? Number(text) : text;
+  }
+  for (const name of filterNames) {
+    const text = formText(raw, name);
+    if (text !== undefined) fields[name] = text;
+  }
+  return fields;
+}
+
+/** A refused query answers the 400 page saying which parameter is wrong ("page: must be >= 1"). */
+function checkedQuery<T>(check: (data: unknown) => T, fields: Record<string, unknown>): T {
+  try {
+    return check(fields);
+  } catch (error) {
+    const problems = formProblems(error);
+    if (!problems || !(error instanceof DomainError)) throw error;
+    throw new DomainError('VALIDATION_ERROR', `This page address is not valid: ${problems.join('; ')}.`, error.details);
+  }
+}
+
+interface Pagination {
+  page: number;
+  limit: number;
+  total: number;
+}
+
+/** The pages before and after this one, as links that keep the filters and the page size. */
+function pagerOf(path: string, { page, limit, total }: Pagination, filters: Record<string, string | undefined>) {
+  const pages = Math.max(1, Math.ceil(total / limit));
+  const href = (target: number) => {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(filters)) if (value !== undefined) params.set(name, value);
+    params.set('page', String(target));
+    params.set('limit', String(limit));
+    return `${path}?${params.toString()}`;
+  };
+  return { page, pages, total, previous: page > 1 ? href(Math.min(page - 1, pages)) : null, next: page < pages ? href(page + 1) : null };
+}
+
+/** A datetime-local value has no zone (the label says UTC); anything else goes on as typed, for the schema to judge. */
+function utcTimestamp(local: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(?:\.\d{1,3})?)?$/.exec(local);
+  return match ? `${match[1]}${match[2] ?? ':00'}Z` : local;
+}
+
+/** A refused action shows its reason on the page, with the API's status; an unknown (or another customer's) id stays the 404 page. */
+function refusalOf(error: unknown): { problems: string[]; status: number } | undefined {
+  if (error instanceof DomainError && error.code === 'NOT_FOUND') return undefined;
+  const problems = formProblems(error);
+  return problems && { problems, status: error instanceof DomainError ? error.statusCode : 400 };
+}
+
+/**
+ * Webhooks (docs/webhooks.md) through the same service as the JSON API: subscriptions (list, create with the
+ * secret shown once, edit, disable/enable, rotate, test, replay, delete), each one's deliveries, and the events feed.
+ */
+export function webhookPages(context: FastifyInstance, services: WebServices): void {
+  const callerOf = (request: FastifyRequest): AuthenticatedKey => request.dashboard!.caller;
+
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) =>
+    renderPage(services, request, reply, '/dashboard/webhooks', 'Webhooks', {
+      webhooks: await services.webhooks.list(callerOf(request)),
+      limit: webhookSubscriptionsPerCustomerMax,
+      eventTypeChoices: subscribableEventTypes,
+      draft: emptyDraft,
+      ...extra,
+    }, status);
+
+  /** The subscription, its forms and a page of its deliveries (filtered by the query; a POST's address has none). */
+  const detailPage = async (request: FastifyRequest<WebhookRoute>, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
+    const caller = callerOf(request);
+    const id = request.params.webhookId;
+    const webhook = await services.webhooks.get(caller, id);
+    const query = checkedQuery(checkDeliveriesQuery, queryFields(request.query, ['status']));
+    const deliveries = await services.webhooks.deliveries(caller, id, query.status, query.page ?? 1, query.limit ?? pageLimitDefault);
+    const now = services.clock.now().getTime();
+    return renderPage(services, request, reply, '/dashboard/webhook', 'Webhook subscription', {
+      webhook,
+      deliveries: deliveries.data,
+      pager: pagerOf(`/dashboard/webhooks/${encodeURIComponent(id)}`, deliveries.meta.pagination, { status: query.status }),
+      statusFilter: query.status ?? '',
+      eventTypeChoices: subscribableEventTypes,
+      draft: draftOfRecord(webhook),
+      replay: {
+        // datetime-local values: minutes, no zone.
+        suggested: new Date(now - 86_400_000).toISOString().slice(0, 16),
+        earliest: new Date(now - eventRetentionDays * 86_400_000).toISOString().slice(0, 16),
+        latest: new Date(now).toISOString().slice(0, 16),
+        retentionDays: eventRetentionDays,
+      },
+      ...extra,
+    }, status);
+  };
+
+  /** Runs a subscription's action, then shows its page with what the action reports, or with why it was refused. */
+  const afterAction = async (
+    request: FastifyRequest<WebhookRoute>,
+    reply: FastifyReply,
+    action: () => Promise<Record<string, unknown>>,
+    onRefusal: Record<string, unknown> = {},
+  ) => {
+    let outcome: Record<string, unknown>;
+    let status = 200;
+    try {
+      outcome = await action();
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      outcome = { problems: refusal.problems, ...onRefusal };
+      status = refusal.status;
+    }
+    return detailPage(request, reply, outcome, status);
+  };
+
+  context.get('/webhooks', dashboardRoute, async (request, reply) => listPage(request, reply));
+
+  context.post('/webhooks', dashboardRoute, async (request, reply) => {
+    const draft = draftOfForm(formOf(request.body));
+    try {
+      const created = await services.webhooks.create(callerOf(request), checkCreate(subscriptionFields(draft)));
+      return await listPage(request, reply, { created }, 201);
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      return listPage(request, reply, { problems: refusal.problems, draft }, refusal.status);
+    }
+  });
+
+  context.get<WebhookRoute>('/webhooks/:webhookId', dashboardRoute, async (request, reply) => detailPage(request, reply));
+
+  context.post<WebhookRoute>('/webhooks/:webhookId', dashboardRoute, async (request, reply) => {
+    const draft = draftOfForm(formOf(request.body));
+    return afterAction(
+      request,
+      reply,
+      async () => {
+        await services.webhooks.update(callerOf(request), request.params.webhookId, checkUpdate(subscriptionFields(draft)));
+        return { notice: 'Saved.' };
+      },
+      { draft },
+    );
+  });
+
+  context.post<WebhookRoute>('/webhooks/:webhookId/active', dashboardRoute, async (request, reply) => {
+    const wanted = formText(formOf(request.body), 'is_active');
+    return afterAction(request, reply, async () => {
+      // Anything but "true" or "false" goes on as text, so the schema refuses it as the API would.
+      const isActive = wanted === 'true' ? true : wanted === 'false' ? false : wanted;
+      const updated = await services.webhooks.update(callerOf(request), request.params.webhookId, checkUpdate({ isActive }));
+      return {
+        notice: updated.is_active
+          ? 'Enabled: new events are queued for it again, and its pending deliveries go out. Events of the time it was disabled are not; replay them below.'
+          : 'Disabled: nothing is sent to it until it is enabled again.',
+      };
+    });
+  });
+
+  context.post<WebhookRoute>('/webhooks/:webhookId/rotate-secret', dashboardRoute, async (request, reply) =>
+    afterAction(request, reply, async () => ({ rotated: await services.webhooks.rotateSecret(callerOf(request), request.params.webhookId) })),
+  );
+
+  context.post<WebhookRoute>('/webhooks/:webhookId/test', dashboardRoute, async (request, reply) =>
+    afterAction(request, reply, async () => {
+      const { event } = await services.webhooks.sendTest(callerOf(request), request.params.webhookId);
+      return { notice: `A ${testEventType} event (${event.id}) is queued for this subscription; its delivery shows below.` };
+    }),
+  );
+
+  context.post<WebhookRoute>('/webhooks/:webhookId/replay', dashboardRoute, async (request, reply) => {
+    const since = formText(formOf(request.body), 'since');
+    return afterAction(request, reply, async () => {
+      const body = checkReplay(since === undefined ? {} : { since: utcTimestamp(since) });
+      const result = await services.webhooks.replay(callerOf(request), request.params.webhookId, body.since);
+      const more = result.next_since === null ? '' : ` There were more: replay from ${result.next_since} to queue the rest.`;
+      return { notice: `${result.queued} ${result.queued === 1 ? 'event' : 'events'} queued for delivery.${more}`, replayed: result };
+    });
+  });
+
+  context.post<WebhookRoute>('/webhooks/:webhookId/delete', dashboardRoute, async (request, reply) => {
+    await services.webhooks.delete(callerOf(request), request.params.webhookId);
+    return reply.redirect('/dashboard/webhooks', 303);
+  });
+
+  context.get('/events', dashboardRoute, async (request, reply) => {
+    const query = checkedQuery(checkEventsQuery, queryFields(request.query, ['type']));
+    const events = await services.webhooks.events(callerOf(request), query.type, query.page ?? 1, query.limit ?? pageLimitDefault);
+    return renderPage(services, request, reply, '/dashboard/events', 'Events', {
+      events: events.data,
+      pager: pagerOf('/dashboard/events', events.meta.pagination, { type: query.type }),
+      typeFilter: query.type ?? '',
+      typeChoices: [...subscribableEventTypes, testEventType],
+    });
+  });
+
+  context.get<{ Params: { eventId: string } }>('/events/:eventId', dashboardRoute, async (request, reply) => {
+    const event = await services.webhooks.event(callerOf(request), request.params.eventId);
+    return renderPage(services, request, reply, '/dashboard/event', `Event ${event.type}`, { event, json: JSON.stringify(event.data, null, 2) });
+  });
+}
