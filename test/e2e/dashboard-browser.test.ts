@@ -91,7 +91,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await page.click('input[name="access"][value="scopes"]');
     await page.click('input[name="scopes"][value="fiat-accounts:read"]');
     await submit('form.stacked button[type="submit"]');
-    const key = await page.$eval('#new-key-value', (input) => (input as HTMLInputElement).value);
+    const key = await page.$eval('#new-key-value', (input) => (input as unknown as { value: string }).value);
     expect(key).toMatch(/^sk_test_/);
     expect((await api('GET', '/fiat-accounts', key)).status).toBe(200);
     expect((await api('GET', '/end-users', key)).status).toBe(403);
