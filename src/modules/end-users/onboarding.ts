@@ -52,3 +52,8 @@ export async function findEndUserByOnboardingToken(db: Kysely<Database>, token: 
   if (token.length > onboardingUrlTokenLengthMax) return undefined;
   return db.selectFrom('end_users').selectAll().where('onboarding_token_hash', '=', hashOnboardingToken(token)).executeTakeFirst();
 }
+
+/** Closes an end user's hosted page for good (its link opens nothing after); not part of the API record. */
+export async function markOnboardingCompleted(db: Kysely<Database>, endUserId: string, at: Date): Promise<void> {
+  await db.updateTable('end_users').set({ onboarding_completed_at: at.toISOString() }).where('id', '=', endUserId).where('onboarding_completed_at', 'is', null).execute();
+}

@@ -1,5 +1,164 @@
-import type { FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { dashboardFormBytesMax } from '../../config/limits.js';
+import { DomainError, validationError } from '../../errors.js';
+import { uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
+import type { EndUserStatus } from '../../modules/end-users/schemas.js';
+import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { WebServices } from '../dashboard/services.js';
+import { formOf, formProblems, formText } from '../form.js';
+import { installPageErrors } from '../page-errors.js';
+import { installPageHeaders } from '../page-headers.js';
+import { installViews } from '../views.js';
+import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, identityDocumentKinds, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
+import { completeOnboarding, linkNotValid, openOnboardingLink, type OnboardingVisit } from './onboarding-link.js';
 
-/** Placeholder: the hosted onboarding page is being built (docs/dashboard.md "Hosted onboarding"). */
-export async function registerOnboardingPages(_app: FastifyInstance, _services: WebServices): Promise<void> {}
+const hidden = { hide: true } as const;
+const onboardingRoute = { config: { public: true }, schema: hidden } as const;
+type TokenParams = { Params: { token: string } };
+
+const statusWords: Record<EndUserStatus, string> = {
+  pending_verification: 'Waiting for verification',
+  verified: 'Verified',
+  rejected: 'Rejected',
+  review_required: 'Under review',
+};
+/** The sandbox's simulated decisions, as the buttons name them (the API's outcome values). */
+const outcomeWords: Record<VerificationOutcome, string> = { verified: 'Verified', rejected: 'Rejected', review_required: 'Needs review' };
+/** Statuses a decision can still move (modules/end-users/verification.ts); verified and rejected are final. */
+const undecidedStatuses = new Set(['pending_verification', 'review_required']);
+/** What the person uploads here (end-user reports the customer attached are the customer's, not shown). */
+const personUploadTypes = new Set<string>(uploadDocumentTypes);
+const identityDocumentTypes = new Set(['identity', 'IDENTITY_VERIFICATION']);
+const isIdentityDocument = (document: DocumentRecord) => identityDocumentTypes.has(document.document_type);
+const isOutcome = (value: string | undefined): value is VerificationOutcome => value !== undefined && Object.hasOwn(outcomeWords, value);
+
+/** The end user's own details, nothing else of the record (no ids, no risk tier, no other end user). */
+function personOf(visit: OnboardingVisit) {
+  const row = visit.endUser;
+  const address = row.address === null ? null : (JSON.parse(row.address) as { country?: string } | null);
+  return {
+    name: [row.first_name, row.middle_name, row.last_name].filter((part) => part !== null && part !== '').join(' '),
+    email: row.email,
+    dob: row.dob,
+    nationality: row.nationality,
+    birthCountry: row.birth_country,
+    residenceCountry: address?.country ?? null,
+    statusWords: statusWords[row.status as EndUserStatus] ?? row.status,
+  };
+}
+
+/**
+ * The hosted KYC onboarding page (docs/dashboard.md "Hosted onboarding"): whoever holds an end user's link sees
+ * that end user's details, uploads an identity document through the API's own checks, and finishes — in the
+ * sandbox by choosing the provider's decision, in production by submitting for the provider's review. Its own
+ * context: no session, no cookies; the link is the only credential, and every form token is bound to it.
+ */
+export async function registerOnboardingPages(app: FastifyInstance, services: WebServices): Promise<void> {
+  await app.register(
+    async (context) => {
+      await installViews(context);
+      installPageHeaders(context);
+      // Relative: from a refused form (/onboarding/{token}/documents) "Back" leads to the page itself.
+      installPageErrors(context, '.');
+      context.addHook('onSend', async (_request, reply) => {
+        reply.header('x-robots-tag', 'noindex');
+      });
+      await context.register(formbody, { bodyLimit: dashboardFormBytesMax });
+      await context.register(multipart, { limits: documentFormLimits });
+      onboardingRoutes(context, services);
+    },
+    { prefix: '/onboarding' },
+  );
+}
+
+function onboardingRoutes(context: FastifyInstance, services: WebServices): void {
+  const sandbox = services.config.apiEnvironment === 'sandbox';
+
+  const requireFormToken = (visit: OnboardingVisit, presented: unknown) => {
+    if (!services.formTokens.verify(visit.formBinding, presented)) throw new DomainError('CSRF_TOKEN_INVALID', 'The form token is missing or not valid.');
+  };
+
+  const uploadedDocuments = async (visit: OnboardingVisit) =>
+    (await services.documents.listOfEndUser(visit.caller, visit.endUser.id)).filter((document) => personUploadTypes.has(document.document_type));
+
+  const page = async (reply: FastifyReply, visit: OnboardingVisit, token: string, extra: Record<string, unknown> = {}, status = 200) => {
+    const documents = await uploadedDocuments(visit);
+    return reply.code(status).view('/onboarding/page', {
+      title: 'Verify your identity',
+      sandbox,
+      csrf: services.formTokens.issue(visit.formBinding),
+      pagePath: `/onboarding/${token}`,
+      person: personOf(visit),
+      documents,
+      identityDocumentKinds,
+      fileSizeMaxMegabytes,
+      canFinish: documents.some(isIdentityDocument),
+      outcomes: sandbox && undecidedStatuses.has(visit.endUser.status) ? outcomeWords : null,
+      ...extra,
+    });
+  };
+
+  const finished = (reply: FastifyReply, message: string) => reply.view('/onboarding/done', { title: 'Thank you', sandbox, message });
+
+  /**
+   * Finishing needs an identity document on file (uploaded here or by the customer through the API): without one
+   * there is nothing to verify, in the sandbox as in production. Refused on the page, with the form to upload one.
+   */
+  const hasIdentityDocument = async (visit: OnboardingVisit) => (await uploadedDocuments(visit)).some(isIdentityDocument);
+  const identityDocumentFirst = (reply: FastifyReply, visit: OnboardingVisit, token: string) =>
+    page(reply, visit, token, { problems: ['Upload an identity document first.'] }, 400);
+
+  // Every other address here answers like an unknown link, a token longer than any link included (the router does
+  // not match it to :token at all).
+  context.route({ method: ['GET', 'POST'], url: '/*', ...onboardingRoute, handler: async () => Promise.reject(linkNotValid()) });
+
+  context.get<TokenParams>('/:token', onboardingRoute, async (request, reply) =>
+    page(reply, await openOnboardingLink(services, request.params.token), request.params.token),
+  );
+
+  context.post<TokenParams>('/:token/documents', { ...onboardingRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
+    const { token } = request.params;
+    const visit = await openOnboardingLink(services, token);
+    if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
+    try {
+      const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
+      // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
+      await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
+    } catch (error) {
+      const problems = uploadProblems(error);
+      if (!problems) throw error;
+      return page(reply, visit, token, { problems }, (error as DomainError).statusCode);
+    }
+    return reply.redirect(`/onboarding/${token}`, 303);
+  });
+
+  if (sandbox) {
+    context.post<TokenParams>('/:token/outcome', onboardingRoute, async (request, reply) => {
+      const { token } = request.params;
+      const visit = await openOnboardingLink(services, token);
+      const form = formOf(request.body);
+      requireFormToken(visit, form._csrf);
+      const outcome = formText(form, 'outcome');
+      if (!isOutcome(outcome)) {
+        const refusal = validationError([{ location: 'body', path: '/outcome', reason: `must be one of ${Object.keys(outcomeWords).join(', ')}` }]);
+        return page(reply, visit, token, { problems: formProblems(refusal) }, 400);
+      }
+      if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit, token);
+      const decided = await services.verification.decide(visit.endUser.customer_id, visit.endUser.id, outcome);
+      await completeOnboarding(services, visit);
+      return finished(reply, `Sandbox: the simulated provider decided "${outcomeWords[outcome]}"; the status is now ${statusWords[decided.status]}.`);
+    });
+  } else {
+    // Production: the provider decides later; the person only says they are done.
+    context.post<TokenParams>('/:token/submit', onboardingRoute, async (request, reply) => {
+      const { token } = request.params;
+      const visit = await openOnboardingLink(services, token);
+      requireFormToken(visit, formOf(request.body)._csrf);
+      if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit, token);
+      await completeOnboarding(services, visit);
+      return finished(reply, 'Your documents have been sent for review. The company that sent you this link will let you know the outcome.');
+    });
+  }
+}
