@@ -1,5 +1,151 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
+import { bodyChecker } from '../../http/validation.js';
+import type { Answer } from '../../http/idempotency.js';
+import type { FiatAccountRecord } from '../../modules/fiat-accounts/schemas.js';
+import type { DepositInput } from '../../modules/payments/deposits.js';
+import { DepositBody } from '../../modules/payments/schemas.js';
+import type { TransactionRecordType } from '../../modules/transactions/schemas.js';
+import type { VirtualAccountRecord } from '../../modules/virtual-accounts/schemas.js';
+import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/schemas.js';
+import { DomainError } from '../../errors.js';
+import { formOf, formText } from '../form.js';
+import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
+import { checkQuery, formRefusal, pagerOf, queryInput } from './transaction-pages.js';
 
-/** Placeholder: the pages of this section are being built (docs/dashboard.md). */
-export function accountPages(_context: FastifyInstance, _services: WebServices): void {}
+const dashboardRoute = { config: { public: true }, schema: { hide: true } } as const;
+
+const checkDeposit = bodyChecker<DepositInput>(DepositBody);
+const checkWalletDeposit = bodyChecker<WalletDepositInput>(WalletDepositBody);
+const checkTransfersQuery = bodyChecker<{ page: number; limit: number }>(WalletTransfersQuery);
+
+/** Transfers shown per page of a wallet. */
+const transfersPerPage = 20;
+
+type AccountOfCustomer = { kind: 'fiat'; account: FiatAccountRecord } | { kind: 'virtual'; account: VirtualAccountRecord };
+
+/** The path of an account's page: fiat and virtual accounts share the deposit route but not their page. */
+const accountPath = (kind: AccountOfCustomer['kind'], id: string) => `/dashboard/accounts/${kind}/${id}`;
+
+/** A money-moving service's answer (http/idempotency.ts Answer) as the record it carries. */
+function answered<T>(answer: Answer): T {
+  return (JSON.parse(answer.body) as { data: T }).data;
+}
+
+/** A number typed in a form as the JSON number the API takes; anything else stays text for the schema to refuse. */
+function formNumber(text: string | undefined): number | string | undefined {
+  return text !== undefined && /^-?\d{1,15}(\.\d{1,15})?$/.test(text) ? Number(text) : text;
+}
+
+/**
+ * Accounts: the customer's fiat accounts, virtual accounts and wallets, a page for each with its details and
+ * balances; in the sandbox, deposits from outside into any of them (DESIGN §3 simulation endpoints).
+ */
+export function accountPages(context: FastifyInstance, services: WebServices): void {
+  const { fiatAccounts, virtualAccounts, wallets } = services;
+
+  /** The customer's fiat or virtual account of this id: deposits take either, as the API's deposit route does. */
+  const accountOf = async (caller: AuthenticatedKey, id: string): Promise<AccountOfCustomer> => {
+    try {
+      return { kind: 'fiat', account: await fiatAccounts.get(caller, id) };
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'NOT_FOUND')) throw error;
+      return { kind: 'virtual', account: await virtualAccounts.get(caller, id) };
+    }
+  };
+
+  context.get('/accounts', dashboardRoute, async (request, reply) => {
+    const caller = request.dashboard!.caller;
+    const [fiat, virtual, walletList] = await Promise.all([fiatAccounts.list(caller), virtualAccounts.list(caller), wallets.wallets.list(caller)]);
+    return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', { fiat, virtual, wallets: walletList });
+  });
+
+  /** An account's page; `?deposit=<transaction id>` (where a deposit redirects) says what arrived. */
+  const accountPage = async (request: FastifyRequest, reply: FastifyReply, found: AccountOfCustomer, extra: Record<string, unknown> = {}, status = 200) => {
+    const caller = request.dashboard!.caller;
+    const depositId = formText(formOf(request.query), 'deposit');
+    const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.payments.transactions.get(caller, depositId);
+    const master = found.kind === 'virtual' ? await fiatAccounts.get(caller, found.account.master_fiat_account_id) : undefined;
+    const notice = deposit && `Deposit of ${deposit.amount} ${deposit.currency} received; the balance is now ${deposit.balance_after} ${deposit.currency}.`;
+    const data = { ...found, master, notice, depositPath: `/dashboard/accounts/${found.account.id}/deposits`, ...extra };
+    return renderPage(services, request, reply, '/dashboard/account', found.account.account_name, data, status);
+  };
+
+  context.get<{ Params: { id: string } }>('/accounts/fiat/:id', dashboardRoute, async (request, reply) =>
+    accountPage(request, reply, { kind: 'fiat', account: await fiatAccounts.get(request.dashboard!.caller, request.params.id) }),
+  );
+
+  context.get<{ Params: { id: string } }>('/accounts/virtual/:id', dashboardRoute, async (request, reply) =>
+    accountPage(request, reply, { kind: 'virtual', account: await virtualAccounts.get(request.dashboard!.caller, request.params.id) }),
+  );
+
+  /** A wallet's page: balances, addresses, its transfers and deposits (paginated); `?deposit=<transfer id>` as above. */
+  const walletPage = async (request: FastifyRequest, reply: FastifyReply, walletId: string, extra: Record<string, unknown> = {}, status = 200) => {
+    const caller = request.dashboard!.caller;
+    const wallet = await wallets.wallets.get(caller, walletId);
+    const query = formOf(request.query);
+    const { page } = checkQuery(checkTransfersQuery, queryInput(query, ['page']));
+    const transfers = await wallets.transfers.list(caller, wallet.local_id, page, transfersPerPage);
+    const depositId = formText(query, 'deposit');
+    const deposit: WalletTransferRecord | undefined = depositId === undefined ? undefined : await wallets.transfers.get(caller, depositId);
+    const notice = deposit && `Deposit of ${deposit.amount} ${deposit.asset} on ${deposit.network} received.`;
+    return renderPage(
+      services,
+      request,
+      reply,
+      '/dashboard/account-wallet',
+      wallet.display_name,
+      { wallet, transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, {}, transfers.meta.pagination), notice, ...extra },
+      status,
+    );
+  };
+
+  context.get<{ Params: { id: string } }>('/accounts/wallets/:id', dashboardRoute, async (request, reply) => walletPage(request, reply, request.params.id));
+
+  const paymentSandbox = services.payments.sandbox;
+  if (paymentSandbox) {
+    context.post<{ Params: { id: string } }>('/accounts/:id/deposits', dashboardRoute, async (request, reply) => {
+      const caller = request.dashboard!.caller;
+      // Looked up first: another customer's account is a 404 page whatever the form holds.
+      const found = await accountOf(caller, request.params.id);
+      const form = formOf(request.body);
+      let deposit: TransactionRecordType;
+      try {
+        const body = checkDeposit({
+          amount: formNumber(formText(form, 'amount')),
+          reference: formText(form, 'reference'),
+          counterpartyName: formText(form, 'counterparty_name'),
+        });
+        deposit = answered<TransactionRecordType>(await paymentSandbox.deposits.deposit(caller, found.account.id, body));
+      } catch (error) {
+        const refused = formRefusal(error);
+        if (!refused) throw error;
+        return accountPage(request, reply, found, { problems: refused.problems, sent: form }, refused.status);
+      }
+      // Redirected, so that reloading the page shows the deposit again rather than making a second one.
+      return reply.redirect(`${accountPath(found.kind, found.account.id)}?deposit=${deposit.id}`, 303);
+    });
+  }
+
+  const walletSandbox = wallets.sandbox;
+  if (walletSandbox) {
+    context.post<{ Params: { id: string } }>('/accounts/wallets/:id/deposits', dashboardRoute, async (request, reply) => {
+      const caller = request.dashboard!.caller;
+      const wallet = await wallets.wallets.get(caller, request.params.id);
+      const form = formOf(request.body);
+      let deposit: WalletTransferRecord;
+      try {
+        // The form offers the wallet's addresses as "asset/network" pairs: a deposit arrives at one of them.
+        const [asset, network] = (formText(form, 'pair') ?? '').split('/');
+        const body = checkWalletDeposit({ asset: asset || undefined, network, amount: formText(form, 'amount') });
+        deposit = answered<WalletTransferRecord>(await walletSandbox.deposit(caller, wallet.local_id, body));
+      } catch (error) {
+        const refused = formRefusal(error);
+        if (!refused) throw error;
+        return walletPage(request, reply, wallet.local_id, { problems: refused.problems, sent: form }, refused.status);
+      }
+      return reply.redirect(`/dashboard/accounts/wallets/${wallet.local_id}?deposit=${deposit.local_id}`, 303);
+    });
+  }
+}
