@@ -160,7 +160,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const endUsers = new EndUserService(storage, provisioning, files, clock, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
   const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
   fiatAccountRoutes(app, fiatAccounts);
-  endUserRoutes(app, endUsers);
+  endUserRoutes(app, endUsers, config.publicUrl);
   const idempotency = new IdempotencyKeys(storage, clock, { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs });
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
   const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log };

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { checkout, databaseDeployments, ensureBuilt, processTestTimeoutMs, runCli, startApiServer, type Deployment, type Spawned } from './support.js';
 
 /**
@@ -23,6 +25,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
   let page: Page;
   let customerId: string;
   let operatorKey: string;
+  let receiver: WebhookReceiver;
 
   const api = async (method: string, url: string, key: string, body?: unknown) => {
     const headers: Record<string, string> = { 'x-api-key': key };
@@ -48,6 +51,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
 
   beforeAll(async () => {
     await ensureBuilt();
+    receiver = await new WebhookReceiver().listen();
     deployment = makeDeployment();
     await deployment.prepare();
     ({ baseUrl } = await startApiServer({ ...deployment.env, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off' }, servers));
@@ -64,6 +68,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
 
   afterAll(async () => {
     await browser?.close();
+    await receiver?.close();
     for (const server of servers) server.kill();
     await deployment?.cleanUp();
   });
@@ -102,5 +107,34 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     expect(await page.$eval('.notice', (notice) => notice.textContent)).toContain('is revoked');
     expect((await api('GET', '/fiat-accounts', key)).status).toBe(401);
     expect((await api('GET', '/fiat-accounts', operatorKey)).status).toBe(200);
+  }, processTestTimeoutMs);
+
+  it('creates a webhook subscription and sends it a test event, signed with the secret shown once', async () => {
+    await page.goto(`${baseUrl}/dashboard/webhooks`);
+    await page.type('#url', receiver.url());
+    await page.type('#description', 'Browser test receiver');
+    await page.click('#all_event_types');
+    await submit('form.stacked button[type="submit"]');
+    const secret = await page.$eval('#new-secret-value', (input) => (input as unknown as { value: string }).value);
+    expect(secret).toMatch(/^whsec_/);
+    await screenshot('webhooks');
+
+    await submit('a[href^="/dashboard/webhooks/"]');
+    const detailUrl = page.url();
+    await submit('form[action$="/test"] button');
+    const [delivery] = await receiver.waitFor(1, 20_000);
+    const event = new Webhook(secret).verify(delivery!.body, delivery!.headers) as { type: string };
+    expect(event.type).toBe('webhook.test');
+    // The delivery table shows the attempt once the server has recorded it (a real process: polled, bounded). The
+    // page is fetched again with GET: a reload would post the test form a second time.
+    const deliveryStatus = () => page.$eval('#deliveries ~ table tbody tr td', (cell) => cell.textContent?.trim());
+    for (let tries = 0; tries < 50 && (await deliveryStatus()) !== 'succeeded'; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await page.goto(detailUrl);
+    }
+    expect(await deliveryStatus()).toBe('succeeded');
+    expect(await page.$eval('#deliveries ~ table tbody tr td:nth-child(5)', (cell) => cell.textContent?.trim())).toBe('200');
+    expect(await page.$$eval('#deliveries ~ table tbody tr', (rows) => rows.length)).toBe(1);
+    await screenshot('webhook');
   }, processTestTimeoutMs);
 });

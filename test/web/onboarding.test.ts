@@ -43,11 +43,12 @@ function postForm(t: TestApp, url: string, fields: Record<string, string>): Prom
   return t.app.inject({ method: 'POST', url, payload: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
 }
 
-/** A hosted_kyc individual created through the JSON API, and the link the server issued (read from its row: the API record does not carry it). */
+/** A hosted_kyc individual created through the JSON API, and the link the server issued (GET …/onboarding-link). */
 async function hostedEndUser(t: TestApp, customer: TestCustomer, overrides: Record<string, unknown> = {}): Promise<HostedEndUser> {
   const created = await createIndividual(t, customer, { verificationMethod: 'hosted_kyc', ...overrides });
-  const row = await t.storage.db.selectFrom('end_users').select('onboarding_url_token').where('id', '=', created.id).executeTakeFirstOrThrow();
-  const token = row.onboarding_url_token!;
+  const link = (await t.request({ url: `/end-users/${created.id}/onboarding-link`, key: customer.key })).json().data;
+  const token: string = link.onboarding_url_token;
+  expect(link.url).toBe(`http://localhost:3000/onboarding/${token}`);
   return { id: created.id, token, path: `/onboarding/${token}` };
 }
 
@@ -90,6 +91,24 @@ describe('hosted onboarding page (sandbox)', () => {
     for (const shown of ['Ada King Lovelace', 'ada@example.com', '1990-12-10', 'GB', 'DE', 'Waiting for verification']) expect(page.body).toContain(shown);
     for (const hidden of ['Grace', 'Hopper', 'grace@example.com', ada.id, alice.frOwnerBusinessId]) expect(page.body).not.toContain(hidden);
     expect((await t.app.inject({ url: grace.path })).body).toContain('Grace Hopper');
+  });
+
+  it('answers the link through GET /end-users/{id}/onboarding-link, for hosted_kyc end users of the caller only', async () => {
+    const ada = await hostedEndUser(t, alice);
+    const link = (await t.request({ url: `/end-users/${ada.id}/onboarding-link`, key: alice.key })).json().data;
+    expect(Object.keys(link).sort()).toEqual(['completed_at', 'expires_at', 'onboarding_url_token', 'url']);
+    expect(Date.parse(link.expires_at) - t.clock.now().getTime()).toBe(onboardingLinkTtlMs);
+    expect(link.completed_at).toBeNull();
+
+    const bob = await t.createCustomer('Bob GmbH');
+    const foreign = await t.request({ url: `/end-users/${ada.id}/onboarding-link`, key: bob.key });
+    expect(foreign.statusCode).toBe(404);
+    const plain = await createIndividual(t, alice, { verificationMethod: 'pdf_upload', onboarding_url_token: 'a'.repeat(40) });
+    const none = await t.request({ url: `/end-users/${plain.id}/onboarding-link`, key: alice.key });
+    expect(none.statusCode).toBe(404);
+    expect(none.json().error.code).toBe('NOT_FOUND');
+    const narrow = await t.createKey(alice.id, { scopes: ['payments:read'] });
+    expect((await t.request({ url: `/end-users/${ada.id}/onboarding-link`, key: narrow.key })).statusCode).toBe(403);
   });
 
   it('sends the browser-page headers, noindex and no cookie, on the page and on its 404', async () => {

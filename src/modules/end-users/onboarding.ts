@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { onboardingLinkTtlMs, onboardingTokenLengthMin, onboardingTokenRandomBytes, onboardingUrlTokenLengthMax } from '../../config/limits.js';
 import type { FieldError } from '../../errors.js';
 import type { Database, EndUsersTable } from '../../storage/tables.js';
+import type { OnboardingLinkRecord } from './schemas.js';
 
 /**
  * The hosted onboarding page (docs/dashboard.md "Hosted onboarding") opens at /onboarding/{onboarding_url_token}.
@@ -56,4 +57,15 @@ export async function findEndUserByOnboardingToken(db: Kysely<Database>, token: 
 /** Closes an end user's hosted page for good (its link opens nothing after); not part of the API record. */
 export async function markOnboardingCompleted(db: Kysely<Database>, endUserId: string, at: Date): Promise<void> {
   await db.updateTable('end_users').set({ onboarding_completed_at: at.toISOString() }).where('id', '=', endUserId).where('onboarding_completed_at', 'is', null).execute();
+}
+
+/** The link a customer sends to a hosted_kyc end user; undefined for other end users (their token opens nothing). */
+export function onboardingLinkOf(row: EndUsersTable, publicUrl: string): OnboardingLinkRecord | undefined {
+  if (row.onboarding_token_hash === null || row.onboarding_url_token === null || row.onboarding_expires_at === null) return undefined;
+  return {
+    url: `${publicUrl}/onboarding/${row.onboarding_url_token}`,
+    onboarding_url_token: row.onboarding_url_token,
+    expires_at: row.onboarding_expires_at,
+    completed_at: row.onboarding_completed_at,
+  };
 }

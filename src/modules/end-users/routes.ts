@@ -6,9 +6,11 @@ import { callerOf } from '../../http/auth.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { EndUserService } from './service.js';
 import type { VerificationService } from './verification.js';
-import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, SandboxVerificationBody, UpdateEndUserBody } from './schemas.js';
+import { notFound } from '../../errors.js';
+import { onboardingLinkOf } from './onboarding.js';
+import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, OnboardingLink, SandboxVerificationBody, UpdateEndUserBody } from './schemas.js';
 
-export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService): void {
+export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, publicUrl: string): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['End users'];
   // 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
@@ -50,6 +52,25 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService): v
       schema: { tags, summary: 'Get an end user', params: EndUserIdParams, response: { 200: DataOf(EndUser), ...errorResponses(...authenticatedReadErrors, 404) } },
     },
     async (request) => ({ data: await endUsers.get(callerOf(request), request.params.endUserId) }),
+  );
+
+  routes.get(
+    '/end-users/:endUserId/onboarding-link',
+    {
+      config: { scope: 'end-users:read' },
+      schema: {
+        tags,
+        summary: "Get an end user's hosted onboarding link",
+        description: 'Additive (docs/dashboard.md "Hosted onboarding"): the page a hosted_kyc end user opens to verify their identity. 404 for other end users.',
+        params: EndUserIdParams,
+        response: { 200: DataOf(OnboardingLink), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => {
+      const link = onboardingLinkOf(await endUsers.require(callerOf(request), request.params.endUserId), publicUrl);
+      if (!link) throw notFound('hosted onboarding link (the end user was not created with verificationMethod hosted_kyc)');
+      return { data: link };
+    },
   );
 
   routes.patch(

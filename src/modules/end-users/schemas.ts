@@ -255,3 +255,15 @@ export type SandboxVerificationInput = Static<typeof SandboxVerificationBody>;
 
 export const EndUserParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const EndUserIdParams = Type.Object({ endUserId: Uuid }, { additionalProperties: false });
+
+/** The hosted onboarding link of a hosted_kyc end user (additive: docs/dashboard.md "Hosted onboarding"). */
+export const OnboardingLink = Type.Object(
+  {
+    url: Type.String({ description: 'PUBLIC_URL + /onboarding/ + onboarding_url_token: send it to the end user' }),
+    onboarding_url_token: Type.String(),
+    expires_at: Timestamp,
+    completed_at: Nullable(Timestamp),
+  },
+  { additionalProperties: false },
+);
+export type OnboardingLinkRecord = Static<typeof OnboardingLink>;

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../errors.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
+import { onboardingLinkOf } from '../../modules/end-users/onboarding.js';
 import { presentEndUser } from '../../modules/end-users/presenter.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
@@ -36,8 +37,6 @@ const verificationMethodWords: Record<string, string> = {
 function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: string) {
   const record = presentEndUser(row, caller.frOwnerBusinessId);
   const personName = [row.first_name, row.middle_name, row.last_name].filter((part) => part !== null && part !== '').join(' ');
-  // Only a hosted_kyc end user's token opens the onboarding page (modules/end-users/onboarding.ts).
-  const hosted = row.verification_method === 'hosted_kyc' && row.onboarding_url_token !== null;
   return {
     ...record,
     name: row.end_user_type === 'BUSINESS' ? (row.company_name ?? '') : personName,
@@ -45,9 +44,8 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: strin
     status_words: statusWords[record.status],
     status_class: statusClasses[record.status] ?? '',
     verification_method_words: row.verification_method === null ? 'Not set' : (verificationMethodWords[row.verification_method] ?? row.verification_method),
-    onboarding: hosted
-      ? { url: `${publicUrl}/onboarding/${row.onboarding_url_token}`, expires_at: row.onboarding_expires_at, completed_at: row.onboarding_completed_at }
-      : null,
+    // Only a hosted_kyc end user's token opens the onboarding page (modules/end-users/onboarding.ts).
+    onboarding: onboardingLinkOf(row, publicUrl) ?? null,
   };
 }
 
