@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { individualBody } from '../helpers/fixtures.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { checkout, databaseDeployments, ensureBuilt, processTestTimeoutMs, runCli, startApiServer, type Deployment, type Spawned } from './support.js';
 
@@ -136,5 +138,60 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     expect(await page.$eval('#deliveries ~ table tbody tr td:nth-child(5)', (cell) => cell.textContent?.trim())).toBe('200');
     expect(await page.$$eval('#deliveries ~ table tbody tr', (rows) => rows.length)).toBe(1);
     await screenshot('webhook');
+  }, processTestTimeoutMs);
+
+  it('funds an account, settles a payment and verifies an end user with the sandbox buttons', async () => {
+    const endUser = (await api('POST', '/end-users', operatorKey, individualBody({ firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' }))).body.data;
+    const account = (await api('POST', '/fiat-accounts', operatorKey, { accountName: 'Main EUR', currency: 'EUR' })).body.data;
+    const payee = (await api('POST', '/payees', operatorKey, { name: 'Erika Mustermann', address: { line1: 'Hauptstraße 1', city: 'Berlin', postalCode: '10115', country: 'DE' }, bankDetails: { iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' } })).body.data;
+
+    await page.goto(`${baseUrl}/dashboard/accounts`);
+    await submit(`a[href="/dashboard/accounts/fiat/${account.id}"]`);
+    await page.type('#deposit-amount', '250.00');
+    await submit('form.stacked button[type="submit"]');
+    expect((await api('GET', `/fiat-accounts/${account.id}`, operatorKey)).body.data.balance).toBe(250);
+    await page.goto(`${baseUrl}/dashboard/accounts`);
+    await screenshot('accounts');
+
+    const payment = (await api('POST', '/payments', operatorKey, { fromAccountId: account.id, payeeId: payee.id, amount: 40, currency: 'EUR', reference: 'Invoice 42' })).body.data;
+    await page.goto(`${baseUrl}/dashboard/transactions`);
+    await screenshot('transactions');
+    await submit(`a[href^="/dashboard/transactions/"]`);
+    await submit(`form[action="/dashboard/payments/${payment.id}/settle"]:not([data-confirm]) button`);
+    expect((await api('GET', `/payments/${payment.id}`, operatorKey)).body.data.status).toBe('completed');
+
+    await page.goto(`${baseUrl}/dashboard/end-users/${endUser.id}`);
+    await screenshot('end-user');
+    await submit('form[action$="/verification"]:has(input[name="outcome"][value="verified"]) button');
+    expect((await api('GET', `/end-users/${endUser.id}`, operatorKey)).body.data.status).toBe('verified');
+  }, processTestTimeoutMs);
+
+  it('walks an end user through the hosted onboarding page: their details, an identity document, a decision', async () => {
+    const endUser = (await api('POST', '/end-users', operatorKey, individualBody({ firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com', verificationMethod: 'hosted_kyc' }))).body.data;
+    const link = (await api('GET', `/end-users/${endUser.id}/onboarding-link`, operatorKey)).body.data;
+    // PUBLIC_URL is unset: links start with http://localhost and the server's PORT.
+    expect(link.url).toBe(`http://localhost:${new URL(baseUrl).port}/onboarding/${link.onboarding_url_token}`);
+
+    // The end user opens the page in a browser of their own: no dashboard session.
+    const person = await browser.createBrowserContext();
+    const onboarding = await person.newPage();
+    await onboarding.goto(`${baseUrl}/onboarding/${link.onboarding_url_token}`);
+    expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('Katherine');
+    const scan = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'customer-api-scan-')), 'passport.pdf');
+    fs.writeFileSync(scan, '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n');
+    const fileInput = await onboarding.$('#document');
+    await (fileInput as unknown as { uploadFile(file: string): Promise<void> }).uploadFile(scan);
+    await Promise.all([onboarding.waitForNavigation(), onboarding.click('form[enctype="multipart/form-data"] button')]);
+    expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('passport.pdf');
+    if (screenshotsDir && label === 'SQLite') await onboarding.screenshot({ path: path.join(screenshotsDir, 'onboarding.png'), fullPage: true });
+    await Promise.all([onboarding.waitForNavigation(), onboarding.click('button[value="verified"]')]);
+    expect(await onboarding.$eval('h1', (heading) => heading.textContent)).toBe('Thank you');
+
+    expect((await api('GET', `/end-users/${endUser.id}`, operatorKey)).body.data.status).toBe('verified');
+    const documents = (await api('GET', `/end-users/${endUser.id}/documents`, operatorKey)).body.data as Array<{ file_name: string }>;
+    expect(documents.map((document) => document.file_name)).toEqual(['passport.pdf']);
+    // The link opens nothing once used.
+    expect((await fetch(`${baseUrl}/onboarding/${link.onboarding_url_token}`)).status).toBe(404);
+    await person.close();
   }, processTestTimeoutMs);
 });
