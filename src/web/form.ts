@@ -1,8 +1,18 @@
+import type { FastifyInstance } from 'fastify';
 import { DomainError, type FieldError } from '../errors.js';
 import { InvalidInputError } from '../modules/customers/service.js';
 
 /** A parsed urlencoded form: each field a string, or an array when it was sent several times (checkboxes). */
 export type FormBody = Record<string, string | string[] | undefined>;
+
+/**
+ * The pages take form bodies only. The API's JSON parser is inherited from the root context, and a JSON body would
+ * reach the handlers with numbers and objects where a form only ever has strings (a 500 in formText): here it is
+ * refused before any handler runs, like every other body that is not a form (415 page).
+ */
+export function refuseJsonBodies(context: FastifyInstance): void {
+  context.removeContentTypeParser('application/json');
+}
 
 export function formOf(body: unknown): FormBody {
   return body !== null && typeof body === 'object' ? (body as FormBody) : {};

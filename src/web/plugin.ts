@@ -12,6 +12,7 @@ import { registerOnboardingPages } from './onboarding/pages.js';
 import { overviewPages } from './dashboard/overview-pages.js';
 import type { WebServices } from './dashboard/services.js';
 import { layoutData } from './dashboard/render.js';
+import { refuseJsonBodies } from './form.js';
 import { installSessionGuard } from './dashboard/session.js';
 import { signInPages } from './dashboard/sign-in-pages.js';
 import { installPageErrors } from './page-errors.js';
@@ -32,6 +33,7 @@ export async function registerWebPages(app: FastifyInstance, services: WebServic
       installPageHeaders(context);
       installPageErrors(context, '/dashboard', (request) => layoutData(services, request));
       await context.register(cookie);
+      refuseJsonBodies(context);
       await context.register(formbody, { bodyLimit: dashboardFormBytesMax });
       installSessionGuard(context, services);
       signInPages(context, services);

@@ -242,6 +242,33 @@ describe('dashboard sign-in and sessions', () => {
     expect((await browser.get('/dashboard')).statusCode).toBe(200);
   });
 
+  it('takes form bodies only: JSON with a valid form token is refused with the 415 page, signed in or out', async () => {
+    const browser = await signedInBrowser(t, alice.id, 'json-forms@example.com');
+    await browser.get('/dashboard/webhooks');
+    const signedIn = { _csrf: csrfOf(browser.lastPage) };
+    const session = { cookie: `customer_api_session=${browser.cookies.get('customer_api_session')}` };
+    const signedOut = new DashboardBrowser(t);
+    await signedOut.get('/dashboard/sign-in');
+    const formCookie = { cookie: `customer_api_form=${signedOut.cookies.get('customer_api_form')}` };
+    const attempts = [
+      { url: '/dashboard/sign-in', headers: formCookie, payload: { _csrf: csrfOf(signedOut.lastPage), email: 5, password: testPassword } },
+      { url: '/dashboard/webhooks', headers: session, payload: { ...signedIn, url: { href: 'https://example.com' }, event_types: [1] } },
+      { url: '/dashboard/api-keys', headers: session, payload: { ...signedIn, access: 'scopes', scopes: [1, 2] } },
+    ];
+    for (const { url, headers, payload } of attempts) {
+      const response = await t.app.inject({ method: 'POST', url, headers, payload });
+      expect(response.statusCode, url).toBe(415);
+      expect(response.headers['content-type']).toMatch(/^text\/html/);
+    }
+    expect((await browser.get('/dashboard/webhooks')).body).toContain('No subscriptions yet.');
+    // The JSON API still takes JSON only: forms are refused there as before.
+    for (const contentType of ['application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const response = await t.request({ method: 'POST', url: '/webhooks', key: alice.key, csrf: true, body: 'url=x', headers: { 'content-type': contentType } });
+      expect(response.statusCode, contentType).toBe(415);
+      expect(response.json().error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
   it('serves every page with a CSP without inline scripts, no framing and no referrer', async () => {
     const browser = await signedInBrowser(t, alice.id, 'headers@example.com');
     for (const url of ['/dashboard', '/dashboard/api-keys', '/dashboard/sign-in', '/dashboard/nowhere']) {

@@ -220,6 +220,19 @@ describe('hosted onboarding page (sandbox)', () => {
     expect((await t.app.inject({ url: user.path })).statusCode).toBe(200);
   });
 
+  it('refuses a JSON body, even with the form token, with the 415 page and decides nothing', async () => {
+    const user = await hostedEndUser(t, alice);
+    expect((await upload(t, user)).statusCode).toBe(303);
+    const csrf = csrfOf((await t.app.inject({ url: user.path })).body);
+    for (const outcome of [5, ['verified'], 'verified']) {
+      const response = await t.app.inject({ method: 'POST', url: `${user.path}/outcome`, payload: { _csrf: csrf, outcome } });
+      expect(response.statusCode).toBe(415);
+      expect(response.headers['content-type']).toMatch(/^text\/html/);
+    }
+    expect(await statusOf(t, alice, user.id)).toBe('pending_verification');
+    expect((await t.app.inject({ url: user.path })).statusCode).toBe(200);
+  });
+
   it('requires an identity document before a decision, and offers the decisions once there is one', async () => {
     const user = await hostedEndUser(t, alice);
     const empty = await t.app.inject({ url: user.path });

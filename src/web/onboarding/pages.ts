@@ -7,7 +7,7 @@ import { uploadDocumentTypes, type DocumentRecord } from '../../modules/document
 import type { EndUserStatus } from '../../modules/end-users/schemas.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { WebServices } from '../dashboard/services.js';
-import { formOf, formProblems, formText } from '../form.js';
+import { formOf, formProblems, formText, refuseJsonBodies } from '../form.js';
 import { installPageErrors } from '../page-errors.js';
 import { installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
@@ -65,6 +65,7 @@ export async function registerOnboardingPages(app: FastifyInstance, services: We
       context.addHook('onSend', async (_request, reply) => {
         reply.header('x-robots-tag', 'noindex');
       });
+      refuseJsonBodies(context);
       await context.register(formbody, { bodyLimit: dashboardFormBytesMax });
       await context.register(multipart, { limits: documentFormLimits });
       onboardingRoutes(context, services);
