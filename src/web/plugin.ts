@@ -6,6 +6,7 @@ import { assetRoutes } from './assets.js';
 import { accountPages } from './dashboard/account-pages.js';
 import { apiKeyPages } from './dashboard/api-key-pages.js';
 import { endUserPages } from './dashboard/end-user-pages.js';
+import { installIdCheck } from './dashboard/ids.js';
 import { transactionPages } from './dashboard/transaction-pages.js';
 import { webhookPages } from './dashboard/webhook-pages.js';
 import { registerOnboardingPages } from './onboarding/pages.js';
@@ -36,6 +37,7 @@ export async function registerWebPages(app: FastifyInstance, services: WebServic
       refuseJsonBodies(context);
       await context.register(formbody, { bodyLimit: dashboardFormBytesMax });
       installSessionGuard(context, services);
+      installIdCheck(context);
       signInPages(context, services);
       overviewPages(context, services);
       apiKeyPages(context, services);

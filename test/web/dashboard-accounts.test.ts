@@ -200,6 +200,9 @@ describe('dashboard accounts pages (sandbox)', () => {
       '/dashboard/accounts/wallets/not-a-wallet',
       // The notice after a deposit names a record of this customer's only.
       `/dashboard/accounts/fiat/${eur.id}?deposit=${bobsDeposit.id}`,
+      // Nor one that is no id at all (a NUL byte: PostgreSQL refuses it rather than finding nothing).
+      `/dashboard/accounts/fiat/${eur.id}?deposit=%00`,
+      `/dashboard/accounts/wallets/${wallet.local_id}?deposit=%00`,
     ];
     for (const url of gets) {
       const response = await browser.get(url);

@@ -109,6 +109,13 @@ describe('dashboard sign-in and sessions', () => {
     expect(cookiesSet(wrong).customer_api_session).toBeUndefined();
   });
 
+  it('answers an address that is no address (a NUL byte, which PostgreSQL cannot compare) like an unknown one', async () => {
+    const browser = await userWithPassword('nul@example.com');
+    const response = await browser.post('/dashboard/sign-in', { email: 'nul\u0000@example.com', password: testPassword }, {}, { remoteAddress: '192.0.2.77' });
+    expect(response.statusCode).toBe(401);
+    expect(response.body).toContain('The email address or the password is not right.');
+  });
+
   it('stores the password as a scrypt hash, never in clear', async () => {
     await userWithPassword('stored@example.com');
     const row = await t.storage.db.selectFrom('dashboard_users').select('password_hash').where('email', '=', 'stored@example.com').executeTakeFirstOrThrow();
@@ -266,6 +273,35 @@ describe('dashboard sign-in and sessions', () => {
       const response = await t.request({ method: 'POST', url: '/webhooks', key: alice.key, csrf: true, body: 'url=x', headers: { 'content-type': contentType } });
       expect(response.statusCode, contentType).toBe(415);
       expect(response.json().error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    }
+  });
+
+  it('answers an id that is no UUID (a NUL byte, which PostgreSQL refuses) with the 404 page on every route with an id', async () => {
+    const browser = await signedInBrowser(t, alice.id, 'nul-ids@example.com');
+    const gets = ['end-users', 'webhooks', 'events', 'transactions', 'wallet-transfers', 'accounts/fiat', 'accounts/virtual', 'accounts/wallets'];
+    for (const url of [...gets.map((section) => `/dashboard/${section}/%00`), '/dashboard/end-users/not-an-id']) {
+      const response = await browser.get(url);
+      expect(response.statusCode, url).toBe(404);
+      expect(response.body).toContain('Not found');
+    }
+    const posts = [
+      'api-keys/%00/revoke',
+      'end-users/%00/verification',
+      'webhooks/%00',
+      'webhooks/%00/active',
+      'webhooks/%00/rotate-secret',
+      'webhooks/%00/test',
+      'webhooks/%00/replay',
+      'webhooks/%00/delete',
+      'accounts/%00/deposits',
+      'accounts/wallets/%00/deposits',
+      'payments/%00/settle',
+      'wallet-transfers/%00/settle',
+    ];
+    for (const url of posts.map((path) => `/dashboard/${path}`)) {
+      await browser.get('/dashboard');
+      const response = await browser.post(url, { outcome: 'completed', amount: '1' });
+      expect(response.statusCode, url).toBe(404);
     }
   });
 

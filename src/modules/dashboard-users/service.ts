@@ -61,7 +61,9 @@ export interface DashboardSession {
   email: string;
 }
 
-const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// No control characters: PostgreSQL cannot even compare a text with a NUL byte in it (sign-in looks addresses up).
+const emailPattern = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
+const isEmailAddress = (email: string) => email.length <= dashboardEmailLengthMax && emailPattern.test(email);
 
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 const newToken = () => randomBytes(dashboardTokenRandomBytes).toString('base64url');
@@ -99,7 +101,7 @@ export class DashboardUserService {
     const customer = await findCustomer(this.storage.db, customerId.toLowerCase());
     if (!customer) throw new InvalidInputError(`no customer with id ${customerId}`);
     const email = emailText.trim().toLowerCase();
-    if (email.length > dashboardEmailLengthMax || !emailPattern.test(email)) throw new InvalidInputError(`--email "${emailText}" is not an email address`);
+    if (!isEmailAddress(email)) throw new InvalidInputError(`--email "${emailText}" is not an email address`);
     if (await findUserByEmail(this.storage.db, email)) throw new InvalidInputError(`a dashboard user with email ${email} exists; use "users link --email ${email}" for a new sign-in link`);
     const now = this.clock.now().toISOString();
     const row: DashboardUserRow = { id: newId(), customer_id: customer.id, email, password_hash: null, created_at: now, updated_at: now };
@@ -146,7 +148,9 @@ export class DashboardUserService {
   }
 
   async signIn(emailText: string, password: string): Promise<DashboardUserRow> {
-    const user = emailText.length <= dashboardEmailLengthMax ? await findUserByEmail(this.storage.db, emailText.trim().toLowerCase()) : undefined;
+    const email = emailText.trim().toLowerCase();
+    // Text that is no address names no user; it is not looked up (but still costs a hash, below).
+    const user = isEmailAddress(email) ? await findUserByEmail(this.storage.db, email) : undefined;
     const bounded = password.length <= dashboardPasswordLengthMax;
     // The hash is computed for unknown addresses too: the answer takes as long either way.
     const matches = await verifyPassword(bounded ? password : '', user?.password_hash ?? (await decoyPasswordHash()));

@@ -12,6 +12,7 @@ import { DomainError } from '../../errors.js';
 import { formOf, formText } from '../form.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
+import { addressId } from './ids.js';
 import { checkQuery, formRefusal, pagerOf, queryInput } from './transaction-pages.js';
 
 const dashboardRoute = { config: { public: true }, schema: { hide: true } } as const;
@@ -65,7 +66,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
   const accountPage = async (request: FastifyRequest, reply: FastifyReply, found: AccountOfCustomer, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
     const depositId = formText(formOf(request.query), 'deposit');
-    const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.payments.transactions.get(caller, depositId);
+    const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.payments.transactions.get(caller, addressId(depositId));
     const master = found.kind === 'virtual' ? await fiatAccounts.get(caller, found.account.master_fiat_account_id) : undefined;
     const notice = deposit && `Deposit of ${deposit.amount} ${deposit.currency} received; the balance is now ${deposit.balance_after} ${deposit.currency}.`;
     const data = { ...found, master, notice, depositPath: `/dashboard/accounts/${found.account.id}/deposits`, ...extra };
@@ -88,7 +89,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     const { page } = checkQuery(checkTransfersQuery, queryInput(query, ['page']));
     const transfers = await wallets.transfers.list(caller, wallet.local_id, page, transfersPerPage);
     const depositId = formText(query, 'deposit');
-    const deposit: WalletTransferRecord | undefined = depositId === undefined ? undefined : await wallets.transfers.get(caller, depositId);
+    const deposit: WalletTransferRecord | undefined = depositId === undefined ? undefined : await wallets.transfers.get(caller, addressId(depositId));
     const notice = deposit && `Deposit of ${deposit.amount} ${deposit.asset} on ${deposit.network} received.`;
     return renderPage(
       services,
