@@ -44,7 +44,7 @@ import { serverSecret } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { DashboardUserService } from './modules/dashboard-users/service.js';
 import { FormTokens } from './web/form-tokens.js';
-import { registerWebPages } from './web/plugin.js';
+import { registerWebPages, urlWithoutPageTokens } from './web/plugin.js';
 import { idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
@@ -94,7 +94,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
       level: config.logLevel,
       redact: { paths: redactedLogPaths, censor: '[redacted]' },
       serializers: {
-        req: (request) => ({ method: request.method, url: request.url, remoteAddress: request.ip, headers: request.headers }),
+        // Headers that carry secrets are redacted above; tokens in page URLs here.
+        req: (request) => ({ method: request.method, url: urlWithoutPageTokens(request.url), remoteAddress: request.ip, headers: request.headers }),
       },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },

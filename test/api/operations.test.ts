@@ -4,6 +4,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMetrics } from '../../src/http/metrics.js';
+import { DashboardUserService } from '../../src/modules/dashboard-users/service.js';
+import { createIndividual } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -289,5 +291,20 @@ describe('log redaction', () => {
     expect(loggedHeaders.some((headers) => headers.authorization === '[redacted]')).toBe(true);
     expect(loggedHeaders.some((headers) => headers['x-api-key'] === '[redacted]')).toBe(true);
     expect(loggedHeaders.some((headers) => headers['x-csrf-token'] === '[redacted]')).toBe(true);
+  });
+
+  it('never writes the tokens of sign-in links or hosted onboarding links, which are in their URLs', async () => {
+    const customer = await t.createCustomer('Linked Ltd');
+    const users = new DashboardUserService(t.storage, t.clock, { publicUrl: t.config.publicUrl, idleMs: t.config.dashboardSessionIdleMs, maxMs: t.config.dashboardSessionMaxMs });
+    const signInPath = new URL((await users.create(customer.id, 'logged@example.com')).sign_in_url).pathname;
+    const endUser = await createIndividual(t, customer, { verificationMethod: 'hosted_kyc' });
+    const onboardingPath = new URL((await t.request({ url: `/end-users/${endUser.id}/onboarding-link`, key: customer.key })).json().data.url).pathname;
+    for (const url of [signInPath, onboardingPath, `${onboardingPath}/documents?x=1`]) await t.app.inject({ url });
+
+    const logText = chunks.join('');
+    for (const path of [signInPath, onboardingPath]) expect(logText).not.toContain(path.split('/').pop());
+    expect(logText).toContain('"url":"/dashboard/link/[redacted]"');
+    expect(logText).toContain('"url":"/onboarding/[redacted]"');
+    expect(logText).toContain('"url":"/onboarding/[redacted]/documents?x=1"');
   });
 });
