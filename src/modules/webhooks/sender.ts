@@ -28,9 +28,13 @@ export function parseRetryAfter(value: string | string[] | undefined, now: Date)
   return Math.min(Math.max(waitMs, 0), webhookRetryAfterMsMax);
 }
 
+const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 function describe(error: unknown, timeoutMs: number): string {
   const failure = error as { name?: string; code?: string; message?: string; cause?: unknown };
-  if (failure.name === 'TimeoutError' || failure.name === 'AbortError' || failure.code === 'UND_ERR_CONNECT_TIMEOUT') {
+  // The attempt's own timer and undici's connect, headers and body timeouts are all the same limit; whichever fires
+  // first under load, the attempt reads the same.
+  if (failure.name === 'TimeoutError' || failure.name === 'AbortError' || (failure.code !== undefined && timeoutCodes.has(failure.code))) {
     return `no answer within ${timeoutMs} ms`;
   }
   const message = failure.message ?? String(error);
