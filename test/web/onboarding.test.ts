@@ -171,6 +171,23 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(await documentsOf(t, alice, user.id)).toEqual([]);
   });
 
+  it('refuses a multipart body that cannot be read (no boundary, cut short) with 400, not a failure of ours', async () => {
+    const user = await hostedEndUser(t, alice);
+    const csrf = csrfOf((await t.app.inject({ url: user.path })).body);
+    const field = `--x\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${csrf}\r\n`;
+    const bodies = [
+      { contentType: 'multipart/form-data', payload: field },
+      { contentType: 'multipart/form-data; boundary=x', payload: `${field}--x\r\nContent-Disposition: form-da` },
+      { contentType: 'multipart/form-data; boundary=x', payload: 'not multipart at all' },
+    ];
+    for (const { contentType, payload } of bodies) {
+      const response = await t.app.inject({ method: 'POST', url: `${user.path}/documents`, payload, headers: { 'content-type': contentType } });
+      expect(response.statusCode, payload).toBe(400);
+      expect(response.body).toContain('The upload could not be read.');
+    }
+    expect(await documentsOf(t, alice, user.id)).toEqual([]);
+  });
+
   it('refuses a file over the API\'s document size, or a crowded form, with 413 and stores nothing', async () => {
     const user = await hostedEndUser(t, alice);
     const before = await storedFilePaths(t, alice.id);

@@ -39,7 +39,7 @@ interface DocumentForm {
 /** The size limit as the page states it. */
 export const fileSizeMaxMegabytes = documentSizeMaxBytes / (1024 * 1024);
 
-/** The multipart plugin's refusals (413s) in words; anything else passes through. */
+/** The multipart plugin's refusals (413s) and busboy's (400s) in words; anything else passes through. */
 function inWords(error: unknown): unknown {
   const code = (error as { code?: unknown }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE') {
@@ -47,6 +47,11 @@ function inWords(error: unknown): unknown {
   }
   if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') {
     return new DomainError('PAYLOAD_TOO_LARGE', 'Send one file with the form on this page.');
+  }
+  // Busboy refuses a body it cannot read (no boundary, cut short, a malformed part header) with a plain Error and
+  // no status: the request's fault, a 400, not a failure of ours (500, logged).
+  if (!(error instanceof DomainError) && typeof (error as { statusCode?: unknown }).statusCode !== 'number') {
+    return new DomainError('VALIDATION_ERROR', 'The upload could not be read. Send it again with the form on this page.');
   }
   return error;
 }
