@@ -45,7 +45,7 @@ import { PollingWorker } from './workers/polling-worker.js';
 import { DashboardUserService } from './modules/dashboard-users/service.js';
 import { FormTokens } from './web/form-tokens.js';
 import { registerWebPages, urlWithoutPageTokens } from './web/plugin.js';
-import { idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
+import { dashboardReaperBatchSize, dashboardReaperIntervalMs, idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
   /** Owned by the app from here on: closing the app closes it. */
@@ -172,12 +172,14 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const wallets = registerWallets(app, context);
   registerOtc(app, context);
   const webhooks = await registerWebhooks(app, context, deps.resolveHost);
+  const dashboardUsers = new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs });
+  workers.push(new PollingWorker('dashboard-session-reaper', () => dashboardUsers.deleteExpired(dashboardReaperBatchSize), dashboardReaperIntervalMs, app.log));
   await registerWebPages(app, {
     config,
     clock,
     storage,
     formTokens: new FormTokens(await serverSecret(storage, 'dashboard-forms', clock.now())),
-    users: new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs }),
+    users: dashboardUsers,
     apiKeys,
     endUsers,
     verification,

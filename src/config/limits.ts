@@ -212,6 +212,9 @@ export const dashboardSessionIdleMinutesDefault = 30;
 export const dashboardSessionMaxHoursDefault = 12;
 /** A session's last use is written at most this often, so idle expiry costs no write per page. */
 export const dashboardSessionTouchIntervalMs = 60_000;
+/** Expired dashboard sessions and sign-in links are deleted this often, this many rows of each per pass. */
+export const dashboardReaperIntervalMs = 60_000;
+export const dashboardReaperBatchSize = 1000;
 /** Sign-in attempts (right or wrong) per client address and per email address in one window. */
 export const dashboardSignInAttemptsMax = 10;
 export const dashboardSignInWindowMs = 15 * 60 * 1000;

@@ -77,6 +77,11 @@ describe('dashboard API keys', () => {
     expect(unknownScope.statusCode).toBe(400);
     const badDate = await browser.post('/dashboard/api-keys', { access: 'all', expires_at: 'tomorrow' });
     expect(badDate.statusCode).toBe(400);
+    // An impossible day is not rolled over into the next month; a long value is not echoed whole.
+    expect((await browser.post('/dashboard/api-keys', { access: 'all', expires_at: '2030-02-30T10:00' })).statusCode).toBe(400);
+    const long = await browser.post('/dashboard/api-keys', { access: 'all', expires_at: '9'.repeat(5000) });
+    expect(long.statusCode).toBe(400);
+    expect(long.body).not.toContain('9'.repeat(100));
     expect(await keyCount(alice.id)).toBe(before);
   });
 

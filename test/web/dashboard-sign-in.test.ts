@@ -223,6 +223,33 @@ describe('dashboard sign-in and sessions', () => {
     expect((await new DashboardBrowser(t).get(new URL(late.sign_in_url).pathname)).statusCode).toBe(404);
   });
 
+  it('makes a new sign-in link replace the unused older ones', async () => {
+    const users = dashboardUsers(t);
+    const first = await users.create(alice.id, 'replaced@example.com');
+    const second = await users.issueLink('replaced@example.com');
+    expect((await new DashboardBrowser(t).get(new URL(first.sign_in_url).pathname)).statusCode).toBe(404);
+    expect((await new DashboardBrowser(t).get(new URL(second.sign_in_url).pathname)).statusCode).toBe(200);
+  });
+
+  it('deletes sessions past a timeout and links past their expiry in the reaper pass, and nothing else', async () => {
+    const count = async (table: 'dashboard_sessions' | 'dashboard_sign_in_links') =>
+      Number((await t.storage.db.selectFrom(table).select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()).count);
+    const reaper = t.app.workers.find((worker) => worker.name === 'dashboard-session-reaper')!;
+    await reaper.runOnce();
+    const idle = await signedInBrowser(t, alice.id, 'reaped@example.com');
+    await dashboardUsers(t).issueLink('reaped@example.com');
+    const sessionsBefore = await count('dashboard_sessions');
+    const linksBefore = await count('dashboard_sign_in_links');
+    await reaper.runOnce();
+    expect(await count('dashboard_sessions')).toBe(sessionsBefore);
+    expect(await count('dashboard_sign_in_links')).toBe(linksBefore);
+    t.clock.advance(25 * 60 * minute);
+    await reaper.runOnce();
+    expect(await count('dashboard_sessions')).toBe(0);
+    expect(await count('dashboard_sign_in_links')).toBe(0);
+    expect((await idle.get('/dashboard')).statusCode).toBe(303);
+  });
+
   it('refuses every signed-out form without its form token, or with a token of another browser', async () => {
     const created = await dashboardUsers(t).create(alice.id, 'forms@example.com');
     const path = new URL(created.sign_in_url).pathname;

@@ -73,3 +73,23 @@ export async function deleteSession(db: Kysely<Database>, idHash: string): Promi
 export async function deleteSessionsOfUser(db: Kysely<Database>, userId: string): Promise<void> {
   await db.deleteFrom('dashboard_sessions').where('user_id', '=', userId).execute();
 }
+
+/** Drops the user's unused links: a new link replaces them (an older link lying in a mailbox stops working). */
+export async function deleteUnusedLinks(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.deleteFrom('dashboard_sign_in_links').where('user_id', '=', userId).where('used_at', 'is', null).execute();
+}
+
+/** Deletes up to `limit` sessions past either timeout and `limit` links past their expiry; how many rows went. */
+export async function deleteExpired(db: Kysely<Database>, now: string, idleSince: string, limit: number): Promise<number> {
+  const sessions = await db
+    .deleteFrom('dashboard_sessions')
+    .where('id_hash', 'in', (eb) =>
+      eb.selectFrom('dashboard_sessions').select('id_hash').where((where) => where.or([where('expires_at', '<=', now), where('last_seen_at', '<=', idleSince)])).limit(limit),
+    )
+    .executeTakeFirst();
+  const links = await db
+    .deleteFrom('dashboard_sign_in_links')
+    .where('token_hash', 'in', (eb) => eb.selectFrom('dashboard_sign_in_links').select('token_hash').where('expires_at', '<=', now).limit(limit))
+    .executeTakeFirst();
+  return Number(sessions.numDeletedRows) + Number(links.numDeletedRows);
+}

@@ -15,8 +15,10 @@ import { findCustomer } from '../customers/repository.js';
 import { InvalidInputError } from '../customers/service.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import {
+  deleteExpired,
   deleteSession,
   deleteSessionsOfUser,
+  deleteUnusedLinks,
   findSession,
   findUsableLink,
   findUserByEmail,
@@ -196,11 +198,20 @@ export class DashboardUserService {
     await deleteSession(this.storage.db, session.idHash);
   }
 
+  /** The reaper's pass: sessions past a timeout and links past their expiry are deleted, a batch at a time. */
+  async deleteExpired(limit: number): Promise<number> {
+    const nowMs = this.clock.now().getTime();
+    return deleteExpired(this.storage.db, new Date(nowMs).toISOString(), new Date(nowMs - this.settings.idleMs).toISOString(), limit);
+  }
+
   private async newLink(userId: string): Promise<SignInLink> {
     const token = newToken();
     const now = this.clock.now();
     const expiresAt = new Date(now.getTime() + dashboardSignInLinkTtlMs).toISOString();
-    await insertLink(this.storage.db, { token_hash: hashToken(token), user_id: userId, expires_at: expiresAt, used_at: null, created_at: now.toISOString() });
+    await this.storage.transaction(async (trx) => {
+      await deleteUnusedLinks(trx, userId);
+      await insertLink(trx, { token_hash: hashToken(token), user_id: userId, expires_at: expiresAt, used_at: null, created_at: now.toISOString() });
+    });
     return { sign_in_url: `${this.settings.publicUrl}/dashboard/link/${token}`, expires_at: expiresAt };
   }
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkExpiresAt } from '../../modules/api-keys/expiry.js';
 import { scopeResources } from '../../modules/api-keys/scopes.js';
 import { formList, formOf, formProblems, formText } from '../form.js';
 import { renderPage } from './render.js';
@@ -31,7 +32,7 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
         scopes: formText(form, 'access') === 'all' ? ['*'] : chosenScopes,
         allowedIps: formList(form, 'allowed_ips', { lines: true }),
         // A datetime-local input has no zone; the label says UTC.
-        ...(expiry !== undefined ? { expiresAt: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(expiry) ? `${expiry}:00Z` : expiry } : {}),
+        ...(expiry !== undefined ? { expiresAt: checkExpiresAt(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(expiry) ? `${expiry}:00Z` : expiry) } : {}),
       });
       return await list(request, reply, { created }, 201);
     } catch (error) {
