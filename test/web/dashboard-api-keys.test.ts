@@ -75,6 +75,12 @@ describe('dashboard API keys', () => {
     expect(noScope.body).toContain('tick at least one scope');
     const unknownScope = await browser.post('/dashboard/api-keys', { access: 'scopes', scopes: 'money:print' });
     expect(unknownScope.statusCode).toBe(400);
+    const both = await browser.post('/dashboard/api-keys', { access: 'all', scopes: 'payments:read' });
+    expect(both.statusCode).toBe(400);
+    expect(both.body).toContain('choose &quot;Only the scopes ticked below&quot;');
+    const past = await browser.post('/dashboard/api-keys', { access: 'all', expires_at: '2020-01-01T00:00' });
+    expect(past.statusCode).toBe(400);
+    expect(past.body).toContain('must be in the future');
     const badDate = await browser.post('/dashboard/api-keys', { access: 'all', expires_at: 'tomorrow' });
     expect(badDate.statusCode).toBe(400);
     // An impossible day is not rolled over into the next month; a long value is not echoed whole.
@@ -105,6 +111,17 @@ describe('dashboard API keys', () => {
     expect(unknown.statusCode).toBe(404);
     expect(response.body.replace(/value="[0-9a-f]{64}"/g, '')).toBe(unknown.body.replace(/value="[0-9a-f]{64}"/g, ''));
     expect((await t.request({ url: '/fiat-accounts', key: bob.key })).statusCode).toBe(200);
+  });
+
+  it('counts on the overview only the keys that work: not revoked, not expired', async () => {
+    const other = await t.createCustomer('Carol SA');
+    const carol = await signedInBrowser(t, other.id, 'carol@example.com');
+    const active = async () => Number(/<strong>(\d+)<\/strong> active API keys/.exec((await carol.get('/dashboard')).body)?.[1]);
+    expect(await active()).toBe(1);
+    await t.createKey(other.id, { expiresAt: new Date(t.clock.now().getTime() + 60_000).toISOString() });
+    expect(await active()).toBe(2);
+    t.clock.advance(60_000);
+    expect(await active()).toBe(1);
   });
 
   it('refuses every API key form without the form token', async () => {

@@ -187,6 +187,7 @@ describe('dashboard sign-in and sessions', () => {
     expect(response.statusCode).toBe(303);
     expect(response.headers.location).toBe('/dashboard/sign-in');
     expect(cookiesSet(response).customer_api_session).toBe('');
+    expect(response.headers['clear-site-data']).toBe('"cache"');
     const replayed = await t.app.inject({ url: '/dashboard', headers: { cookie: `customer_api_session=${session}` } });
     expect(replayed.statusCode).toBe(303);
   });

@@ -88,7 +88,9 @@ describe('hosted onboarding page (sandbox)', () => {
     const page = await t.app.inject({ url: ada.path });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
-    for (const shown of ['Ada King Lovelace', 'ada@example.com', '1990-12-10', 'GB', 'DE', 'Waiting for verification']) expect(page.body).toContain(shown);
+    for (const shown of ['<strong>Alice Ltd</strong> asks you to verify your identity', 'Ada King Lovelace', 'ada@example.com', '1990-12-10', 'GB', 'DE', 'Waiting for verification']) {
+      expect(page.body).toContain(shown);
+    }
     for (const hidden of ['Grace', 'Hopper', 'grace@example.com', ada.id, alice.frOwnerBusinessId]) expect(page.body).not.toContain(hidden);
     expect((await t.app.inject({ url: grace.path })).body).toContain('Grace Hopper');
   });

@@ -111,7 +111,13 @@ const commonOptional = {
   metadata: Type.Optional(Metadata),
   linkedCryptoWallets: Type.Optional(LinkedCryptoWallets),
   umbrellaLinkId: Type.Optional(Uuid),
-  onboarding_url_token: Type.Optional(Text(limits.onboardingUrlTokenLengthMax)),
+  onboarding_url_token: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: limits.onboardingUrlTokenLengthMax,
+      description: `With verificationMethod hosted_kyc it opens the hosted onboarding page, so it must then be ${limits.onboardingTokenLengthMin}-${limits.onboardingUrlTokenLengthMax} characters of A-Z a-z 0-9 - _ (omit it and the server issues one; GET /end-users/{id}/onboarding-link gives the URL)`,
+    }),
+  ),
   providerReportBase64: Type.Optional(Report),
   providerReportFilename: Type.Optional(ReportFileName),
 };

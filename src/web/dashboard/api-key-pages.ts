@@ -23,13 +23,21 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
     const form = formOf(request.body);
     const expiry = formText(form, 'expires_at');
     const chosenScopes = formList(form, 'scopes');
-    if (formText(form, 'access') !== 'all' && chosenScopes.length === 0) {
+    const everything = formText(form, 'access') === 'all';
+    if (!everything && chosenScopes.length === 0) {
       return list(request, reply, { problems: ['scopes: tick at least one scope, or choose "Everything"'] }, 400);
+    }
+    // Ticked scopes under "Everything" are ambiguous: a narrow key was probably meant; never widen it silently.
+    if (everything && chosenScopes.length > 0) {
+      return list(request, reply, { problems: ['scopes: choose "Only the scopes ticked below" to limit the key, or untick the scopes for "Everything"'] }, 400);
+    }
+    if (expiry !== undefined && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(expiry) && `${expiry}:00.000Z` <= services.clock.now().toISOString()) {
+      return list(request, reply, { problems: ['expires_at: must be in the future'] }, 400);
     }
     try {
       const created = await services.apiKeys.create({
         customerId: request.dashboard!.customerId,
-        scopes: formText(form, 'access') === 'all' ? ['*'] : chosenScopes,
+        scopes: everything ? ['*'] : chosenScopes,
         allowedIps: formList(form, 'allowed_ips', { lines: true }),
         // A datetime-local input has no zone; the label says UTC.
         ...(expiry !== undefined ? { expiresAt: checkExpiresAt(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(expiry) ? `${expiry}:00Z` : expiry) } : {}),

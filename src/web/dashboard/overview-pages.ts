@@ -14,7 +14,7 @@ export function overviewPages(context: FastifyInstance, services: WebServices): 
     ]);
     return renderPage(services, request, reply, '/dashboard/overview', 'Overview', {
       counts: {
-        keys: keys.filter((key) => key.revoked_at === null).length,
+        keys: keys.filter((key) => key.revoked_at === null && (key.expires_at === null || key.expires_at > services.clock.now().toISOString())).length,
         endUsers: endUsers.length,
         accounts: accounts.length,
         webhooks: webhooks.length,

@@ -78,6 +78,9 @@ export function signInPages(context: FastifyInstance, services: WebServices): vo
   context.post('/sign-out', { config: { public: true }, schema: hidden }, async (request, reply) => {
     await services.users.endSession(request.dashboard!);
     clearSessionCookie(request, reply);
+    // Back after sign-out must not show a page from the browser's memory (Chrome's back/forward cache keeps even
+    // no-store pages in some versions).
+    reply.header('clear-site-data', '"cache"');
     return reply.redirect('/dashboard/sign-in', 303);
   });
 }

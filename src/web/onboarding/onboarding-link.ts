@@ -10,6 +10,8 @@ export interface OnboardingVisit {
   endUser: EndUserRow;
   /** The services' caller: the end user's customer, so the API's own checks (ownership, quota) apply. */
   caller: AuthenticatedKey;
+  /** The customer's name: the person must see who is asking for their documents. */
+  companyName: string;
   /** What the page's form tokens are bound to: the link itself (by its hash, as stored), nothing else. */
   formBinding: string;
 }
@@ -39,6 +41,7 @@ export async function openOnboardingLink(services: Pick<WebServices, 'storage' |
   return {
     endUser,
     caller: { id: `onboarding:${endUser.id}`, customerId: customer.id, frOwnerBusinessId: customer.fr_owner_business_id, scopes: ['*'] },
+    companyName: customer.name,
     formBinding: `onboarding:${endUser.onboarding_token_hash}`,
   };
 }

@@ -91,6 +91,7 @@ function onboardingRoutes(context: FastifyInstance, services: WebServices): void
       sandbox,
       csrf: services.formTokens.issue(visit.formBinding),
       pagePath: `/onboarding/${token}`,
+      companyName: visit.companyName,
       person: personOf(visit),
       documents,
       identityDocumentKinds,
