@@ -96,8 +96,10 @@ describe('dashboard API keys', () => {
     const key = shownKey((await browser.post('/dashboard/api-keys', { access: 'all' })).body);
     expect((await t.request({ url: '/fiat-accounts', key })).statusCode).toBe(200);
     const id = (await t.storage.db.selectFrom('api_keys').select('id').where('prefix', '=', key.slice(0, 12)).executeTakeFirstOrThrow()).id;
-    const revoked = await browser.post(`/dashboard/api-keys/${id}/revoke`);
-    expect(revoked.statusCode).toBe(200);
+    const redirect = await browser.post(`/dashboard/api-keys/${id}/revoke`);
+    expect(redirect.statusCode).toBe(303);
+    expect(redirect.headers.location).toBe(`/dashboard/api-keys?revoked=${id}`);
+    const revoked = await browser.get(String(redirect.headers.location));
     expect(revoked.body).toContain(`Key ${key.slice(0, 12)}… is revoked`);
     expect(revoked.body).toMatch(/revoked \d{4}-/);
     expect((await t.request({ url: '/fiat-accounts', key })).statusCode).toBe(401);

@@ -17,7 +17,13 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
       ...extra,
     }, status);
 
-  context.get('/api-keys', dashboardRoute, async (request, reply) => list(request, reply));
+  context.get<{ Querystring: { revoked?: unknown } }>('/api-keys', dashboardRoute, async (request, reply) => {
+    // After a revocation (redirected here, so a reload does not post it again) the page says which key it was.
+    const revokedId = request.query.revoked;
+    const keys = await services.apiKeys.list(request.dashboard!.customerId);
+    const revoked = typeof revokedId === 'string' ? keys.find((key) => key.id === revokedId && key.revoked_at !== null) : undefined;
+    return list(request, reply, revoked ? { notice: `Key ${revoked.prefix}… is revoked; requests with it are refused from now on.` } : {});
+  });
 
   context.post('/api-keys', dashboardRoute, async (request, reply) => {
     const form = formOf(request.body);
@@ -52,6 +58,6 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
 
   context.post<{ Params: { keyId: string } }>('/api-keys/:keyId/revoke', dashboardRoute, async (request, reply) => {
     const revoked = await services.apiKeys.revokeOwn(request.dashboard!.customerId, request.params.keyId);
-    return list(request, reply, { notice: `Key ${revoked.prefix}… is revoked; requests with it are refused from now on.` });
+    return reply.redirect(`/dashboard/api-keys?revoked=${revoked.id}`, 303);
   });
 }
