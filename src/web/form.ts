@@ -42,3 +42,19 @@ export function formProblems(error: unknown): string[] | undefined {
   if (!fields || fields.length === 0) return [error.message];
   return fields.map((field) => `${field.path.replace(/^\//, '').replaceAll('/', '.') || 'form'}: ${field.reason}`);
 }
+
+/**
+ * A refused action or form shows its reasons on the page, with the API's status (400 not valid, 422 not possible
+ * now); an unknown (or another customer's) id is no form problem: it stays the 404 page.
+ */
+export function formRefusal(error: unknown): { problems: string[]; status: number } | undefined {
+  if (error instanceof DomainError && error.code === 'NOT_FOUND') return undefined;
+  const problems = formProblems(error);
+  return problems && { problems, status: error instanceof DomainError ? error.statusCode : 400 };
+}
+
+/** A datetime-local value has no zone (the labels say UTC); anything else goes on as typed, for the schema to judge. */
+export function utcFromLocalInput(local: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(?:\.\d{1,3})?)?$/.exec(local);
+  return match ? `${match[1]}${match[2] ?? ':00'}Z` : local;
+}

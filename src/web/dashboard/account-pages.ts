@@ -9,13 +9,12 @@ import type { TransactionRecordType } from '../../modules/transactions/schemas.j
 import type { VirtualAccountRecord } from '../../modules/virtual-accounts/schemas.js';
 import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/schemas.js';
 import { DomainError } from '../../errors.js';
-import { formOf, formText } from '../form.js';
+import { formOf, formRefusal, formText } from '../form.js';
+import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 import { addressId } from './ids.js';
-import { checkQuery, formRefusal, pagerOf, queryInput } from './transaction-pages.js';
-
-const dashboardRoute = { config: { public: true }, schema: { hide: true } } as const;
+import { checkListQuery, listQuery, pagerOf } from './lists.js';
 
 const checkDeposit = bodyChecker<DepositInput>(DepositBody);
 const checkWalletDeposit = bodyChecker<WalletDepositInput>(WalletDepositBody);
@@ -56,7 +55,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     }
   };
 
-  context.get('/accounts', dashboardRoute, async (request, reply) => {
+  context.get('/accounts', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
     const [fiat, virtual, walletList] = await Promise.all([fiatAccounts.list(caller), virtualAccounts.list(caller), wallets.wallets.list(caller)]);
     return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', { fiat, virtual, wallets: walletList });
@@ -73,11 +72,11 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     return renderPage(services, request, reply, '/dashboard/account', found.account.account_name, data, status);
   };
 
-  context.get<{ Params: { id: string } }>('/accounts/fiat/:id', dashboardRoute, async (request, reply) =>
+  context.get<{ Params: { id: string } }>('/accounts/fiat/:id', pageRoute, async (request, reply) =>
     accountPage(request, reply, { kind: 'fiat', account: await fiatAccounts.get(request.dashboard!.caller, request.params.id) }),
   );
 
-  context.get<{ Params: { id: string } }>('/accounts/virtual/:id', dashboardRoute, async (request, reply) =>
+  context.get<{ Params: { id: string } }>('/accounts/virtual/:id', pageRoute, async (request, reply) =>
     accountPage(request, reply, { kind: 'virtual', account: await virtualAccounts.get(request.dashboard!.caller, request.params.id) }),
   );
 
@@ -86,7 +85,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     const caller = request.dashboard!.caller;
     const wallet = await wallets.wallets.get(caller, walletId);
     const query = formOf(request.query);
-    const { page } = checkQuery(checkTransfersQuery, queryInput(query, ['page']));
+    const { page } = checkListQuery(checkTransfersQuery, listQuery(query, []));
     const transfers = await wallets.transfers.list(caller, wallet.local_id, page, transfersPerPage);
     const depositId = formText(query, 'deposit');
     const deposit: WalletTransferRecord | undefined = depositId === undefined ? undefined : await wallets.transfers.get(caller, addressId(depositId));
@@ -97,16 +96,16 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       reply,
       '/dashboard/account-wallet',
       wallet.display_name,
-      { wallet, transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, {}, transfers.meta.pagination), notice, ...extra },
+      { wallet, transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), notice, ...extra },
       status,
     );
   };
 
-  context.get<{ Params: { id: string } }>('/accounts/wallets/:id', dashboardRoute, async (request, reply) => walletPage(request, reply, request.params.id));
+  context.get<{ Params: { id: string } }>('/accounts/wallets/:id', pageRoute, async (request, reply) => walletPage(request, reply, request.params.id));
 
   const paymentSandbox = services.payments.sandbox;
   if (paymentSandbox) {
-    context.post<{ Params: { id: string } }>('/accounts/:id/deposits', dashboardRoute, async (request, reply) => {
+    context.post<{ Params: { id: string } }>('/accounts/:id/deposits', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       // Looked up first: another customer's account is a 404 page whatever the form holds.
       const found = await accountOf(caller, request.params.id);
@@ -131,7 +130,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
 
   const walletSandbox = wallets.sandbox;
   if (walletSandbox) {
-    context.post<{ Params: { id: string } }>('/accounts/wallets/:id/deposits', dashboardRoute, async (request, reply) => {
+    context.post<{ Params: { id: string } }>('/accounts/wallets/:id/deposits', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       const wallet = await wallets.wallets.get(caller, request.params.id);
       const form = formOf(request.body);

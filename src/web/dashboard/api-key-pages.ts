@@ -1,12 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkExpiresAt } from '../../modules/api-keys/expiry.js';
 import { scopeResources } from '../../modules/api-keys/scopes.js';
-import { formList, formOf, formProblems, formText } from '../form.js';
+import { formList, formOf, formRefusal, formText, utcFromLocalInput } from '../form.js';
+import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
-
-const hidden = { hide: true } as const;
-const dashboardRoute = { config: { public: true }, schema: hidden } as const;
 
 /** API keys (spec §5.2: "keys are issued from the customer dashboard"): list, create (shown once), revoke. */
 export function apiKeyPages(context: FastifyInstance, services: WebServices): void {
@@ -17,7 +15,7 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
       ...extra,
     }, status);
 
-  context.get<{ Querystring: { revoked?: unknown } }>('/api-keys', dashboardRoute, async (request, reply) => {
+  context.get<{ Querystring: { revoked?: unknown } }>('/api-keys', pageRoute, async (request, reply) => {
     // After a revocation (redirected here, so a reload does not post it again) the page says which key it was.
     const revokedId = request.query.revoked;
     const keys = await services.apiKeys.list(request.dashboard!.customerId);
@@ -25,9 +23,11 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
     return list(request, reply, revoked ? { notice: `Key ${revoked.prefix}… is revoked; requests with it are refused from now on.` } : {});
   });
 
-  context.post('/api-keys', dashboardRoute, async (request, reply) => {
+  context.post('/api-keys', pageRoute, async (request, reply) => {
     const form = formOf(request.body);
-    const expiry = formText(form, 'expires_at');
+    // A datetime-local input has no zone; the label says UTC.
+    const typedExpiry = formText(form, 'expires_at');
+    const expiry = typedExpiry === undefined ? undefined : utcFromLocalInput(typedExpiry);
     const chosenScopes = formList(form, 'scopes');
     const everything = formText(form, 'access') === 'all';
     if (!everything && chosenScopes.length === 0) {
@@ -37,7 +37,7 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
     if (everything && chosenScopes.length > 0) {
       return list(request, reply, { problems: ['scopes: choose "Only the scopes ticked below" to limit the key, or untick the scopes for "Everything"'] }, 400);
     }
-    if (expiry !== undefined && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(expiry) && `${expiry}:00.000Z` <= services.clock.now().toISOString()) {
+    if (expiry !== undefined && Date.parse(expiry) <= services.clock.now().getTime()) {
       return list(request, reply, { problems: ['expires_at: must be in the future'] }, 400);
     }
     try {
@@ -45,18 +45,17 @@ export function apiKeyPages(context: FastifyInstance, services: WebServices): vo
         customerId: request.dashboard!.customerId,
         scopes: everything ? ['*'] : chosenScopes,
         allowedIps: formList(form, 'allowed_ips', { lines: true }),
-        // A datetime-local input has no zone; the label says UTC.
-        ...(expiry !== undefined ? { expiresAt: checkExpiresAt(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(expiry) ? `${expiry}:00Z` : expiry) } : {}),
+        ...(expiry !== undefined ? { expiresAt: checkExpiresAt(expiry) } : {}),
       });
       return await list(request, reply, { created }, 201);
     } catch (error) {
-      const problems = formProblems(error);
-      if (!problems) throw error;
-      return list(request, reply, { problems }, 400);
+      const refused = formRefusal(error);
+      if (!refused) throw error;
+      return list(request, reply, { problems: refused.problems }, refused.status);
     }
   });
 
-  context.post<{ Params: { keyId: string } }>('/api-keys/:keyId/revoke', dashboardRoute, async (request, reply) => {
+  context.post<{ Params: { keyId: string } }>('/api-keys/:keyId/revoke', pageRoute, async (request, reply) => {
     const revoked = await services.apiKeys.revokeOwn(request.dashboard!.customerId, request.params.keyId);
     return reply.redirect(`/dashboard/api-keys?revoked=${revoked.id}`, 303);
   });

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../../errors.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
 import { onboardingLinkOf } from '../../modules/end-users/onboarding.js';
@@ -7,12 +6,11 @@ import { presentEndUser } from '../../modules/end-users/presenter.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
 import { allowedTransitions } from '../../modules/end-users/verification.js';
-import { formOf, formProblems, formText } from '../form.js';
+import { formOf, formRefusal, formText } from '../form.js';
+import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
-const hidden = { hide: true } as const;
-const dashboardRoute = { config: { public: true }, schema: hidden } as const;
 const checkVerificationBody = bodyChecker<SandboxVerificationInput>(SandboxVerificationBody);
 
 type EndUserParams = { Params: { endUserId: string } };
@@ -53,7 +51,7 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: strin
 export function endUserPages(context: FastifyInstance, services: WebServices): void {
   const sandbox = services.config.apiEnvironment === 'sandbox';
 
-  context.get('/end-users', dashboardRoute, async (request, reply) => {
+  context.get('/end-users', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
     const rows = await services.endUsers.listRows(caller);
     const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.config.publicUrl));
@@ -73,11 +71,11 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
     }, status);
   };
 
-  context.get<EndUserParams>('/end-users/:endUserId', dashboardRoute, async (request, reply) => detail(request, reply));
+  context.get<EndUserParams>('/end-users/:endUserId', pageRoute, async (request, reply) => detail(request, reply));
 
   // DESIGN §3: deciding a verification by hand is a sandbox simulation; production has no such route.
   if (!sandbox) return;
-  context.post<EndUserParams>('/end-users/:endUserId/verification', dashboardRoute, async (request, reply) => {
+  context.post<EndUserParams>('/end-users/:endUserId/verification', pageRoute, async (request, reply) => {
     const outcome = formText(formOf(request.body), 'outcome');
     try {
       const body = checkVerificationBody(outcome === undefined ? {} : { outcome });
@@ -85,9 +83,9 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
       return await reply.redirect(`/dashboard/end-users/${decided.id}`, 303);
     } catch (error) {
       // A refused outcome (400) or a move the status does not allow (422) is shown on the page; an unknown id is the 404 page.
-      const problems = formProblems(error);
-      if (!problems || !(error instanceof DomainError) || error.code === 'NOT_FOUND') throw error;
-      return detail(request, reply, { problems }, error.statusCode);
+      const refused = formRefusal(error);
+      if (!refused) throw error;
+      return detail(request, reply, { problems: refused.problems }, refused.status);
     }
   });
 }

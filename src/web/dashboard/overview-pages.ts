@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
 /** The landing page after sign-in: where things are, and in the sandbox, how to walk the whole flow. */
 export function overviewPages(context: FastifyInstance, services: WebServices): void {
-  context.get('/', { config: { public: true }, schema: { hide: true } }, async (request, reply) => {
+  context.get('/', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
     const [keys, endUsers, accounts, webhooks] = await Promise.all([
       services.apiKeys.list(caller.customerId),

@@ -4,11 +4,10 @@ import { DomainError } from '../../errors.js';
 import { addressKey } from '../../http/rate-limit.js';
 import type { DashboardUserRow } from '../../modules/dashboard-users/repository.js';
 import { formOf, formProblems, formText } from '../form.js';
+import { pageRoute, signedOutPageRoute } from '../page-route.js';
 import type { WebServices } from './services.js';
 import { clearSessionCookie, sessionCookie, setSessionCookie, signedOutBinding } from './session.js';
 
-const signedOut = { public: true, signedOut: true } as const;
-const hidden = { hide: true } as const;
 
 /**
  * Sign-in, the one-time link on which a user chooses a password, and sign-out (docs/dashboard.md). Sign-in
@@ -32,9 +31,9 @@ export function signInPages(context: FastifyInstance, services: WebServices): vo
     return reply.redirect('/dashboard', 303);
   }
 
-  context.get('/sign-in', { config: signedOut, schema: hidden }, async (request, reply) => signInForm(request, reply, 200));
+  context.get('/sign-in', signedOutPageRoute, async (request, reply) => signInForm(request, reply, 200));
 
-  context.post('/sign-in', { config: signedOut, schema: hidden }, async (request, reply) => {
+  context.post('/sign-in', signedOutPageRoute, async (request, reply) => {
     const form = formOf(request.body);
     const email = formText(form, 'email') ?? '';
     for (const check of [perAddress, perEmail]) {
@@ -56,13 +55,13 @@ export function signInPages(context: FastifyInstance, services: WebServices): vo
   const linkForm = (request: FastifyRequest, reply: FastifyReply, status: number, email: string, problems?: string[]) =>
     reply.code(status).view('/dashboard/choose-password', { title: 'Choose a password', email, problems, csrf: services.formTokens.issue(signedOutBinding(request, reply)) });
 
-  context.get<{ Params: { token: string } }>('/link/:token', { config: signedOut, schema: hidden }, async (request, reply) => {
+  context.get<{ Params: { token: string } }>('/link/:token', signedOutPageRoute, async (request, reply) => {
     const user = await services.users.linkUser(request.params.token);
     if (!user) throw new DomainError('NOT_FOUND', 'This sign-in link has been used or has expired. Ask your operator for a new one.');
     return linkForm(request, reply, 200, user.email);
   });
 
-  context.post<{ Params: { token: string } }>('/link/:token', { config: signedOut, schema: hidden }, async (request, reply) => {
+  context.post<{ Params: { token: string } }>('/link/:token', signedOutPageRoute, async (request, reply) => {
     const form = formOf(request.body);
     const password = typeof form.password === 'string' ? form.password : '';
     const confirmation = typeof form.password_confirmation === 'string' ? form.password_confirmation : '';
@@ -75,7 +74,7 @@ export function signInPages(context: FastifyInstance, services: WebServices): vo
     }
   });
 
-  context.post('/sign-out', { config: { public: true }, schema: hidden }, async (request, reply) => {
+  context.post('/sign-out', pageRoute, async (request, reply) => {
     await services.users.endSession(request.dashboard!);
     clearSessionCookie(request, reply);
     // Back after sign-out must not show a page from the browser's memory (Chrome's back/forward cache keeps even

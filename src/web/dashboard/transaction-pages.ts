@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, validationError } from '../../errors.js';
 import { bodyChecker } from '../../http/validation.js';
 import { SettleBody, type PaymentRecord } from '../../modules/payments/schemas.js';
 import { TransactionsQuery, type TransactionsQueryType } from '../../modules/transactions/schemas.js';
 import { SettleWalletTransferBody } from '../../modules/wallets/schemas.js';
-import { formOf, formProblems, formText, type FormBody } from '../form.js';
+import { formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
+import { pageRoute } from '../page-route.js';
+import { listQuery, pagerOf } from './lists.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
-
-const dashboardRoute = { config: { public: true }, schema: { hide: true } } as const;
 
 type Outcome = 'completed' | 'failed';
 const checkPaymentSettlement = bodyChecker<{ outcome: Outcome }>(SettleBody);
@@ -18,51 +17,6 @@ const checkTransactionsQuery = bodyChecker<TransactionsQueryType>(TransactionsQu
 /** The filters of GET /transactions that the filter form offers, kept in the page links. */
 const filterNames = ['account_id', 'status', 'direction', 'created_from', 'created_to', 'limit'] as const;
 
-/**
- * A query string as the API's query schema takes it: the first value of each named parameter, whole numbers as
- * numbers (a query is text; anything else stays text for the schema to refuse), empty ones left out.
- */
-export function queryInput(query: unknown, names: readonly string[]): Record<string, unknown> {
-  const form = formOf(query);
-  const input: Record<string, unknown> = {};
-  for (const name of names) {
-    const value = formText(form, name);
-    if (value !== undefined) input[name] = /^\d{1,15}$/.test(value) ? Number(value) : value;
-  }
-  return input;
-}
-
-/** A list's query checked by the API's schema; refused, it is the 400 page saying what is wrong with the address. */
-export function checkQuery<T>(checker: (data: unknown) => T, input: unknown): T {
-  try {
-    return checker(input);
-  } catch (error) {
-    const problems = formProblems(error);
-    throw problems ? validationError([], `This address asks for something not valid: ${problems.join('; ')}.`) : error;
-  }
-}
-
-export interface Pager {
-  page: number;
-  pages: number;
-  total: number;
-  previous: string | undefined;
-  next: string | undefined;
-}
-
-/** The links to the neighbouring pages of a list, keeping the parameters that chose it. */
-export function pagerOf(path: string, keep: Record<string, string>, pagination: { page: number; limit: number; total: number }): Pager {
-  const { page, limit, total } = pagination;
-  const pages = Math.max(1, Math.ceil(total / limit));
-  const href = (target: number) => `${path}?${new URLSearchParams({ ...keep, page: String(target) }).toString()}`;
-  return { page, pages, total, previous: page > 1 ? href(Math.min(page - 1, pages)) : undefined, next: page < pages ? href(page + 1) : undefined };
-}
-
-/** A datetime-local input has no zone and no seconds; the label says UTC. Anything else goes to the schema as sent. */
-function utcTimestamp(text: string): string {
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text) ? `${text}:00Z` : text;
-}
-
 /** The filter values as sent, for the form and the page links. */
 function sentFilters(query: FormBody): Record<string, string> {
   const sent: Record<string, string> = {};
@@ -71,16 +25,6 @@ function sentFilters(query: FormBody): Record<string, string> {
     if (value !== undefined) sent[name] = value;
   }
   return sent;
-}
-
-/**
- * What a refused form shows again: the API's reasons and status (400 not valid, 422 not possible now). Not found is
- * no form problem: it stays the 404 page, like an unknown id.
- */
-export function formRefusal(error: unknown): { problems: string[]; status: number } | undefined {
-  const problems = formProblems(error);
-  if (!problems || !(error instanceof DomainError) || error.code === 'NOT_FOUND') return undefined;
-  return { problems, status: error.statusCode };
 }
 
 /**
@@ -101,7 +45,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     ];
   };
 
-  context.get('/transactions', dashboardRoute, async (request, reply) => {
+  context.get('/transactions', pageRoute, async (request, reply) => {
     const query = formOf(request.query);
     const filters = sentFilters(query);
     const accounts = await accountNames(request);
@@ -109,8 +53,8 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       renderPage(services, request, reply, '/dashboard/transactions', 'Transactions', { filters, accounts, ...data }, status);
     let checked: TransactionsQueryType;
     try {
-      const input = queryInput(query, ['page', ...filterNames]);
-      for (const name of ['created_from', 'created_to'] as const) if (typeof input[name] === 'string') input[name] = utcTimestamp(input[name]);
+      const input = listQuery(query, filterNames);
+      for (const name of ['created_from', 'created_to'] as const) if (typeof input[name] === 'string') input[name] = utcFromLocalInput(input[name]);
       checked = checkTransactionsQuery(input);
     } catch (error) {
       const refused = formRefusal(error);
@@ -118,7 +62,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       return page({ problems: refused.problems, records: [], pager: undefined }, refused.status);
     }
     const listed = await transactions.list(request.dashboard!.caller, checked);
-    return page({ records: listed.data, pager: pagerOf('/dashboard/transactions', filters, listed.meta.pagination) });
+    return page({ records: listed.data, pager: pagerOf('/dashboard/transactions', listed.meta.pagination, filters) });
   });
 
   /** One history record, with the payment it belongs to (payments, their returns), settle buttons while pending. */
@@ -129,7 +73,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     return renderPage(services, request, reply, '/dashboard/transaction', `Transaction ${record.fr_transaction_id}`, { record, payment, ...extra }, status);
   };
 
-  context.get<{ Params: { id: string } }>('/transactions/:id', dashboardRoute, async (request, reply) => transactionDetail(request, reply, request.params.id));
+  context.get<{ Params: { id: string } }>('/transactions/:id', pageRoute, async (request, reply) => transactionDetail(request, reply, request.params.id));
 
   const transferDetail = async (request: FastifyRequest, reply: FastifyReply, id: string, extra: Record<string, unknown> = {}, status = 200) => {
     const transfer = await services.wallets.transfers.get(request.dashboard!.caller, id);
@@ -137,11 +81,11 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     return renderPage(services, request, reply, '/dashboard/transaction-wallet-transfer', title, { transfer, ...extra }, status);
   };
 
-  context.get<{ Params: { id: string } }>('/wallet-transfers/:id', dashboardRoute, async (request, reply) => transferDetail(request, reply, request.params.id));
+  context.get<{ Params: { id: string } }>('/wallet-transfers/:id', pageRoute, async (request, reply) => transferDetail(request, reply, request.params.id));
 
   const paymentSandbox = services.payments.sandbox;
   if (paymentSandbox) {
-    context.post<{ Params: { id: string } }>('/payments/:id/settle', dashboardRoute, async (request, reply) => {
+    context.post<{ Params: { id: string } }>('/payments/:id/settle', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       // Looked up first: another customer's payment is a 404 page whatever the form holds.
       const payment = await payments.get(caller, request.params.id);
@@ -159,7 +103,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
 
   const walletSandbox = services.wallets.sandbox;
   if (walletSandbox) {
-    context.post<{ Params: { id: string } }>('/wallet-transfers/:id/settle', dashboardRoute, async (request, reply) => {
+    context.post<{ Params: { id: string } }>('/wallet-transfers/:id/settle', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       const transfer = await services.wallets.transfers.get(caller, request.params.id);
       try {

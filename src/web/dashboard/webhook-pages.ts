@@ -15,11 +15,12 @@ import {
   type WebhookSubscriptionRecord,
 } from '../../modules/webhooks/schemas.js';
 import { testEventType } from '../../modules/webhooks/service.js';
-import { formList, formOf, formProblems, formText, type FormBody } from '../form.js';
+import { formList, formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
+import { pageRoute } from '../page-route.js';
+import { checkListQuery, listQuery, pagerOf } from './lists.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
-const dashboardRoute = { config: { public: true }, schema: { hide: true } } as const;
 type WebhookRoute = { Params: { webhookId: string } };
 
 const checkCreate = bodyChecker<CreateWebhookInput>(CreateWebhookBody);
@@ -63,67 +64,6 @@ const subscriptionFields = (draft: WebhookDraft) => ({
 });
 
 /**
- * A list page's query as the API's query schema takes it: an empty field (a filter's "any") is absent, page and
- * limit are numbers when they are digits (anything else is left for the schema to refuse, in words).
- */
-function queryFields(query: unknown, filterNames: readonly string[]): Record<string, unknown> {
-  const raw = formOf(query);
-  const fields: Record<string, unknown> = {};
-  for (const name of ['page', 'limit']) {
-    const text = formText(raw, name);
-    if (text !== undefined) fields[name] = /^\d+$/.test(text) ? Number(text) : text;
-  }
-  for (const name of filterNames) {
-    const text = formText(raw, name);
-    if (text !== undefined) fields[name] = text;
-  }
-  return fields;
-}
-
-/** A refused query answers the 400 page saying which parameter is wrong ("page: must be >= 1"). */
-function checkedQuery<T>(check: (data: unknown) => T, fields: Record<string, unknown>): T {
-  try {
-    return check(fields);
-  } catch (error) {
-    const problems = formProblems(error);
-    if (!problems || !(error instanceof DomainError)) throw error;
-    throw new DomainError('VALIDATION_ERROR', `This page address is not valid: ${problems.join('; ')}.`, error.details);
-  }
-}
-
-interface Pagination {
-  page: number;
-  limit: number;
-  total: number;
-}
-
-/** The pages before and after this one, as links that keep the filters and the page size. */
-function pagerOf(path: string, { page, limit, total }: Pagination, filters: Record<string, string | undefined>) {
-  const pages = Math.max(1, Math.ceil(total / limit));
-  const href = (target: number) => {
-    const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(filters)) if (value !== undefined) params.set(name, value);
-    params.set('page', String(target));
-    params.set('limit', String(limit));
-    return `${path}?${params.toString()}`;
-  };
-  return { page, pages, total, previous: page > 1 ? href(Math.min(page - 1, pages)) : null, next: page < pages ? href(page + 1) : null };
-}
-
-/** A datetime-local value has no zone (the label says UTC); anything else goes on as typed, for the schema to judge. */
-function utcTimestamp(local: string): string {
-  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(?:\.\d{1,3})?)?$/.exec(local);
-  return match ? `${match[1]}${match[2] ?? ':00'}Z` : local;
-}
-
-/** A refused action shows its reason on the page, with the API's status; an unknown (or another customer's) id stays the 404 page. */
-function refusalOf(error: unknown): { problems: string[]; status: number } | undefined {
-  if (error instanceof DomainError && error.code === 'NOT_FOUND') return undefined;
-  const problems = formProblems(error);
-  return problems && { problems, status: error instanceof DomainError ? error.statusCode : 400 };
-}
-
-/**
  * Webhooks (docs/webhooks.md) through the same service as the JSON API: subscriptions (list, create with the
  * secret shown once, edit, disable/enable, rotate, test, replay, delete), each one's deliveries, and the events feed.
  */
@@ -144,13 +84,13 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     const caller = callerOf(request);
     const id = request.params.webhookId;
     const webhook = await services.webhooks.get(caller, id);
-    const query = checkedQuery(checkDeliveriesQuery, queryFields(request.query, ['status']));
+    const query = checkListQuery(checkDeliveriesQuery, listQuery(request.query, ['status']));
     const deliveries = await services.webhooks.deliveries(caller, id, query.status, query.page ?? 1, query.limit ?? pageLimitDefault);
     const now = services.clock.now().getTime();
     return renderPage(services, request, reply, '/dashboard/webhook', 'Webhook subscription', {
       webhook,
       deliveries: deliveries.data,
-      pager: pagerOf(`/dashboard/webhooks/${encodeURIComponent(id)}`, deliveries.meta.pagination, { status: query.status }),
+      pager: pagerOf(`/dashboard/webhooks/${encodeURIComponent(id)}`, deliveries.meta.pagination, { status: query.status, page: undefined, limit: String(deliveries.meta.pagination.limit) }),
       statusFilter: query.status ?? '',
       eventTypeChoices: subscribableEventTypes,
       draft: draftOfRecord(webhook),
@@ -177,7 +117,7 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     try {
       outcome = await action();
     } catch (error) {
-      const refusal = refusalOf(error);
+      const refusal = formRefusal(error);
       if (!refusal) throw error;
       outcome = { problems: refusal.problems, ...onRefusal };
       status = refusal.status;
@@ -185,23 +125,23 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     return detailPage(request, reply, outcome, status);
   };
 
-  context.get('/webhooks', dashboardRoute, async (request, reply) => listPage(request, reply));
+  context.get('/webhooks', pageRoute, async (request, reply) => listPage(request, reply));
 
-  context.post('/webhooks', dashboardRoute, async (request, reply) => {
+  context.post('/webhooks', pageRoute, async (request, reply) => {
     const draft = draftOfForm(formOf(request.body));
     try {
       const created = await services.webhooks.create(callerOf(request), checkCreate(subscriptionFields(draft)));
       return await listPage(request, reply, { created }, 201);
     } catch (error) {
-      const refusal = refusalOf(error);
+      const refusal = formRefusal(error);
       if (!refusal) throw error;
       return listPage(request, reply, { problems: refusal.problems, draft }, refusal.status);
     }
   });
 
-  context.get<WebhookRoute>('/webhooks/:webhookId', dashboardRoute, async (request, reply) => detailPage(request, reply));
+  context.get<WebhookRoute>('/webhooks/:webhookId', pageRoute, async (request, reply) => detailPage(request, reply));
 
-  context.post<WebhookRoute>('/webhooks/:webhookId', dashboardRoute, async (request, reply) => {
+  context.post<WebhookRoute>('/webhooks/:webhookId', pageRoute, async (request, reply) => {
     const draft = draftOfForm(formOf(request.body));
     return afterAction(
       request,
@@ -214,7 +154,7 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     );
   });
 
-  context.post<WebhookRoute>('/webhooks/:webhookId/active', dashboardRoute, async (request, reply) => {
+  context.post<WebhookRoute>('/webhooks/:webhookId/active', pageRoute, async (request, reply) => {
     const wanted = formText(formOf(request.body), 'is_active');
     return afterAction(request, reply, async () => {
       // Anything but "true" or "false" goes on as text, so the schema refuses it as the API would.
@@ -228,44 +168,44 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     });
   });
 
-  context.post<WebhookRoute>('/webhooks/:webhookId/rotate-secret', dashboardRoute, async (request, reply) =>
+  context.post<WebhookRoute>('/webhooks/:webhookId/rotate-secret', pageRoute, async (request, reply) =>
     afterAction(request, reply, async () => ({ rotated: await services.webhooks.rotateSecret(callerOf(request), request.params.webhookId) })),
   );
 
-  context.post<WebhookRoute>('/webhooks/:webhookId/test', dashboardRoute, async (request, reply) =>
+  context.post<WebhookRoute>('/webhooks/:webhookId/test', pageRoute, async (request, reply) =>
     afterAction(request, reply, async () => {
       const { event } = await services.webhooks.sendTest(callerOf(request), request.params.webhookId);
       return { notice: `A ${testEventType} event (${event.id}) is queued for this subscription; its delivery shows below.` };
     }),
   );
 
-  context.post<WebhookRoute>('/webhooks/:webhookId/replay', dashboardRoute, async (request, reply) => {
+  context.post<WebhookRoute>('/webhooks/:webhookId/replay', pageRoute, async (request, reply) => {
     const since = formText(formOf(request.body), 'since');
     return afterAction(request, reply, async () => {
-      const body = checkReplay(since === undefined ? {} : { since: utcTimestamp(since) });
+      const body = checkReplay(since === undefined ? {} : { since: utcFromLocalInput(since) });
       const result = await services.webhooks.replay(callerOf(request), request.params.webhookId, body.since);
       const more = result.next_since === null ? '' : ` There were more: replay from ${result.next_since} to queue the rest.`;
       return { notice: `${result.queued} ${result.queued === 1 ? 'event' : 'events'} queued for delivery.${more}`, replayed: result };
     });
   });
 
-  context.post<WebhookRoute>('/webhooks/:webhookId/delete', dashboardRoute, async (request, reply) => {
+  context.post<WebhookRoute>('/webhooks/:webhookId/delete', pageRoute, async (request, reply) => {
     await services.webhooks.delete(callerOf(request), request.params.webhookId);
     return reply.redirect('/dashboard/webhooks', 303);
   });
 
-  context.get('/events', dashboardRoute, async (request, reply) => {
-    const query = checkedQuery(checkEventsQuery, queryFields(request.query, ['type']));
+  context.get('/events', pageRoute, async (request, reply) => {
+    const query = checkListQuery(checkEventsQuery, listQuery(request.query, ['type']));
     const events = await services.webhooks.events(callerOf(request), query.type, query.page ?? 1, query.limit ?? pageLimitDefault);
     return renderPage(services, request, reply, '/dashboard/events', 'Events', {
       events: events.data,
-      pager: pagerOf('/dashboard/events', events.meta.pagination, { type: query.type }),
+      pager: pagerOf('/dashboard/events', events.meta.pagination, { type: query.type, page: undefined, limit: String(events.meta.pagination.limit) }),
       typeFilter: query.type ?? '',
       typeChoices: [...subscribableEventTypes, testEventType],
     });
   });
 
-  context.get<{ Params: { eventId: string } }>('/events/:eventId', dashboardRoute, async (request, reply) => {
+  context.get<{ Params: { eventId: string } }>('/events/:eventId', pageRoute, async (request, reply) => {
     const event = await services.webhooks.event(callerOf(request), request.params.eventId);
     return renderPage(services, request, reply, '/dashboard/event', `Event ${event.type}`, { event, json: JSON.stringify(event.data, null, 2) });
   });

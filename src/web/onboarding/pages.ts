@@ -9,13 +9,12 @@ import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { WebServices } from '../dashboard/services.js';
 import { formOf, formProblems, formText, refuseJsonBodies } from '../form.js';
 import { installPageErrors } from '../page-errors.js';
+import { pageRoute } from '../page-route.js';
 import { installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
 import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, identityDocumentKinds, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
 import { completeOnboarding, linkNotValid, openOnboardingLink, type OnboardingVisit } from './onboarding-link.js';
 
-const hidden = { hide: true } as const;
-const onboardingRoute = { config: { public: true }, schema: hidden } as const;
 type TokenParams = { Params: { token: string } };
 
 const statusWords: Record<EndUserStatus, string> = {
@@ -68,13 +67,13 @@ export async function registerOnboardingPages(app: FastifyInstance, services: We
       refuseJsonBodies(context);
       await context.register(formbody, { bodyLimit: dashboardFormBytesMax });
       await context.register(multipart, { limits: documentFormLimits });
-      onboardingRoutes(context, services);
+      pageRoutes(context, services);
     },
     { prefix: '/onboarding' },
   );
 }
 
-function onboardingRoutes(context: FastifyInstance, services: WebServices): void {
+function pageRoutes(context: FastifyInstance, services: WebServices): void {
   const sandbox = services.config.apiEnvironment === 'sandbox';
 
   const requireFormToken = (visit: OnboardingVisit, presented: unknown) => {
@@ -114,13 +113,13 @@ function onboardingRoutes(context: FastifyInstance, services: WebServices): void
 
   // Every other address here answers like an unknown link, a token longer than any link included (the router does
   // not match it to :token at all).
-  context.route({ method: ['GET', 'POST'], url: '/*', ...onboardingRoute, handler: async () => Promise.reject(linkNotValid()) });
+  context.route({ method: ['GET', 'POST'], url: '/*', ...pageRoute, handler: async () => Promise.reject(linkNotValid()) });
 
-  context.get<TokenParams>('/:token', onboardingRoute, async (request, reply) =>
+  context.get<TokenParams>('/:token', pageRoute, async (request, reply) =>
     page(reply, await openOnboardingLink(services, request.params.token), request.params.token),
   );
 
-  context.post<TokenParams>('/:token/documents', { ...onboardingRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
+  context.post<TokenParams>('/:token/documents', { ...pageRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
     const { token } = request.params;
     const visit = await openOnboardingLink(services, token);
     if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
@@ -137,7 +136,7 @@ function onboardingRoutes(context: FastifyInstance, services: WebServices): void
   });
 
   if (sandbox) {
-    context.post<TokenParams>('/:token/outcome', onboardingRoute, async (request, reply) => {
+    context.post<TokenParams>('/:token/outcome', pageRoute, async (request, reply) => {
       const { token } = request.params;
       const visit = await openOnboardingLink(services, token);
       const form = formOf(request.body);
@@ -154,7 +153,7 @@ function onboardingRoutes(context: FastifyInstance, services: WebServices): void
     });
   } else {
     // Production: the provider decides later; the person only says they are done.
-    context.post<TokenParams>('/:token/submit', onboardingRoute, async (request, reply) => {
+    context.post<TokenParams>('/:token/submit', pageRoute, async (request, reply) => {
       const { token } = request.params;
       const visit = await openOnboardingLink(services, token);
       requireFormToken(visit, formOf(request.body)._csrf);
