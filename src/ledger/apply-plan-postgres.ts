@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
 import type { Storage } from '../storage/database.js';
-import { idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
+import { accountNotActive, idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
 import type { MoneyPlan, PlanResult } from './money-plan.js';
 
 /**
  * Executes a money plan on PostgreSQL in one round trip: the whole plan goes as one JSON parameter to the function
- * `apply_money_plan` (migration 0006), which runs it inside the statement. No row lock outlives the statement, so a
+ * `apply_money_plan` (migration 0006, last replaced by 0014), which runs it inside the statement. No row lock outlives the statement, so a
  * busy account is locked for the time the database needs, not for network round trips.
  */
 
@@ -30,7 +30,7 @@ function planJson(plan: MoneyPlan): string {
 
 interface FunctionResult {
   firstSequence: string | null;
-  balances: Record<string, { before: string; after: string }>;
+  balances: Record<string, { before: string; after: string; status: string | null }>;
   responseBody: string | null;
 }
 
@@ -41,6 +41,7 @@ function domainErrorOf(error: unknown, plan: MoneyPlan): DomainError | undefined
   const code = raised.message as ErrorCode;
   const detail = raised.detail ? (JSON.parse(raised.detail) as Record<string, string>) : {};
   if (code === 'INSUFFICIENT_FUNDS' && detail.account_id) return insufficientFunds(detail.account_id);
+  if (code === 'ACCOUNT_NOT_ACTIVE' && detail.account_id && detail.status) return accountNotActive(detail.account_id, detail.status);
   if (code === 'INSUFFICIENT_FUNDS' && detail.wallet_id && detail.asset) return walletFundsShort(detail.wallet_id, detail.asset);
   if (code === 'LIMIT_EXCEEDED' && detail.wallet_id && detail.asset) return walletCeilingReached(detail.wallet_id, detail.asset);
   if (code === 'IDEMPOTENCY_KEY_IN_USE') return idempotencyKeyLost();
@@ -57,6 +58,6 @@ export async function applyPlanOnPostgres(storage: Storage, plan: MoneyPlan): Pr
     throw domainErrorOf(error, plan) ?? error;
   }
   const balances: PlanResult['balances'] = new Map();
-  for (const [key, { before, after }] of Object.entries(result.balances)) balances.set(key, { before: BigInt(before), after: BigInt(after) });
+  for (const [key, { before, after, status }] of Object.entries(result.balances)) balances.set(key, { before: BigInt(before), after: BigInt(after), status: status ?? null });
   return { balances, firstSequence: result.firstSequence === null ? null : BigInt(result.firstSequence), responseBody: result.responseBody };
 }

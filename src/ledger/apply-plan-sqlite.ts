@@ -5,7 +5,7 @@ import { storeIdempotentAnswer } from '../storage/idempotency-answers.js';
 import { insertOutboxRows } from '../events/outbox.js';
 import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
-import { idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
+import { accountNotActive, idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
 import type { MoneyPlan, PlanResult } from './money-plan.js';
 
 /**
@@ -28,23 +28,38 @@ const reserveSequences = queryTemplate<{ customerId: string; count: number }>()(
     .returning('transaction_count'),
 );
 
-/** Only the unallocated part of a master pays its own debits: its virtual accounts' money stays theirs. */
+/**
+ * Only the unallocated part of a master pays its own debits: its virtual accounts' money stays theirs. Money leaves
+ * only an active account (ledger.ts accountNotActive), checked by the statement that debits it.
+ */
 const moveFiatBalance = queryTemplate<BalanceUpdate>()(['accountId', 'delta', 'updatedAt'], (db, { accountId, delta, updatedAt }) =>
   db
     .updateTable('fiat_accounts')
     .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: updatedAt })
     .where('id', '=', accountId)
     .where(sql<boolean>`balance_minor - allocated_minor + ${delta} >= 0`)
-    .returning('balance_minor'),
+    .where(sql<boolean>`(${delta} >= 0 or status = 'active')`)
+    .returning(['balance_minor', 'status']),
 );
 
+/** The master's status is checked by its paired move, the debit of the fiat account that holds the money. */
 const moveVirtualBalance = queryTemplate<BalanceUpdate>()(['accountId', 'delta', 'updatedAt'], (db, { accountId, delta, updatedAt }) =>
   db
     .updateTable('virtual_accounts')
     .set({ balance_minor: sql`balance_minor + ${delta}`, updated_at: updatedAt })
     .where('id', '=', accountId)
     .where(sql<boolean>`balance_minor + ${delta} >= 0`)
-    .returning('balance_minor'),
+    .where(sql<boolean>`(${delta} >= 0 or status = 'active')`)
+    .returning(['balance_minor', 'status']),
+);
+
+/** Why a debit was refused: read only after the refusal, to name a status rather than a shortfall. */
+const fiatAccountStatus = queryTemplate<{ accountId: string }>()(['accountId'], (db, { accountId }) =>
+  db.selectFrom('fiat_accounts').select('status').where('id', '=', accountId),
+);
+
+const virtualAccountStatus = queryTemplate<{ accountId: string }>()(['accountId'], (db, { accountId }) =>
+  db.selectFrom('virtual_accounts').select('status').where('id', '=', accountId),
 );
 
 const moveMasterAllocation = queryTemplate<{ masterAccountId: string; delta: bigint }>()(['masterAccountId', 'delta'], (db, { masterAccountId, delta }) =>
@@ -153,7 +168,7 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
     const row = await moveBalance(trx, move, plan.createdAt);
     if (move.kind === 'virtual_account') await moveMasterAllocation.execute(trx, { masterAccountId: move.masterId!, delta: move.delta });
     const after = BigInt(row.balance_minor);
-    balances.set(move.key, { before: after - move.delta, after });
+    balances.set(move.key, { before: after - move.delta, after, status: row.status });
   }
 
   if (plan.journal) {
@@ -210,26 +225,36 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
   return { balances, firstSequence, responseBody };
 }
 
-/** Moves one balance; refuses (throws) when the move would overdraw it or take a wallet beyond its ceiling. */
-async function moveBalance(trx: Transaction<Database>, move: MoneyPlan['moves'][number], updatedAt: string): Promise<{ balance_minor: bigint }> {
+/**
+ * Moves one balance; refuses (throws) when the move would overdraw it, take money out of an account that is not
+ * active, or take a wallet beyond its ceiling.
+ */
+async function moveBalance(
+  trx: Transaction<Database>,
+  move: MoneyPlan['moves'][number],
+  updatedAt: string,
+): Promise<{ balance_minor: bigint; status: string | null }> {
   if (move.kind === 'wallet') {
     const moved = await moveWalletBalance.executeTakeFirst(trx, { walletId: move.id, asset: move.asset, delta: move.delta, updatedAt, ceiling: move.ceiling! });
-    if (moved) return moved;
+    if (moved) return { balance_minor: moved.balance_minor, status: null };
     throw move.delta > 0n ? walletCeilingReached(move.id, move.asset) : walletFundsShort(move.id, move.asset);
   }
   const update = { accountId: move.id, delta: move.delta, updatedAt };
   const moved = move.kind === 'fiat_account' ? await moveFiatBalance.executeTakeFirst(trx, update) : await moveVirtualBalance.executeTakeFirst(trx, update);
-  if (!moved) throw insufficientFunds(move.id);
-  return moved;
+  if (moved) return moved;
+  const account = await (move.kind === 'fiat_account' ? fiatAccountStatus : virtualAccountStatus).executeTakeFirst(trx, { accountId: move.id });
+  if (move.delta < 0n && account && account.status !== 'active') throw accountNotActive(move.id, account.status);
+  throw insufficientFunds(move.id);
 }
 
-/** A text template (events, stored answers) with its balance numbers written in. */
+/** A text template (events, stored answers) with its balances and statuses written in. */
 function filledIn(text: string, numbers: MoneyPlan['events'][number]['numbers'], balances: PlanResult['balances']): string {
   let filled = text;
   for (const number of numbers) {
     const balance = balances.get(number.account);
     if (!balance) throw new Error(`a payload shows a balance the plan does not move: ${number.account}`);
-    filled = filled.replace(number.placeholder, plainDecimalText(balance[number.which], number.asset));
+    const value = number.which === 'status' ? JSON.stringify(balance.status) : plainDecimalText(balance[number.which], number.asset!);
+    filled = filled.replace(number.placeholder, value);
   }
   return filled;
 }

@@ -10,6 +10,14 @@ import type { Posting } from './money-plan.js';
 export const insufficientFunds = (accountId: string) =>
   new DomainError('INSUFFICIENT_FUNDS', 'The balance of the account does not cover the amount plus the fee.', { account_id: accountId });
 
+/**
+ * Money leaves a fiat or virtual account only while it is active (docs/payments.md "Account and payee status"): the
+ * statement that debits it checks, so a status change that commits first is never overtaken. A virtual account's
+ * master is checked by the debit of the master that pairs with it (its `account_id` is then the master's).
+ */
+export const accountNotActive = (accountId: string, status: string) =>
+  new DomainError('ACCOUNT_NOT_ACTIVE', `The account is ${status}: money cannot leave it.`, { account_id: accountId, status });
+
 /** A wallet's available balance of an asset (its balance less what pending transfers hold) is short of the amount. */
 export const walletFundsShort = (walletId: string, asset: string) =>
   new DomainError('INSUFFICIENT_FUNDS', `The available ${asset} balance of the wallet does not cover the amount.`, { wallet_id: walletId, asset });

@@ -93,13 +93,16 @@ export interface PlannedHistoryUpdate {
   updated_at: string;
 }
 
-/** A number of an event payload known only once the balance has moved: `placeholder` (with its quotes) is replaced. */
-export interface PayloadNumber {
+/**
+ * A value of a payload known only once the balance has moved: `placeholder` (with its quotes) is replaced by the
+ * balance before or after as a JSON number of its asset, or by the moved account's status as a JSON string.
+ */
+export interface PayloadValue {
   placeholder: string;
   account: string;
-  which: 'before' | 'after';
-  asset: Asset;
-  scale: number;
+  which: 'before' | 'after' | 'status';
+  asset: Asset | null;
+  scale: number | null;
 }
 
 export interface PlannedEvent {
@@ -108,7 +111,7 @@ export interface PlannedEvent {
   type: EventType;
   createdAt: string;
   payload: string;
-  numbers: PayloadNumber[];
+  numbers: PayloadValue[];
 }
 
 /**
@@ -122,7 +125,7 @@ export interface PlannedResponse {
   attemptId: string;
   status: number;
   body: string;
-  numbers: PayloadNumber[];
+  numbers: PayloadValue[];
 }
 
 export type PlannedRow =
@@ -145,9 +148,16 @@ export interface MoneyPlan {
   response: PlannedResponse | null;
 }
 
-/** What the executor learned: each moved balance before and after, the first history sequence number, the answer. */
+/** One balance the plan moved: before and after, and the status of the account moved (null for a wallet). */
+export interface MovedBalance {
+  before: bigint;
+  after: bigint;
+  status: string | null;
+}
+
+/** What the executor learned: each moved balance, the first history sequence number, the answer. */
 export interface PlanResult {
-  balances: Map<string, { before: bigint; after: bigint }>;
+  balances: Map<string, MovedBalance>;
   firstSequence: bigint | null;
   /** The stored answer's body, numbers filled in, when the plan had a response. */
   responseBody: string | null;
@@ -204,17 +214,26 @@ export class BalanceNumber {
   ) {}
 }
 
+/** The status of an account the plan moves, as the moving statement left it: written into a payload as a JSON string. */
+export class MovedAccountStatus {
+  constructor(readonly account: string) {}
+}
+
 /**
- * JSON text of `value` in which every BalanceNumber is a placeholder that cannot occur in real data (a fresh nonce
- * each time); the executor replaces each with the number once the balance has moved.
+ * JSON text of `value` in which every BalanceNumber and MovedAccountStatus is a placeholder that cannot occur in real
+ * data (a fresh nonce each time); the executor replaces each with its value once the balance has moved.
  */
-function template(value: unknown): { text: string; numbers: PayloadNumber[] } {
+function template(value: unknown): { text: string; numbers: PayloadValue[] } {
   const nonce = randomUUID();
-  const numbers: PayloadNumber[] = [];
+  const numbers: PayloadValue[] = [];
   const text = JSON.stringify(value, (_key, item: unknown) => {
-    if (!(item instanceof BalanceNumber)) return item;
-    const placeholder = `@balance:${nonce}:${numbers.length}@`;
-    numbers.push({ placeholder: JSON.stringify(placeholder), account: item.account, which: item.which, asset: item.asset, scale: scaleOf(item.asset) });
+    if (!(item instanceof BalanceNumber) && !(item instanceof MovedAccountStatus)) return item;
+    const placeholder = `@moved:${nonce}:${numbers.length}@`;
+    numbers.push(
+      item instanceof BalanceNumber
+        ? { placeholder: JSON.stringify(placeholder), account: item.account, which: item.which, asset: item.asset, scale: scaleOf(item.asset) }
+        : { placeholder: JSON.stringify(placeholder), account: item.account, which: 'status', asset: null, scale: null },
+    );
     return placeholder;
   });
   return { text, numbers };

@@ -88,7 +88,9 @@ describe('sandbox deposits', () => {
     const record = await deposit(t, alice, account.id, 75.25);
     const events = (await outboxEvents(t, alice.id)).slice(before);
     expect(events.map((event) => event.type)).toEqual(['fiat_account.balance_updated']);
-    expect(events[0]!.data).toEqual({ fiat_account_id: account.id, currency: 'GBP', balance: 75.25, previous_balance: 0, transaction_id: record.id });
+    const fetched = (await t.request({ url: `/fiat-accounts/${account.id}`, key: alice.key })).json().data;
+    expect(fetched).toMatchObject({ balance: 75.25, updated_at: record.created_at });
+    expect(events[0]!.data).toEqual({ ...fetched, previous_balance: 0, transaction_id: record.id });
   });
 
   it('credits a virtual account and its master (id of the virtual account), with both balance events', async () => {
@@ -113,12 +115,10 @@ describe('sandbox deposits', () => {
     expect(await fiatBalance(t, alice, master.id)).toBe(140.1);
     const events = (await outboxEvents(t, alice.id)).slice(before);
     expect(events.map((event) => event.type).sort()).toEqual(['fiat_account.balance_updated', 'virtual_account.balance_updated']);
-    expect(events.find((event) => event.type === 'fiat_account.balance_updated')!.data).toEqual({
-      fiat_account_id: master.id, currency: 'EUR', balance: 140.1, previous_balance: 100, transaction_id: record.id,
-    });
-    expect(events.find((event) => event.type === 'virtual_account.balance_updated')!.data).toEqual({
-      virtual_account_id: virtual.id, currency: 'EUR', balance: 40.1, previous_balance: 0, transaction_id: record.id,
-    });
+    const masterRecord = (await t.request({ url: `/fiat-accounts/${master.id}`, key: alice.key })).json().data;
+    const virtualRecord = (await t.request({ url: `/virtual-accounts/${virtual.id}`, key: alice.key })).json().data;
+    expect(events.find((event) => event.type === 'fiat_account.balance_updated')!.data).toEqual({ ...masterRecord, balance: 140.1, previous_balance: 100, transaction_id: record.id });
+    expect(events.find((event) => event.type === 'virtual_account.balance_updated')!.data).toEqual({ ...virtualRecord, balance: 40.1, previous_balance: 0, transaction_id: record.id });
     const row = await t.storage.db.selectFrom('fiat_accounts').select(['balance_minor', 'allocated_minor']).where('id', '=', master.id).executeTakeFirstOrThrow();
     expect(BigInt(row.balance_minor)).toBe(14010n);
     expect(BigInt(row.allocated_minor)).toBe(4010n);

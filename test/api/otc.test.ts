@@ -83,9 +83,15 @@ describe('OTC exchange', () => {
       expect(usdcWallets[0]).toEqual({ id: wallet, label: 'USDC wallet', network: 'ETH', assetAddress: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/), asset: 'USDC' });
       const eurcWallets = (await t.request({ url: '/otc-exchanges/wallets?asset=eurc', key: alice.key })).json().data;
       expect(eurcWallets).toEqual([{ id: other, label: 'USDC wallet', network: 'SOL', assetAddress: expect.any(String), asset: 'EURC' }]);
-      expect((await t.request({ url: '/otc-exchanges/wallets?asset=BTC', key: alice.key })).statusCode).toBe(400);
       expect((await t.request({ url: `/otc-exchanges/wallets?asset=${'U'.repeat(11)}`, key: alice.key })).statusCode).toBe(400);
+      expect((await t.request({ url: '/otc-exchanges/wallets?asset=', key: alice.key })).statusCode).toBe(400);
       expect((await t.request({ url: '/otc-exchanges/wallets', key: bob.key })).json().data).toEqual([]);
+    });
+
+    it.each(['BTC', 'DOGE', 'u', 'ABCDEFGHIJ'])('takes asset=%s as a filter: an asset with no eligible wallet lists nothing (200 [])', async (asset) => {
+      const response = await t.request({ url: `/otc-exchanges/wallets?asset=${asset}`, key: alice.key });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual({ data: [] });
     });
   });
 

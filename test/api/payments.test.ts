@@ -197,7 +197,10 @@ describe('payments', () => {
       expect(events.map((event) => event.type)).toEqual(['payment.created', 'fiat_account.balance_updated']);
       expect(events[0]!.data).toEqual(await payment(t, alice, created.id));
       const full = await payment(t, alice, created.id);
-      expect(events[1]!.data).toEqual({ fiat_account_id: eur.id, currency: 'EUR', balance: balance - 5, previous_balance: balance, transaction_id: full.transactionId });
+      // The account's record as GET answers it after the change, like every event's data, and two additive fields.
+      const account = (await t.request({ url: `/fiat-accounts/${eur.id}`, key: alice.key })).json().data;
+      expect(account).toMatchObject({ id: eur.id, balance: balance - 5, status: 'active', updated_at: created.createdAt });
+      expect(events[1]!.data).toEqual({ ...account, previous_balance: balance, transaction_id: full.transactionId });
     });
 
     describe('validation (spec §4 table; 400 VALIDATION_ERROR naming the field, nothing moves)', () => {
@@ -490,7 +493,9 @@ describe('payments', () => {
       expect(events.map((event) => event.type)).toEqual(['payment.status_updated', 'payment.completed', 'fiat_account.balance_updated']);
       expect(events[0]!.data).toEqual(settled);
       expect(events[1]!.data).toEqual(settled);
-      expect(events[2]!.data).toEqual({ fiat_account_id: eur2.id, currency: 'EUR', balance: targetBefore + 25.5, previous_balance: targetBefore, transaction_id: record.id });
+      const target = (await t.request({ url: `/fiat-accounts/${eur2.id}`, key: alice.key })).json().data;
+      expect(target).toMatchObject({ balance: targetBefore + 25.5, updated_at: settled.completedAt });
+      expect(events[2]!.data).toEqual({ ...target, previous_balance: targetBefore, transaction_id: record.id });
       await expectLedgerVerifies(t);
     });
 
@@ -538,7 +543,7 @@ describe('payments', () => {
       const events = (await outboxEvents(t, alice.id)).slice(eventsBefore);
       expect(events.map((event) => event.type)).toEqual(['payment.status_updated', 'payment.failed', 'fiat_account.balance_updated']);
       expect(events[1]!.data).toEqual(settled);
-      expect(events[2]!.data).toMatchObject({ fiat_account_id: eur.id, balance: before, transaction_id: record.id });
+      expect(events[2]!.data).toMatchObject({ id: eur.id, balance: before, transaction_id: record.id });
       await expectLedgerVerifies(t);
     });
 
@@ -652,8 +657,10 @@ describe('payments', () => {
       });
       const events = (await outboxEvents(t, alice.id)).slice(eventsBefore);
       expect(events.map((event) => event.type).sort()).toEqual(['fiat_account.balance_updated', 'payment.created', 'virtual_account.balance_updated']);
-      expect(events.find((event) => event.type === 'fiat_account.balance_updated')!.data).toMatchObject({ fiat_account_id: master.id, balance: 130, previous_balance: 150 });
-      expect(events.find((event) => event.type === 'virtual_account.balance_updated')!.data).toMatchObject({ virtual_account_id: virtual.id, balance: 30, previous_balance: 50 });
+      const masterRecord = (await t.request({ url: `/fiat-accounts/${master.id}`, key: alice.key })).json().data;
+      const virtualRecord = (await t.request({ url: `/virtual-accounts/${virtual.id}`, key: alice.key })).json().data;
+      expect(events.find((event) => event.type === 'fiat_account.balance_updated')!.data).toEqual({ ...masterRecord, balance: 130, previous_balance: 150, transaction_id: full.transactionId });
+      expect(events.find((event) => event.type === 'virtual_account.balance_updated')!.data).toEqual({ ...virtualRecord, balance: 30, previous_balance: 50, transaction_id: full.transactionId });
       await settle(t, alice, created.id, 'completed');
       expect(await fiatBalance(t, alice, other.id)).toBe(20);
       await expectLedgerVerifies(t);

@@ -14,23 +14,30 @@ export interface EligibleAccountRow {
   available_minor: bigint;
 }
 
-/** The customer's fiat accounts and virtual accounts in `currency`, fiat first, each oldest first. */
+/**
+ * The customer's fiat accounts and virtual accounts in `currency` that money may leave (active, and a virtual
+ * account's master too), fiat first, each oldest first.
+ */
 export async function accountsIn(db: Db, customerId: string, currency: string): Promise<EligibleAccountRow[]> {
   const fiat = await db
     .selectFrom('fiat_accounts')
     .select(['id', 'currency', 'is_master', 'account_name', 'balance_minor', 'allocated_minor'])
     .where('customer_id', '=', customerId)
     .where('currency', '=', currency)
+    .where('status', '=', 'active')
     .orderBy('created_at')
     .orderBy('id')
     .execute();
   const virtual = await db
     .selectFrom('virtual_accounts')
-    .select(['id', 'currency', 'account_name', 'balance_minor'])
-    .where('customer_id', '=', customerId)
-    .where('currency', '=', currency)
-    .orderBy('created_at')
-    .orderBy('id')
+    .innerJoin('fiat_accounts as master', 'master.id', 'virtual_accounts.master_fiat_account_id')
+    .select(['virtual_accounts.id', 'virtual_accounts.currency', 'virtual_accounts.account_name', 'virtual_accounts.balance_minor'])
+    .where('virtual_accounts.customer_id', '=', customerId)
+    .where('virtual_accounts.currency', '=', currency)
+    .where('virtual_accounts.status', '=', 'active')
+    .where('master.status', '=', 'active')
+    .orderBy('virtual_accounts.created_at')
+    .orderBy('virtual_accounts.id')
     .execute();
   return [
     // A fiat account pays from what its virtual accounts do not hold.

@@ -7,7 +7,7 @@ import type { Network } from '../../ledger/networks.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount } from '../payments/accounts.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, stillActiveGuards } from '../payments/accounts.js';
 import { incomingRecord } from '../payments/deposits.js';
 import { addBalanceEvents } from '../payments/events.js';
 import { addArrival } from '../wallets/arrival.js';
@@ -16,6 +16,8 @@ import { findOrder } from './repository.js';
 import type { OrderRecord } from './schemas.js';
 
 export type OrderOutcome = 'completed' | 'failed';
+
+const sourceNotActiveReason = 'The account the EUR came from is no longer active (frozen or closed)';
 
 /**
  * The simulated liquidity provider (DESIGN §3): an order's EUR is debited (suspense → clearing), then the crypto is
@@ -54,11 +56,23 @@ export class OtcSandbox {
   /** Moves the orders whose time has come one step on, each claimed first (workers/claim.ts). */
   async settleDueOrders(): Promise<number> {
     const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), ['debit_pending', 'debited']);
-    return forEachClaimed(due, (order) => (order.status === 'debit_pending' ? this.debit(order) : this.credit(order)));
+    return forEachClaimed(due, (order) => (order.status === 'debit_pending' ? this.debitOrFail(order) : this.credit(order)));
   }
 
-  /** debit_pending → debited: the reserved EUR leaves for the liquidity provider; its history record completes. */
+  /** The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails. */
+  private async debitOrFail(order: OtcOrdersTable): Promise<OtcOrdersTable> {
+    return this.debit(order).catch((error: unknown) => {
+      if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.fail(order, sourceNotActiveReason);
+      throw error;
+    });
+  }
+
+  /**
+   * debit_pending → debited: the reserved EUR leaves for the liquidity provider; its history record completes. Only
+   * while the account it came from is still active (ACCOUNT_NOT_ACTIVE otherwise, checked as the step commits).
+   */
   private async debit(order: OtcOrdersTable): Promise<OtcOrdersTable> {
+    const account = await this.sourceAccount(order);
     const now = this.clock.now();
     const nowText = now.toISOString();
     const next: OtcOrdersTable = { ...order, status: 'debited', debited_at: nowText, updated_at: nowText, settle_at: this.nextStepAt(now) };
@@ -68,6 +82,7 @@ export class OtcSandbox {
       { account: { kind: 'system', code: 'clearing' }, asset: 'EUR', amount },
     ]);
     this.guard(plan, order, next, { debited_at: nowText });
+    plan.guards.push(...stillActiveGuards(account, 'the exchange cannot go on'));
     plan.historyUpdates.push({ id: order.transaction_id, status: 'completed', completed_at: nowText, updated_at: nowText });
     await executeMoneyPlan(this.storage, plan);
     return next;
@@ -119,8 +134,7 @@ export class OtcSandbox {
     const debited = order.status === 'debited';
     const nowText = this.clock.now().toISOString();
     const next: OtcOrdersTable = { ...order, status: 'failed', failure_reason: reason, updated_at: nowText, settle_at: null };
-    const account = await findCustomerAccount(this.storage, order.customer_id, order.source_account_id);
-    if (!account) throw new Error(`order ${order.id} names no account of its customer`);
+    const account = await this.sourceAccount(order);
     const amount = BigInt(order.source_amount_minor);
     const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_failed', order.id, [
       { account: { kind: 'system', code: debited ? 'clearing' : 'suspense' }, asset: 'EUR', amount: -amount },
@@ -137,7 +151,7 @@ export class OtcSandbox {
     });
     plan.history.push({ ...returned, balanceOf: balanceKey(balanceAccountOf(account)) });
     const returnId = returned.id;
-    addBalanceEvents(plan, 'EUR', new Map(plan.moves.map((move) => [move.key, returnId])));
+    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, returnId])));
     await executeMoneyPlan(this.storage, plan);
     return next;
   }
@@ -153,6 +167,12 @@ export class OtcSandbox {
       details: { to: next.status },
     });
     plan.events.push(plannedEvent(order.customer_id, 'otc_order.status_updated', presentOrder(next), next.updated_at));
+  }
+
+  private async sourceAccount(order: OtcOrdersTable) {
+    const account = await findCustomerAccount(this.storage, order.customer_id, order.source_account_id);
+    if (!account) throw new Error(`order ${order.id} names no account of its customer`);
+    return account;
   }
 
   private refused(order: OtcOrdersTable, to: string): DomainError {

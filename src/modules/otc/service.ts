@@ -14,7 +14,7 @@ import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable, OtcQuotesTable } from '../../storage/tables.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, type CustomerAccount } from '../payments/accounts.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanSend, type CustomerAccount } from '../payments/accounts.js';
 import { addBalanceEvents } from '../payments/events.js';
 import type { WalletOwnership } from '../wallets/ownership.js';
 import { findWalletBalance } from '../wallets/repository.js';
@@ -56,14 +56,19 @@ export class OtcService {
     return rows.map((row) => ({ id: row.id, currency: row.currency, isMaster: row.is_master, label: row.account_name, balance: formatDecimal(row.available_minor, sourceCurrency) }));
   }
 
+  /**
+   * Spec §4: `asset` selects the wallets to list (1-10 characters, any case). It is a filter, not a request to
+   * exchange: an asset the caller has no eligible wallet for, known to us or not, lists nothing (200 []).
+   */
   async eligibleWallets(caller: AuthenticatedKey, assetText: string): Promise<EligibleWalletRecord[]> {
-    const asset = this.tradable(assetText, 'query', '/asset');
+    const asset = cryptoAssetNamed(assetText);
+    if (asset === undefined || !this.prices.assets.includes(asset)) return [];
     const rows = await walletsReceiving(this.storage.db, caller.customerId, asset);
     return rows.map((row) => ({ id: row.id, label: row.display_name, network: row.network, assetAddress: row.address, asset: row.asset }));
   }
 
   async quote(caller: AuthenticatedKey, input: QuoteInput): Promise<QuoteRecord> {
-    const destination = this.tradable(input.destinationCurrency ?? defaultDestination, 'body', '/destinationCurrency');
+    const destination = this.tradable(input.destinationCurrency ?? defaultDestination, '/destinationCurrency');
     const sourceMinor = parseSourceAmount(input.sourceAmountEur);
     const account = await this.sourceAccount(caller, input.sourceFrAccountId);
     const walletId = await this.ownership.require(caller.customerId, input.destinationProviderWalletId);
@@ -184,7 +189,7 @@ export class OtcService {
     });
     const record = presentOrder(order);
     plan.events.push(plannedEvent(caller.customerId, 'otc_order.created', record, nowText));
-    addBalanceEvents(plan, sourceCurrency, new Map(plan.moves.map((move) => [move.key, order.transaction_id])));
+    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, order.transaction_id])));
     plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
     const result = await executeMoneyPlan(this.storage, plan);
     return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
@@ -203,21 +208,26 @@ export class OtcService {
   }
 
   /** An asset the price provider exchanges EUR into, named in any case; anything else is a 400 on `path`. */
-  private tradable(text: string, location: 'query' | 'body', path: string): CryptoAsset {
+  private tradable(text: string, path: string): CryptoAsset {
     const asset = cryptoAssetNamed(text);
     if (asset === undefined || !this.prices.assets.includes(asset)) {
-      throw validationError([{ location, path, reason: `must be one of ${this.prices.assets.join(', ')}` }]);
+      throw validationError([{ location: 'body', path, reason: `must be one of ${this.prices.assets.join(', ')}` }]);
     }
     return asset;
   }
 
-  /** The caller's EUR account (fiat or virtual); another customer's answers 404, one in another currency 422. */
+  /**
+   * The caller's EUR account (fiat or virtual) that money may leave; another customer's answers 404, one in another
+   * currency 422 CURRENCY_MISMATCH, a frozen or closed one (or one under a frozen or closed master) 422
+   * ACCOUNT_NOT_ACTIVE, as for a payment. The confirmation's debit checks the status again in its own statement.
+   */
   private async sourceAccount(caller: AuthenticatedKey, id: string): Promise<CustomerAccount> {
     const account = await findCustomerAccount(this.storage, caller.customerId, id.toLowerCase());
     if (!account) throw notFound('account');
     if (account.currency !== sourceCurrency) {
       throw new DomainError('CURRENCY_MISMATCH', `The account holds ${account.currency}; an exchange pays from a EUR account.`, { account_currency: account.currency, expected: sourceCurrency });
     }
+    requireCanSend(account);
     return account;
   }
 }

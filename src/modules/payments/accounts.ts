@@ -3,11 +3,15 @@ import { systemClock } from '../../clock.js';
 import { accountStatusCacheTtlMs, descriptorCacheEntriesMax } from '../../config/limits.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import type { BalanceAccount, Posting } from '../../ledger/money-plan.js';
+import type { BalanceAccount, Guard, Posting } from '../../ledger/money-plan.js';
 import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
+import { presentFiatAccount } from '../fiat-accounts/presenter.js';
+import type { FiatAccountRecord } from '../fiat-accounts/schemas.js';
+import { presentVirtualAccount } from '../virtual-accounts/presenter.js';
+import type { VirtualAccountRecord } from '../virtual-accounts/schemas.js';
 
 /**
  * The statuses of fiat and virtual accounts (spec §3 shows only `active`; docs/payments.md "Account and payee
@@ -30,26 +34,31 @@ export interface CustomerAccount {
   status: string;
   /** The status of the fiat account that holds the money (the account's own for a fiat account). */
   fiatAccountStatus: string;
+  /**
+   * The account's record as GET answers it, as read when loaded: its balance, status and updated_at are stale by
+   * then, the rest never changes. A `*.balance_updated` event is this record with those three written by the plan.
+   */
+  record: FiatAccountRecord | VirtualAccountRecord;
 }
 
 /** Every payment looks up its accounts: these lookups are compiled once. */
 const fiatAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
-  db.selectFrom('fiat_accounts').select(['id', 'currency', 'account_name', 'iban', 'status']).where('customer_id', '=', customerId).where('id', '=', id),
+  db
+    .selectFrom('fiat_accounts')
+    .innerJoin('customers', 'customers.id', 'fiat_accounts.customer_id')
+    .selectAll('fiat_accounts')
+    .select('customers.fr_owner_business_id')
+    .where('fiat_accounts.customer_id', '=', customerId)
+    .where('fiat_accounts.id', '=', id),
 );
 
 const virtualAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
   db
     .selectFrom('virtual_accounts')
     .innerJoin('fiat_accounts', 'fiat_accounts.id', 'virtual_accounts.master_fiat_account_id')
-    .select([
-      'virtual_accounts.id',
-      'virtual_accounts.currency',
-      'virtual_accounts.account_name',
-      'virtual_accounts.iban',
-      'virtual_accounts.master_fiat_account_id',
-      'virtual_accounts.status',
-      'fiat_accounts.status as master_status',
-    ])
+    .innerJoin('customers', 'customers.id', 'virtual_accounts.customer_id')
+    .selectAll('virtual_accounts')
+    .select(['fiat_accounts.status as master_status', 'customers.fr_owner_business_id'])
     .where('virtual_accounts.customer_id', '=', customerId)
     .where('virtual_accounts.id', '=', id),
 );
@@ -66,6 +75,7 @@ async function readCustomerAccount(db: Kysely<Database>, customerId: string, id:
       iban: fiat.iban,
       status: fiat.status,
       fiatAccountStatus: fiat.status,
+      record: presentFiatAccount(fiat, fiat.fr_owner_business_id),
     };
   }
   const virtual = await virtualAccountOfCustomer.executeTakeFirst(db, { customerId, id });
@@ -79,6 +89,7 @@ async function readCustomerAccount(db: Kysely<Database>, customerId: string, id:
     iban: virtual.iban,
     status: virtual.status,
     fiatAccountStatus: virtual.master_status,
+    record: presentVirtualAccount(virtual, virtual.fr_owner_business_id),
   };
 }
 
@@ -119,12 +130,31 @@ const accountNotActive = (account: CustomerAccount, statusOf: 'account' | 'maste
 
 /**
  * Money may leave only an `active` account, and a virtual account only while its master is active too (the master
- * holds the money). Checked when the account is loaded, not inside the money plan: a status change racing a payment
- * is not guarded (docs/payments.md "Account and payee status").
+ * holds the money). Checked when the account is loaded, for a clear refusal before anything is planned; the money
+ * plan's debit checks again in its own statement (ledger.ts accountNotActive), so a status change racing the
+ * operation is never overtaken (docs/payments.md "Account and payee status").
  */
 export function requireCanSend(account: CustomerAccount): void {
   if (account.status !== 'active') throw accountNotActive(account, 'account', account.status, 'send money');
   if (account.fiatAccountStatus !== 'active') throw accountNotActive(account, 'master', account.fiatAccountStatus, 'send money');
+}
+
+/**
+ * Guards of a plan that takes money on from where an earlier plan parked it (a payment's settlement, an OTC order's
+ * debit): it fails with ACCOUNT_NOT_ACTIVE unless the account it came from, and a virtual account's master, are
+ * still active when it commits. The guard's update changes nothing; it locks the row until the plan commits, so a
+ * status change waits for it or is seen by it.
+ */
+export function stillActiveGuards(account: Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId'>, action: string): Guard[] {
+  const guard = (table: 'fiat_accounts' | 'virtual_accounts', id: string): Guard => ({
+    table,
+    match: { id, status: 'active' },
+    set: { status: 'active' },
+    error: 'ACCOUNT_NOT_ACTIVE',
+    message: `The account the money came from is no longer active: ${action}.`,
+    details: { account_id: id },
+  });
+  return account.kind === 'fiat_account' ? [guard('fiat_accounts', account.id)] : [guard('virtual_accounts', account.id), guard('fiat_accounts', account.fiatAccountId)];
 }
 
 /** Money may arrive in a frozen account, not in a closed one (nor in a virtual account whose master is closed). */

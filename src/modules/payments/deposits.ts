@@ -104,7 +104,7 @@ export class DepositService {
       ...accountPostings(account, amountMinor),
     ]);
     plan.history.push({ ...record, balanceOf: credited });
-    addBalanceEvents(plan, account.currency, new Map(plan.moves.map((move) => [move.key, id])));
+    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, id])));
     // The record as the API presents it, its balances written in once they have moved.
     const presented = {
       ...presentTransaction(historyValuesOf({ ...record, customer_seq: 0n, balance_before_minor: 0n, balance_after_minor: 0n }), caller.frOwnerBusinessId),

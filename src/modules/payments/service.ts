@@ -163,7 +163,7 @@ export class PaymentService {
       balanceOf: balanceKey(balanceAccountOf(source)),
     });
     plan.events.push(plannedEvent(caller.customerId, 'payment.created', presentPayment(row), nowText));
-    addBalanceEvents(plan, currency, new Map(plan.moves.map((move) => [move.key, transactionId])));
+    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, transactionId])));
     await executeMoneyPlan(this.storage, plan);
     return presentPaymentCreated(row);
   }

@@ -7,7 +7,7 @@ import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
-import { accountPostings, balanceAccountOf, type CustomerAccount } from './accounts.js';
+import { accountPostings, balanceAccountOf, stillActiveGuards, type CustomerAccount } from './accounts.js';
 import { addBalanceEvents } from './events.js';
 import { presentPayment } from './presenter.js';
 import { findPayment, type PaymentRow } from './repository.js';
@@ -16,6 +16,10 @@ export type SettlementOutcome = 'completed' | 'failed';
 
 /** Sandbox magic (docs/payments.md): a reference starting with "sandbox-fail" makes automatic settlement fail. */
 const failingReferencePrefix = 'sandbox-fail';
+
+const bankRejection = 'Rejected by the receiving bank (sandbox)';
+
+const sourceNotActiveReason = 'The account the payment was made from is no longer active (frozen or closed)';
 
 type AccountRef = Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId' | 'currency'>;
 
@@ -46,7 +50,7 @@ export class SettlementService {
     private readonly clock: Clock,
   ) {}
 
-  async settle(customerId: string, paymentId: string, outcome: SettlementOutcome, failureReason = 'Rejected by the receiving bank (sandbox)') {
+  async settle(customerId: string, paymentId: string, outcome: SettlementOutcome, failureReason?: string) {
     const row = await findPayment(this.storage.db, customerId, paymentId.toLowerCase());
     if (!row) throw notFound('payment');
     return presentPayment(await this.apply(row, outcome, failureReason));
@@ -58,13 +62,17 @@ export class SettlementService {
    */
   async settleDuePayments(): Promise<number> {
     const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now());
-    return forEachClaimed(due, (row) => {
-      const outcome = row.reference.toLowerCase().startsWith(failingReferencePrefix) ? 'failed' : 'completed';
-      return this.apply(row, outcome, 'Rejected by the receiving bank (sandbox reference)');
+    return forEachClaimed(due, async (row) => {
+      if (row.reference.toLowerCase().startsWith(failingReferencePrefix)) return this.apply(row, 'failed', 'Rejected by the receiving bank (sandbox reference)');
+      // The bank does not complete a payment from an account frozen or closed meanwhile: it returns the money.
+      return this.apply(row, 'completed').catch((error: unknown) => {
+        if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.apply(row, 'failed', sourceNotActiveReason);
+        throw error;
+      });
     });
   }
 
-  private async apply(row: PaymentRow, outcome: SettlementOutcome, failureReason: string): Promise<PaymentRow> {
+  private async apply(row: PaymentRow, outcome: SettlementOutcome, failureReason = bankRejection): Promise<PaymentRow> {
     if (row.status !== 'pending') {
       throw new DomainError('INVALID_STATUS_TRANSITION', `A ${row.status} payment cannot become ${outcome}.`, { from: row.status, to: outcome });
     }
@@ -99,6 +107,7 @@ export class SettlementService {
       message: 'The payment was settled meanwhile.',
       details: { to: outcome },
     });
+    if (outcome === 'completed') plan.guards.push(...stillActiveGuards(source, 'the payment cannot complete'));
     plan.historyUpdates.push({ id: row.transaction_id, status: outcome, updated_at: nowText, completed_at: outcome === 'completed' ? nowText : null });
 
     // A record is written for the account credited (a return, or the receiving side of an internal transfer).
@@ -141,7 +150,7 @@ export class SettlementService {
       plannedEvent(row.customer_id, 'payment.status_updated', payment, nowText),
       plannedEvent(row.customer_id, outcome === 'failed' ? 'payment.failed' : 'payment.completed', payment, nowText),
     );
-    addBalanceEvents(plan, currency, recordIds);
+    await addBalanceEvents(this.storage, plan, recordIds);
     await executeMoneyPlan(this.storage, plan);
     return settled;
   }
