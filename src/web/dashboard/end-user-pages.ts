@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
-import { onboardingLinkOf } from '../../modules/end-users/onboarding.js';
+import type { OnboardingLinks } from '../../modules/end-users/onboarding.js';
 import { presentEndUser } from '../../modules/end-users/presenter.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
@@ -32,7 +32,7 @@ const verificationMethodWords: Record<string, string> = {
 };
 
 /** The record as the API answers it, with what the dashboard adds: names and states in words, the hosted onboarding link. */
-function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: string) {
+function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks: OnboardingLinks) {
   const record = presentEndUser(row, caller.frOwnerBusinessId);
   const personName = [row.first_name, row.middle_name, row.last_name].filter((part) => part !== null && part !== '').join(' ');
   return {
@@ -43,7 +43,7 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: strin
     status_class: statusClasses[record.status] ?? '',
     verification_method_words: row.verification_method === null ? 'Not set' : (verificationMethodWords[row.verification_method] ?? row.verification_method),
     // Only a hosted_kyc end user's token opens the onboarding page (modules/end-users/onboarding.ts).
-    onboarding: onboardingLinkOf(row, publicUrl) ?? null,
+    onboarding: onboardingLinks.linkOf(row) ?? null,
   };
 }
 
@@ -54,14 +54,14 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
   context.get('/end-users', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
     const rows = await services.endUsers.listRows(caller);
-    const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.config.publicUrl));
+    const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.onboardingLinks));
     return renderPage(services, request, reply, '/dashboard/end-users', 'End users', { endUsers });
   });
 
   const detail = async (request: FastifyRequest<EndUserParams>, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
     const row = await services.endUsers.require(caller, request.params.endUserId);
-    const endUser = endUserView(row, caller, services.config.publicUrl);
+    const endUser = endUserView(row, caller, services.onboardingLinks);
     return renderPage(services, request, reply, '/dashboard/end-user', endUser.name || 'End user', {
       endUser,
       documents: await services.documents.listOfEndUser(caller, row.id),

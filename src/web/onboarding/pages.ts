@@ -13,9 +13,9 @@ import { pageRoute } from '../page-route.js';
 import { installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
 import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, identityDocumentKinds, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
-import { completeOnboarding, linkNotValid, openOnboardingLink, type OnboardingVisit } from './onboarding-link.js';
+import { completeOnboarding, legacyLinkRoute, linkNotValid, linkRoute, openOnboardingLink, type LinkParams, type OnboardingVisit } from './onboarding-link.js';
 
-type TokenParams = { Params: { token: string } };
+type LinkRequest = { Params: LinkParams };
 
 const statusWords: Record<EndUserStatus, string> = {
   pending_verification: 'Waiting for verification',
@@ -59,7 +59,7 @@ export async function registerOnboardingPages(app: FastifyInstance, services: We
     async (context) => {
       await installViews(context);
       installPageHeaders(context);
-      // Relative: from a refused form (/onboarding/{token}/documents) "Back" leads to the page itself.
+      // Relative: from a refused form (/onboarding/{link}/documents) "Back" leads to the page itself.
       installPageErrors(context, '.');
       context.addHook('onSend', async (_request, reply) => {
         reply.header('x-robots-tag', 'noindex');
@@ -83,13 +83,13 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
   const uploadedDocuments = async (visit: OnboardingVisit) =>
     (await services.documents.listOfEndUser(visit.caller, visit.endUser.id)).filter((document) => personUploadTypes.has(document.document_type));
 
-  const page = async (reply: FastifyReply, visit: OnboardingVisit, token: string, extra: Record<string, unknown> = {}, status = 200) => {
+  const page = async (reply: FastifyReply, visit: OnboardingVisit, extra: Record<string, unknown> = {}, status = 200) => {
     const documents = await uploadedDocuments(visit);
     return reply.code(status).view('/onboarding/page', {
       title: 'Verify your identity',
       sandbox,
       csrf: services.formTokens.issue(visit.formBinding),
-      pagePath: `/onboarding/${token}`,
+      pagePath: visit.pagePath,
       companyName: visit.companyName,
       person: personOf(visit),
       documents,
@@ -108,58 +108,55 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
    * there is nothing to verify, in the sandbox as in production. Refused on the page, with the form to upload one.
    */
   const hasIdentityDocument = async (visit: OnboardingVisit) => (await uploadedDocuments(visit)).some(isIdentityDocument);
-  const identityDocumentFirst = (reply: FastifyReply, visit: OnboardingVisit, token: string) =>
-    page(reply, visit, token, { problems: ['Upload an identity document first.'] }, 400);
+  const identityDocumentFirst = (reply: FastifyReply, visit: OnboardingVisit) => page(reply, visit, { problems: ['Upload an identity document first.'] }, 400);
 
   // Every other address here answers like an unknown link, a token longer than any link included (the router does
-  // not match it to :token at all).
+  // not match it to a link's route at all).
   context.route({ method: ['GET', 'POST'], url: '/*', ...pageRoute, handler: async () => Promise.reject(linkNotValid()) });
 
-  context.get<TokenParams>('/:token', pageRoute, async (request, reply) =>
-    page(reply, await openOnboardingLink(services, request.params.token), request.params.token),
-  );
+  // Each page and form of a link, and the same of a link issued before links carried a secret.
+  for (const link of [linkRoute, legacyLinkRoute]) {
+    context.get<LinkRequest>(link, pageRoute, async (request, reply) => page(reply, await openOnboardingLink(services, request.params)));
 
-  context.post<TokenParams>('/:token/documents', { ...pageRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
-    const { token } = request.params;
-    const visit = await openOnboardingLink(services, token);
-    if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
-    try {
-      const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
-      // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
-      await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
-    } catch (error) {
-      const problems = uploadProblems(error);
-      if (!problems) throw error;
-      return page(reply, visit, token, { problems }, (error as DomainError).statusCode);
-    }
-    return reply.redirect(`/onboarding/${token}`, 303);
-  });
-
-  if (sandbox) {
-    context.post<TokenParams>('/:token/outcome', pageRoute, async (request, reply) => {
-      const { token } = request.params;
-      const visit = await openOnboardingLink(services, token);
-      const form = formOf(request.body);
-      requireFormToken(visit, form._csrf);
-      const outcome = formText(form, 'outcome');
-      if (!isOutcome(outcome)) {
-        const refusal = validationError([{ location: 'body', path: '/outcome', reason: `must be one of ${Object.keys(outcomeWords).join(', ')}` }]);
-        return page(reply, visit, token, { problems: formProblems(refusal) }, 400);
+    context.post<LinkRequest>(`${link}/documents`, { ...pageRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
+      const visit = await openOnboardingLink(services, request.params);
+      if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
+      try {
+        const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
+        // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
+        await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
+      } catch (error) {
+        const problems = uploadProblems(error);
+        if (!problems) throw error;
+        return page(reply, visit, { problems }, (error as DomainError).statusCode);
       }
-      if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit, token);
-      const decided = await services.verification.decide(visit.endUser.customer_id, visit.endUser.id, outcome);
-      await completeOnboarding(services, visit);
-      return finished(reply, `Sandbox: the simulated provider decided "${outcomeWords[outcome]}"; the status is now ${statusWords[decided.status]}.`);
+      return reply.redirect(visit.pagePath, 303);
     });
-  } else {
-    // Production: the provider decides later; the person only says they are done.
-    context.post<TokenParams>('/:token/submit', pageRoute, async (request, reply) => {
-      const { token } = request.params;
-      const visit = await openOnboardingLink(services, token);
-      requireFormToken(visit, formOf(request.body)._csrf);
-      if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit, token);
-      await completeOnboarding(services, visit);
-      return finished(reply, 'Your documents have been sent for review. The company that sent you this link will let you know the outcome.');
-    });
+
+    if (sandbox) {
+      context.post<LinkRequest>(`${link}/outcome`, pageRoute, async (request, reply) => {
+        const visit = await openOnboardingLink(services, request.params);
+        const form = formOf(request.body);
+        requireFormToken(visit, form._csrf);
+        const outcome = formText(form, 'outcome');
+        if (!isOutcome(outcome)) {
+          const refusal = validationError([{ location: 'body', path: '/outcome', reason: `must be one of ${Object.keys(outcomeWords).join(', ')}` }]);
+          return page(reply, visit, { problems: formProblems(refusal) }, 400);
+        }
+        if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit);
+        const decided = await services.verification.decide(visit.endUser.customer_id, visit.endUser.id, outcome);
+        await completeOnboarding(services, visit);
+        return finished(reply, `Sandbox: the simulated provider decided "${outcomeWords[outcome]}"; the status is now ${statusWords[decided.status]}.`);
+      });
+    } else {
+      // Production: the provider decides later; the person only says they are done.
+      context.post<LinkRequest>(`${link}/submit`, pageRoute, async (request, reply) => {
+        const visit = await openOnboardingLink(services, request.params);
+        requireFormToken(visit, formOf(request.body)._csrf);
+        if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit);
+        await completeOnboarding(services, visit);
+        return finished(reply, 'Your documents have been sent for review. The company that sent you this link will let you know the outcome.');
+      });
+    }
   }
 }
