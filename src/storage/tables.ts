@@ -133,6 +133,8 @@ export interface DocumentsTable {
   customer_id: string;
   end_user_id: string;
   document_type: string;
+  /** Which identity document (passport, national_id, …); null when not given or not an identity document. */
+  document_kind: string | null;
   file_name: string;
   mime_type: string;
   size_bytes: bigint;

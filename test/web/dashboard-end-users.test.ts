@@ -64,7 +64,7 @@ describe('dashboard end users', () => {
     expect(page.body).toContain('<h1>Doc Holder</h1>');
     expect(page.body).toContain(String(user.reference_code));
     expect(page.body).toContain('Pending verification');
-    expect(page.body).toMatch(/<td>proof_of_address<\/td>\s*<td>utility-bill\.png<\/td>\s*<td>image\/png<\/td>\s*<td>64 bytes<\/td>\s*<td>pending<\/td>/);
+    expect(page.body).toMatch(/<td>proof_of_address<\/td>\s*<td><\/td>\s*<td>utility-bill\.png<\/td>\s*<td>image\/png<\/td>\s*<td>64 bytes<\/td>\s*<td>pending<\/td>/);
   });
 
   it('changes the status with the sandbox verification buttons, as GET /end-users/{id} then answers', async () => {

@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentSizeMaxBytes, onboardingLinkTtlMs } from '../../src/config/limits.js';
 import { sandboxProviders } from '../../src/providers/providers.js';
-import { csrfOf } from '../helpers/dashboard.js';
+import { csrfOf, signedInBrowser } from '../helpers/dashboard.js';
 import { storedFilePaths } from '../helpers/files.js';
 import { createIndividual, individualBody } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
@@ -74,7 +74,7 @@ async function upload(t: TestApp, user: HostedEndUser, file: UploadedFile = { na
 async function documentsOf(t: TestApp, customer: TestCustomer, endUserId: string) {
   const response = await t.request({ url: `/end-users/${endUserId}/documents`, key: customer.key });
   expect(response.statusCode).toBe(200);
-  return response.json().data as Array<{ file_name: string; document_type: string; mime_type: string; size_bytes: number }>;
+  return response.json().data as Array<{ id: string; file_name: string; document_type: string; document_kind: string | null; mime_type: string; size_bytes: number }>;
 }
 
 async function statusOf(t: TestApp, customer: TestCustomer, endUserId: string): Promise<string> {
@@ -162,6 +162,28 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(page.body).toContain('id-card.pdf');
   });
 
+  it('keeps the kind of document chosen on the page: GET /documents/{id}, the page\'s list and the dashboard show it', async () => {
+    const user = await hostedEndUser(t, alice);
+    const page = await t.app.inject({ url: user.path });
+    const kinds = [['passport', 'Passport'], ['national_id', 'National ID card'], ['driving_licence', 'Driving licence'], ['residence_permit', 'Residence permit']];
+    for (const [value, words] of kinds) expect(page.body).toContain(`<option value="${value}">${words}</option>`);
+    expect((await upload(t, user)).statusCode).toBe(303);
+    const licence = await postMultipart(t, `${user.path}/documents`, [['_csrf', csrfOf(page.body)], ['identity_document', 'driving_licence']], { name: 'licence.pdf', type: 'application/pdf', bytes: pdfFile });
+    expect(licence.statusCode).toBe(303);
+
+    const documents = await documentsOf(t, alice, user.id);
+    expect(documents.map((document) => [document.document_type, document.document_kind])).toEqual([['identity', 'passport'], ['identity', 'driving_licence']]);
+    const passport = (await t.request({ url: `/documents/${documents[0]!.id}`, key: alice.key })).json().data;
+    expect(passport).toMatchObject({ document_type: 'identity', document_kind: 'passport', file_name: 'passport.png' });
+
+    const listed = await t.app.inject({ url: user.path });
+    expect(listed.body).toMatch(/<td>Passport<\/td>\s*<td>passport\.png<\/td>/);
+    expect(listed.body).toMatch(/<td>Driving licence<\/td>\s*<td>licence\.pdf<\/td>/);
+    const dashboard = await (await signedInBrowser(t, alice.id)).get(`/dashboard/end-users/${user.id}`);
+    expect(dashboard.body).toMatch(/<td>identity<\/td>\s*<td>Passport<\/td>\s*<td>passport\.png<\/td>/);
+    expect(dashboard.body).toMatch(/<td>identity<\/td>\s*<td>Driving licence<\/td>\s*<td>licence\.pdf<\/td>/);
+  });
+
   it.each([
     ['a type the API does not take', { name: 'notes.txt', type: 'text/plain', bytes: Buffer.from('hello') }, 'File type: must be one of application/pdf, image/jpeg, image/png'],
     ['content that is not of its declared type', { name: 'fake.png', type: 'image/png', bytes: Buffer.from('GIF89a not a png at all') }, 'File: content is not a PDF, JPEG or PNG file'],
@@ -186,7 +208,7 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(noFile.body).toContain('File: choose a file');
     const unknownKind = await postMultipart(t, `${user.path}/documents`, [['_csrf', csrf], ['identity_document', 'library_card']], { name: 'a.png', type: 'image/png', bytes: pngFile });
     expect(unknownKind.statusCode).toBe(400);
-    expect(unknownKind.body).toContain('Document: choose one of: Passport, National ID card, Driving licence');
+    expect(unknownKind.body).toContain('Document: choose one of: Passport, National ID card, Driving licence, Residence permit');
     expect(await documentsOf(t, alice, user.id)).toEqual([]);
   });
 

@@ -6,6 +6,7 @@ import { presentEndUser } from '../../modules/end-users/presenter.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
 import { allowedTransitions } from '../../modules/end-users/verification.js';
+import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
@@ -64,7 +65,10 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
     const endUser = endUserView(row, caller, services.onboardingLinks);
     return renderPage(services, request, reply, '/dashboard/end-user', endUser.name || 'End user', {
       endUser,
-      documents: await services.documents.listOfEndUser(caller, row.id),
+      documents: (await services.documents.listOfEndUser(caller, row.id)).map((document) => ({
+        ...document,
+        kind_words: document.document_kind === null ? '' : documentKindWords[document.document_kind],
+      })),
       // The sandbox offers only the decisions the current status allows.
       outcomes: sandbox ? allowedTransitions[endUser.status].map((outcome) => ({ outcome, words: statusWords[outcome] })) : [],
       ...extra,

@@ -3,7 +3,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { dashboardFormBytesMax } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
-import { uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
+import { identityDocumentTypes, uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
 import type { EndUserStatus } from '../../modules/end-users/schemas.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { WebServices } from '../dashboard/services.js';
@@ -12,7 +12,8 @@ import { installPageErrors } from '../page-errors.js';
 import { pageRoute } from '../page-route.js';
 import { installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
-import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, identityDocumentKinds, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
+import { documentKindWords } from '../document-kind-words.js';
+import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
 import { completeOnboarding, legacyLinkRoute, linkNotValid, linkRoute, openOnboardingLink, type LinkParams, type OnboardingVisit } from './onboarding-link.js';
 
 type LinkRequest = { Params: LinkParams };
@@ -29,8 +30,17 @@ const outcomeWords: Record<VerificationOutcome, string> = { verified: 'Verified'
 const undecidedStatuses = new Set(['pending_verification', 'review_required']);
 /** What the person uploads here (end-user reports the customer attached are the customer's, not shown). */
 const personUploadTypes = new Set<string>(uploadDocumentTypes);
-const identityDocumentTypes = new Set(['identity', 'IDENTITY_VERIFICATION']);
 const isIdentityDocument = (document: DocumentRecord) => identityDocumentTypes.has(document.document_type);
+/** What each document is, in words: its kind when one was given, else its type. */
+const documentTypeWords: Record<string, string> = {
+  identity: 'Identity document',
+  IDENTITY_VERIFICATION: 'Identity document',
+  proof_of_address: 'Proof of address',
+  BUSINESS_REGISTRATION: 'Business registration',
+  other: 'Other document',
+};
+const documentWords = (document: DocumentRecord) =>
+  document.document_kind === null ? (documentTypeWords[document.document_type] ?? document.document_type) : documentKindWords[document.document_kind];
 const isOutcome = (value: string | undefined): value is VerificationOutcome => value !== undefined && Object.hasOwn(outcomeWords, value);
 
 /** The end user's own details, nothing else of the record (no ids, no risk tier, no other end user). */
@@ -92,8 +102,8 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
       pagePath: visit.pagePath,
       companyName: visit.companyName,
       person: personOf(visit),
-      documents,
-      identityDocumentKinds,
+      documents: documents.map((document) => ({ ...document, words: documentWords(document) })),
+      documentKindWords,
       fileSizeMaxMegabytes,
       canFinish: documents.some(isIdentityDocument),
       outcomes: sandbox && undecidedStatuses.has(visit.endUser.status) ? outcomeWords : null,
