@@ -15,6 +15,8 @@ import type { OnboardingLinkRecord } from './schemas.js';
  * Links issued before the secret existed (decision 0009) are the token alone, found by its SHA-256
  * (`onboarding_token_hash`); they open until they expire.
  */
+
+/** The secret: HMAC-SHA256, 32 bytes, in base64url. */
 export const onboardingSecretLength = 43;
 const secretPattern = new RegExp(`^[A-Za-z0-9_-]{${onboardingSecretLength}}$`);
 

@@ -116,7 +116,7 @@ const commonOptional = {
       minLength: 1,
       maxLength: limits.onboardingUrlTokenLengthMax,
       description:
-        'Any characters. With verificationMethod hosted_kyc it names the hosted onboarding page: its URL is this token, percent-encoded, beside a secret the server adds (omit it and the server issues one; GET /end-users/{id}/onboarding-link gives the URL). Need not be unique.',
+        'Any 1-100 characters. With verificationMethod hosted_kyc it names the hosted onboarding page: its URL is this token, percent-encoded, beside a secret the server adds (omit it and the server issues one; GET /end-users/{id}/onboarding-link gives the URL). Need not be unique.',
     }),
   ),
   providerReportBase64: Type.Optional(Report),

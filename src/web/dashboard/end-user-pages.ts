@@ -43,7 +43,7 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks:
     status_words: statusWords[record.status],
     status_class: statusClasses[record.status] ?? '',
     verification_method_words: row.verification_method === null ? 'Not set' : (verificationMethodWords[row.verification_method] ?? row.verification_method),
-    // Only a hosted_kyc end user's token opens the onboarding page (modules/end-users/onboarding.ts).
+    // Only a hosted_kyc end user has a hosted onboarding link (modules/end-users/onboarding.ts).
     onboarding: onboardingLinks.linkOf(row) ?? null,
   };
 }
