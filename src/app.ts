@@ -22,6 +22,7 @@ import { csrfTokenRoutes } from './modules/csrf-tokens/routes.js';
 import { CsrfTokenService } from './modules/csrf-tokens/service.js';
 import { fiatAccountRoutes } from './modules/fiat-accounts/routes.js';
 import { FiatAccountService } from './modules/fiat-accounts/service.js';
+import { OnboardingLinks } from './modules/end-users/onboarding.js';
 import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/routes.js';
 import { EndUserService } from './modules/end-users/service.js';
 import { VerificationService } from './modules/end-users/verification.js';
@@ -158,10 +159,11 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   csrfTokenRoutes(app, csrfTokens);
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
-  const endUsers = new EndUserService(storage, provisioning, files, clock, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
+  const onboardingLinks = new OnboardingLinks(await serverSecret(storage, 'onboarding-links', clock.now()), config.publicUrl);
+  const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
   const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
   fiatAccountRoutes(app, fiatAccounts);
-  endUserRoutes(app, endUsers, config.publicUrl);
+  endUserRoutes(app, endUsers, onboardingLinks);
   const idempotency = new IdempotencyKeys(storage, clock, { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs });
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
   const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log };
@@ -182,6 +184,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     users: dashboardUsers,
     apiKeys,
     endUsers,
+    onboardingLinks,
     verification,
     documents,
     fiatAccounts,

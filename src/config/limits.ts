@@ -231,6 +231,8 @@ export const dashboardPageRowsDefault = 25;
 
 /** Hosted onboarding (docs/dashboard.md "Hosted onboarding"): how long an issued link opens the page. */
 export const onboardingLinkTtlMs = 7 * 24 * 60 * 60 * 1000;
-/** A token the customer chose itself opens the page only if it is this long (URL-safe characters). */
-export const onboardingTokenLengthMin = 32;
-export const onboardingTokenRandomBytes = 32;
+/**
+ * Random bytes of the onboarding_url_token issued when the customer sends none: only a label (the link's secret is
+ * what opens the page), unique in practice.
+ */
+export const onboardingTokenRandomBytes = 16;

@@ -19,6 +19,8 @@ export interface DocumentUpload {
   frDocumentId: string;
   frEndUserId: string;
   documentType: string;
+  /** Which identity document it is (passport, national_id, …), when the customer or the person said so. */
+  documentKind: string | null;
   fileName: string;
   mimeType: string;
   bytes: Buffer;

@@ -97,8 +97,10 @@ export interface EndUsersTable {
   signup_at: string | null;
   umbrella_link_id: string | null;
   onboarding_url_token: string | null;
-  /** SHA-256 of the token that opens the hosted onboarding page (docs/dashboard.md), when it can. */
+  /** SHA-256 of the token of a hosted onboarding link issued before links carried a secret (0016); null since. */
   onboarding_token_hash: string | null;
+  /** SHA-256 of the secret in the hosted onboarding link of a hosted_kyc end user (modules/end-users/onboarding.ts). */
+  onboarding_secret_hash: string | null;
   onboarding_expires_at: string | null;
   /** When the end user finished the hosted page; the token opens nothing after. */
   onboarding_completed_at: string | null;
@@ -131,6 +133,8 @@ export interface DocumentsTable {
   customer_id: string;
   end_user_id: string;
   document_type: string;
+  /** Which identity document (passport, national_id, …); null when not given or not an identity document. */
+  document_kind: string | null;
   file_name: string;
   mime_type: string;
   size_bytes: bigint;

@@ -42,7 +42,7 @@ function uploadBody(endUserId: string, overrides: Record<string, unknown> = {}):
 
 const documentRecordFields = [
   'id', 'end_user_id', 'document_type', 'file_name', 'mime_type', 'size_bytes', 'storage_path', 'fr_document_id', 'status',
-  'fr_sync_status', 'sync_attempts', 'next_sync_at', 'last_sync_error', 'synced_at', 'created_at', 'updated_at',
+  'fr_sync_status', 'sync_attempts', 'next_sync_at', 'last_sync_error', 'synced_at', 'created_at', 'updated_at', 'document_kind',
 ].sort();
 
 function syncWorkerOf(app: { workers: PollingWorker[] }): PollingWorker {
@@ -139,6 +139,41 @@ describe('documents', () => {
 
     it.each(['IDENTITY_VERIFICATION', 'BUSINESS_REGISTRATION', 'identity', 'proof_of_address', 'other'])('accepts documentType %s', async (documentType) => {
       await uploaded(alice, uploadBody(aliceUser.id, { documentType }));
+    });
+
+    it('stores the kind of an identity document (documentKind, in any case) and presents it as document_kind, null when not sent', async () => {
+      const cases: Array<[string, string | null | undefined, string | null]> = [
+        ['identity', 'PASSPORT', 'passport'],
+        ['IDENTITY_VERIFICATION', 'National_ID', 'national_id'],
+        ['identity', 'driving_licence', 'driving_licence'],
+        ['identity', 'residence_permit', 'residence_permit'],
+        ['identity', undefined, null],
+        ['identity', null, null],
+        ['proof_of_address', undefined, null],
+      ];
+      const user = await createIndividual(t, alice);
+      for (const [documentType, documentKind, presented] of cases) {
+        const result = await uploaded(alice, uploadBody(user.id, { documentType, documentKind }));
+        expect(Object.keys(result).sort()).toEqual(['fr_document_id', 'fr_sync_status', 'id', 'message', 'status', 'storage_path']);
+        expect(await read(alice, result.id), `${documentType} ${documentKind}`).toMatchObject({ document_type: documentType, document_kind: presented });
+      }
+      const listed = (await t.request({ url: `/end-users/${user.id}/documents`, key: alice.key })).json().data;
+      expect(listed.map((document: { document_kind: string | null }) => document.document_kind)).toEqual(cases.map(([, , presented]) => presented));
+    });
+
+    it('refuses an unknown documentKind, or one on a document that is not an identity document, with 400 and stores nothing', async () => {
+      const before = await storedFilePaths(t, alice.id);
+      const unknown = await upload(alice, uploadBody(aliceUser.id, { documentKind: 'library_card' }));
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json().error.details.fields).toEqual([
+        { location: 'body', path: '/documentKind', reason: 'must be one of passport, national_id, driving_licence, residence_permit' },
+      ]);
+      for (const documentType of ['proof_of_address', 'BUSINESS_REGISTRATION', 'other']) {
+        const response = await upload(alice, uploadBody(aliceUser.id, { documentType, documentKind: 'driving_licence' }));
+        expect(response.statusCode, documentType).toBe(400);
+        expect(response.json().error.details.fields).toEqual([{ location: 'body', path: '/documentKind', reason: expect.stringContaining('identity document') }]);
+      }
+      expect(await storedFilePaths(t, alice.id)).toEqual(before);
     });
 
     it.each([
@@ -456,11 +491,11 @@ describe('documents', () => {
       await drain();
       const spy = vi.spyOn(SandboxKycProvider.prototype, 'uploadDocument');
       const bytes = fileOf('image/jpeg', 200);
-      const result = await uploaded(alice, uploadBody(aliceUser.id, { fileName: 'id.jpg', mimeType: 'image/jpeg', fileData: bytes.toString('base64') }));
+      const result = await uploaded(alice, uploadBody(aliceUser.id, { fileName: 'id.jpg', mimeType: 'image/jpeg', fileData: bytes.toString('base64'), documentKind: 'national_id' }));
       expect(await worker.runOnce()).toBe(1);
       expect(spy).toHaveBeenCalledTimes(1);
       const sent = spy.mock.calls[0]![0];
-      expect(sent).toMatchObject({ frDocumentId: result.fr_document_id, frEndUserId: aliceUser.fr_end_user_id, documentType: 'identity', fileName: 'id.jpg', mimeType: 'image/jpeg', attempt: 1 });
+      expect(sent).toMatchObject({ frDocumentId: result.fr_document_id, frEndUserId: aliceUser.fr_end_user_id, documentType: 'identity', documentKind: 'national_id', fileName: 'id.jpg', mimeType: 'image/jpeg', attempt: 1 });
       expect(sent.bytes.equals(bytes)).toBe(true);
 
       const document = await read(alice, result.id);

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentSizeMaxBytes, onboardingLinkTtlMs } from '../../src/config/limits.js';
 import { sandboxProviders } from '../../src/providers/providers.js';
-import { csrfOf } from '../helpers/dashboard.js';
+import { csrfOf, signedInBrowser } from '../helpers/dashboard.js';
 import { storedFilePaths } from '../helpers/files.js';
 import { createIndividual, individualBody } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
@@ -22,8 +22,13 @@ interface UploadedFile {
 interface HostedEndUser {
   id: string;
   token: string;
+  /** The server's secret beside the token in the link. */
+  secret: string;
   path: string;
 }
+
+/** The link's one path segment: the customer's token, percent-encoded, a dot, the server's secret. */
+const linkPathPattern = /^\/onboarding\/(.+)\.([A-Za-z0-9_-]{43})$/;
 
 /** A multipart/form-data body as a browser sends the upload form: fields in page order, then the file. */
 async function multipartBody(fields: Array<[string, string]>, file?: UploadedFile): Promise<{ payload: Buffer; contentType: string }> {
@@ -48,8 +53,15 @@ async function hostedEndUser(t: TestApp, customer: TestCustomer, overrides: Reco
   const created = await createIndividual(t, customer, { verificationMethod: 'hosted_kyc', ...overrides });
   const link = (await t.request({ url: `/end-users/${created.id}/onboarding-link`, key: customer.key })).json().data;
   const token: string = link.onboarding_url_token;
-  expect(link.url).toBe(`http://localhost:3000/onboarding/${token}`);
-  return { id: created.id, token, path: `/onboarding/${token}` };
+  const url = new URL(link.url);
+  expect(url.origin).toBe('http://localhost:3000');
+  const [, encodedToken, secret] = linkPathPattern.exec(url.pathname)!;
+  expect(encodedToken).toBe(encodeURIComponent(token));
+  return { id: created.id, token, secret: secret!, path: url.pathname };
+}
+
+function createHosted(t: TestApp, customer: TestCustomer, overrides: Record<string, unknown> = {}) {
+  return t.request({ method: 'POST', url: '/end-users', key: customer.key, csrf: true, body: individualBody({ verificationMethod: 'hosted_kyc', ...overrides }) });
 }
 
 /** Opens the page and uploads a file with its form token. */
@@ -62,7 +74,7 @@ async function upload(t: TestApp, user: HostedEndUser, file: UploadedFile = { na
 async function documentsOf(t: TestApp, customer: TestCustomer, endUserId: string) {
   const response = await t.request({ url: `/end-users/${endUserId}/documents`, key: customer.key });
   expect(response.statusCode).toBe(200);
-  return response.json().data as Array<{ file_name: string; document_type: string; mime_type: string; size_bytes: number }>;
+  return response.json().data as Array<{ id: string; file_name: string; document_type: string; document_kind: string | null; mime_type: string; size_bytes: number }>;
 }
 
 async function statusOf(t: TestApp, customer: TestCustomer, endUserId: string): Promise<string> {
@@ -79,11 +91,12 @@ describe('hosted onboarding page (sandbox)', () => {
   });
   afterAll(async () => t.close());
 
-  it('issues a 43-character link and shows that end user\'s own details, none of another end user', async () => {
+  it('issues a token when none is sent, links it with a secret of its own, and shows that end user\'s own details, none of another end user', async () => {
     const ada = await hostedEndUser(t, alice, { middleName: 'King', nationality: 'GB', birthCountry: 'GB' });
     const grace = await hostedEndUser(t, alice, { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com', dob: '1980-01-02' });
-    expect(ada.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(ada.token).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(grace.token).not.toBe(ada.token);
+    expect(grace.secret).not.toBe(ada.secret);
 
     const page = await t.app.inject({ url: ada.path });
     expect(page.statusCode).toBe(200);
@@ -101,6 +114,10 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(Object.keys(link).sort()).toEqual(['completed_at', 'expires_at', 'onboarding_url_token', 'url']);
     expect(Date.parse(link.expires_at) - t.clock.now().getTime()).toBe(onboardingLinkTtlMs);
     expect(link.completed_at).toBeNull();
+    expect(link.url).toBe(`http://localhost:3000${ada.path}`);
+    const page = await t.app.inject({ url: new URL(link.url).pathname });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Ada Lovelace');
 
     const bob = await t.createCustomer('Bob GmbH');
     const foreign = await t.request({ url: `/end-users/${ada.id}/onboarding-link`, key: bob.key });
@@ -115,7 +132,7 @@ describe('hosted onboarding page (sandbox)', () => {
 
   it('sends the browser-page headers, noindex and no cookie, on the page and on its 404', async () => {
     const user = await hostedEndUser(t, alice);
-    for (const response of [await t.app.inject({ url: user.path }), await t.app.inject({ url: `/onboarding/${'x'.repeat(43)}` })]) {
+    for (const response of [await t.app.inject({ url: user.path }), await t.app.inject({ url: `/onboarding/${user.token}.${'x'.repeat(43)}` })]) {
       expect(response.headers['content-security-policy']).toContain("frame-ancestors 'none'");
       expect(response.headers['content-security-policy']).toContain("script-src 'self'");
       expect(response.headers['x-frame-options']).toBe('DENY');
@@ -145,6 +162,28 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(page.body).toContain('id-card.pdf');
   });
 
+  it('keeps the kind of document chosen on the page: GET /documents/{id}, the page\'s list and the dashboard show it', async () => {
+    const user = await hostedEndUser(t, alice);
+    const page = await t.app.inject({ url: user.path });
+    const kinds = [['passport', 'Passport'], ['national_id', 'National ID card'], ['driving_licence', 'Driving licence'], ['residence_permit', 'Residence permit']];
+    for (const [value, words] of kinds) expect(page.body).toContain(`<option value="${value}">${words}</option>`);
+    expect((await upload(t, user)).statusCode).toBe(303);
+    const licence = await postMultipart(t, `${user.path}/documents`, [['_csrf', csrfOf(page.body)], ['identity_document', 'driving_licence']], { name: 'licence.pdf', type: 'application/pdf', bytes: pdfFile });
+    expect(licence.statusCode).toBe(303);
+
+    const documents = await documentsOf(t, alice, user.id);
+    expect(documents.map((document) => [document.document_type, document.document_kind])).toEqual([['identity', 'passport'], ['identity', 'driving_licence']]);
+    const passport = (await t.request({ url: `/documents/${documents[0]!.id}`, key: alice.key })).json().data;
+    expect(passport).toMatchObject({ document_type: 'identity', document_kind: 'passport', file_name: 'passport.png' });
+
+    const listed = await t.app.inject({ url: user.path });
+    expect(listed.body).toMatch(/<td>Passport<\/td>\s*<td>passport\.png<\/td>/);
+    expect(listed.body).toMatch(/<td>Driving licence<\/td>\s*<td>licence\.pdf<\/td>/);
+    const dashboard = await (await signedInBrowser(t, alice.id)).get(`/dashboard/end-users/${user.id}`);
+    expect(dashboard.body).toMatch(/<td>identity<\/td>\s*<td>Passport<\/td>\s*<td>passport\.png<\/td>/);
+    expect(dashboard.body).toMatch(/<td>identity<\/td>\s*<td>Driving licence<\/td>\s*<td>licence\.pdf<\/td>/);
+  });
+
   it.each([
     ['a type the API does not take', { name: 'notes.txt', type: 'text/plain', bytes: Buffer.from('hello') }, 'File type: must be one of application/pdf, image/jpeg, image/png'],
     ['content that is not of its declared type', { name: 'fake.png', type: 'image/png', bytes: Buffer.from('GIF89a not a png at all') }, 'File: content is not a PDF, JPEG or PNG file'],
@@ -169,7 +208,7 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(noFile.body).toContain('File: choose a file');
     const unknownKind = await postMultipart(t, `${user.path}/documents`, [['_csrf', csrf], ['identity_document', 'library_card']], { name: 'a.png', type: 'image/png', bytes: pngFile });
     expect(unknownKind.statusCode).toBe(400);
-    expect(unknownKind.body).toContain('Document: choose one of: Passport, National ID card, Driving licence');
+    expect(unknownKind.body).toContain('Document: choose one of: Passport, National ID card, Driving licence, Residence permit');
     expect(await documentsOf(t, alice, user.id)).toEqual([]);
   });
 
@@ -294,7 +333,7 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(await documentsOf(t, alice, user.id)).toHaveLength(1);
   });
 
-  it('answers an unknown, used or expired link with one identical 404 page', async () => {
+  it('answers every link that opens nothing (unknown, wrong secret, wrong token, used, expired, over-long) with one identical 404 page', async () => {
     const used = await hostedEndUser(t, alice);
     expect((await upload(t, used)).statusCode).toBe(303);
     const csrf = csrfOf((await t.app.inject({ url: used.path })).body);
@@ -303,42 +342,125 @@ describe('hosted onboarding page (sandbox)', () => {
     t.clock.advance(onboardingLinkTtlMs - 1000);
     expect((await t.app.inject({ url: expiring.path })).statusCode).toBe(200);
     t.clock.advance(1000);
+    const open = await hostedEndUser(t, alice, { onboarding_url_token: 'case-7' });
+    const other = await hostedEndUser(t, alice, { firstName: 'Grace' });
+    expect((await t.app.inject({ url: open.path })).statusCode).toBe(200);
 
-    const unknown = await t.app.inject({ url: `/onboarding/${randomBytes(32).toString('base64url')}` });
-    const usedPage = await t.app.inject({ url: used.path });
-    const expired = await t.app.inject({ url: expiring.path });
+    const unknown = await t.app.inject({ url: `/onboarding/case-7.${randomBytes(32).toString('base64url')}` });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.body).toContain(linkNotValid);
-    for (const response of [usedPage, expired]) {
-      expect(response.statusCode).toBe(404);
-      expect(response.body).toBe(unknown.body);
-    }
-    expect((await postMultipart(t, `${expiring.path}/documents`, [['_csrf', csrf]], { name: 'a.png', type: 'image/png', bytes: pngFile })).statusCode).toBe(404);
-  });
-
-  it('answers a token longer than any link, and any other address here, like an unknown link', async () => {
-    const unknown = await t.app.inject({ url: `/onboarding/${'a'.repeat(43)}` });
-    for (const url of [`/onboarding/${'a'.repeat(101)}`, `/onboarding/${'a'.repeat(100)}`, '/onboarding/short', `/onboarding/${'a'.repeat(43)}/documents`, '/onboarding/a/b/c']) {
+    const secret = open.secret;
+    const variants = [
+      used.path,
+      expiring.path,
+      `/onboarding/case-8.${secret}`,
+      `/onboarding/CASE-7.${secret}`,
+      `/onboarding/case-7.${other.secret}`,
+      `/onboarding/${encodeURIComponent(other.token)}.${secret}`,
+      `/onboarding/${secret}`,
+      '/onboarding/case-7',
+      `/onboarding/case-7.${secret}x`,
+      `/onboarding/case-7.${secret.slice(1)}`,
+      `/onboarding/case-7-${secret}`,
+      `/onboarding/case-7/${secret}`,
+      `/onboarding/${secret}/case-7`,
+      `/onboarding/${'a'.repeat(101)}.${secret}`,
+      `/onboarding/${'a'.repeat(300)}`,
+      `/onboarding/case-7.${secret}/extra`,
+      '/onboarding/a/b/c',
+    ];
+    for (const url of variants) {
       const response = await t.app.inject({ url });
       expect(response.statusCode, url).toBe(404);
       expect(response.body, url).toBe(unknown.body);
     }
-    const post = await postForm(t, `/onboarding/${'a'.repeat(101)}/outcome`, { outcome: 'verified' });
-    expect(post.statusCode).toBe(404);
-    expect(post.body).toBe(unknown.body);
+    for (const url of [`${expiring.path}/documents`, `/onboarding/case-8.${secret}/documents`, `/onboarding/${'a'.repeat(101)}.${secret}/outcome`]) {
+      const response = await postMultipart(t, url, [['_csrf', csrf]], { name: 'a.png', type: 'image/png', bytes: pngFile });
+      expect(response.statusCode, url).toBe(404);
+      expect(response.body, url).toBe(unknown.body);
+    }
+    expect(await documentsOf(t, alice, expiring.id)).toEqual([]);
   });
 
-  it('opens the page for a customer\'s own token of 32 or more URL-safe characters and refuses a shorter one with 400', async () => {
-    const short = await t.request({ method: 'POST', url: '/end-users', key: alice.key, csrf: true, body: individualBody({ verificationMethod: 'hosted_kyc', onboarding_url_token: 'a'.repeat(20) }) });
-    expect(short.statusCode).toBe(400);
-    expect(short.json().error.details.fields).toEqual([expect.objectContaining({ path: '/onboarding_url_token' })]);
+  it('opens the page for a customer\'s own token of 1 to 100 characters of any kind, percent-encoded in the link, and refuses 101 with 400', async () => {
+    const tokens = ['a', 'x'.repeat(100), 'ref 42/ä?#%&+=;', '.', '..', '%2F', '\u{1F600}'.repeat(100), 'tab\tand\nline'];
+    for (const [index, token] of tokens.entries()) {
+      const created = await hostedEndUser(t, alice, { onboarding_url_token: token, firstName: `Own${index}` });
+      expect(created.token).toBe(token);
+      const page = await t.app.inject({ url: created.path });
+      expect(page.statusCode, token).toBe(200);
+      expect(page.body).toContain(`Own${index} Lovelace`);
+      // The page's forms post to the link itself.
+      const uploaded = await upload(t, created);
+      expect(uploaded.statusCode, token).toBe(303);
+      expect(uploaded.headers.location).toBe(created.path);
+    }
 
-    const own = `cust-${randomBytes(30).toString('base64url')}`.slice(0, 40);
-    const created = await hostedEndUser(t, alice, { onboarding_url_token: own, firstName: 'Own', lastName: 'Token' });
-    expect(created.token).toBe(own);
-    const page = await t.app.inject({ url: `/onboarding/${own}` });
+    const before = (await t.request({ url: '/end-users', key: alice.key })).json().data.length;
+    const tooLong = await createHosted(t, alice, { onboarding_url_token: 'a'.repeat(101) });
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.json().error.details.fields).toEqual([expect.objectContaining({ location: 'body', path: '/onboarding_url_token' })]);
+    expect((await t.request({ url: '/end-users', key: alice.key })).json().data).toHaveLength(before);
+  });
+
+  it('lets two customers choose the same token at the same instant: both succeed, each link opens its own end user, neither learns of the other', async () => {
+    const bob = await t.createCustomer('Bob GmbH');
+    const token = 'shared-reference-0001-chosen-by-two-customers';
+    const [forAlice, forBob] = await Promise.all([
+      createHosted(t, alice, { onboarding_url_token: token, firstName: 'Alicia' }),
+      createHosted(t, bob, { onboarding_url_token: token, firstName: 'Bobby' }),
+    ]);
+    expect([forAlice.statusCode, forBob.statusCode], `${forAlice.body} ${forBob.body}`).toEqual([201, 201]);
+    // One customer may use a token of its own again: each end user's link has its own secret.
+    const again = await createHosted(t, bob, { onboarding_url_token: token, firstName: 'Barbara' });
+    expect(again.statusCode, again.body).toBe(201);
+
+    const links = [];
+    for (const [customer, created] of [[alice, forAlice], [bob, forBob], [bob, again]] as const) {
+      const link = (await t.request({ url: `/end-users/${created.json().data.id}/onboarding-link`, key: customer.key })).json().data;
+      expect(link.onboarding_url_token).toBe(token);
+      links.push(new URL(link.url).pathname);
+    }
+    expect(new Set(links).size).toBe(3);
+    const pages = await Promise.all(links.map((url) => t.app.inject({ url })));
+    expect(pages.map((page) => page.statusCode)).toEqual([200, 200, 200]);
+    expect(pages[0]!.body).toContain('Alicia Lovelace');
+    expect(pages[0]!.body).toContain('<strong>Alice Ltd</strong>');
+    expect(pages[1]!.body).toContain('Bobby Lovelace');
+    expect(pages[1]!.body).toContain('<strong>Bob GmbH</strong>');
+    expect(pages[2]!.body).toContain('Barbara Lovelace');
+    for (const name of ['Bobby', 'Barbara', 'Bob GmbH']) expect(pages[0]!.body).not.toContain(name);
+    for (const name of ['Alicia', 'Alice Ltd']) expect(pages[1]!.body).not.toContain(name);
+  });
+
+  it('keeps opening a link issued before links carried a secret (the token alone) until it expires', async () => {
+    const user = await hostedEndUser(t, alice, { firstName: 'Early' });
+    // What such a link left in the database: its token in clear and the token's SHA-256, no secret.
+    const token = randomBytes(32).toString('base64url');
+    await t.storage.db
+      .updateTable('end_users')
+      .set({ onboarding_url_token: token, onboarding_token_hash: createHash('sha256').update(token).digest('hex'), onboarding_secret_hash: null })
+      .where('id', '=', user.id)
+      .execute();
+    const legacy: HostedEndUser = { ...user, token, path: `/onboarding/${token}` };
+    const link = (await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data;
+    expect(link).toMatchObject({ url: `http://localhost:3000${legacy.path}`, onboarding_url_token: token });
+
+    const page = await t.app.inject({ url: legacy.path });
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('Own Token');
+    expect(page.body).toContain('Early Lovelace');
+    expect(page.body).toContain(`action="${legacy.path}/documents"`);
+    const uploaded = await upload(t, legacy);
+    expect(uploaded.statusCode).toBe(303);
+    expect(uploaded.headers.location).toBe(legacy.path);
+    expect(await documentsOf(t, alice, user.id)).toHaveLength(1);
+
+    const unknown = await t.app.inject({ url: `/onboarding/${randomBytes(32).toString('base64url')}` });
+    for (const url of [user.path, `${legacy.path}.${user.secret}`]) expect((await t.app.inject({ url })).body, url).toBe(unknown.body);
+    t.clock.advance(onboardingLinkTtlMs);
+    const expired = await t.app.inject({ url: legacy.path });
+    expect(expired.statusCode).toBe(404);
+    expect(expired.body).toBe(unknown.body);
   });
 
   it('opens nothing for the token of an end user verified another way', async () => {

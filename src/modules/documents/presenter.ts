@@ -1,5 +1,5 @@
 import type { DocumentRow } from './repository.js';
-import type { DocumentRecord, DocumentUploadResultRecord } from './schemas.js';
+import type { DocumentKind, DocumentRecord, DocumentUploadResultRecord } from './schemas.js';
 
 /** Spec §2 leaves the wording of `message` open; it says what happens next. */
 const uploadMessage = 'Document stored. It will be sent to the verification provider; read GET /documents/{id} for the sync status.';
@@ -20,6 +20,7 @@ export function presentDocument(row: DocumentRow): DocumentRecord {
     id: row.id,
     end_user_id: row.end_user_id,
     document_type: row.document_type,
+    document_kind: row.document_kind as DocumentKind | null,
     file_name: row.file_name,
     mime_type: row.mime_type,
     // SQLite hands integers back as bigint; both fit a JSON number with room to spare.

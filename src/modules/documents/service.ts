@@ -7,7 +7,7 @@ import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
 import { presentDocument, presentUploadResult } from './presenter.js';
 import { findDocument, listDocumentsOfEndUser } from './repository.js';
-import type { DocumentRecord, DocumentUploadResultRecord, UploadDocumentInput } from './schemas.js';
+import { identityDocumentTypes, type DocumentRecord, type DocumentUploadResultRecord, type UploadDocumentInput } from './schemas.js';
 import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from './stored-document.js';
 import { checkFile } from './upload.js';
 
@@ -27,6 +27,13 @@ export class DocumentService {
    */
   async upload(caller: AuthenticatedKey, input: UploadDocumentInput): Promise<DocumentUploadResultRecord> {
     const errors: FieldError[] = [];
+    if (input.documentKind !== undefined && !identityDocumentTypes.has(input.documentType)) {
+      errors.push({
+        location: 'body',
+        path: '/documentKind',
+        reason: `describes an identity document, and documentType ${input.documentType} is not one: send it with identity or IDENTITY_VERIFICATION, or leave it out`,
+      });
+    }
     const file = checkFile(
       {
         path: '/fileData',
@@ -39,7 +46,7 @@ export class DocumentService {
       },
       errors,
     );
-    if (!file) throw validationError(errors);
+    if (!file || errors.length > 0) throw validationError(errors);
     // Another customer's end user answers 404 exactly like an unknown one; checked before any byte is written.
     const endUser = await this.endUsers.require(caller, input.endUserId);
     await assertWithinStorageQuota(this.storage.db, caller.customerId, file.bytes.length, this.storageQuotaBytes);
@@ -48,6 +55,7 @@ export class DocumentService {
         customerId: caller.customerId,
         endUserId: endUser.id,
         documentType: input.documentType,
+        documentKind: input.documentKind,
         file,
         storagePath: storagePath!,
         now: this.clock.now(),

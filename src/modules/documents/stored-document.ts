@@ -11,6 +11,8 @@ export interface NewStoredDocument {
   customerId: string;
   endUserId: string;
   documentType: string;
+  /** Uploads only; end-user reports have none. */
+  documentKind?: string | undefined;
   file: CheckedFile;
   storagePath: string;
   now: Date;
@@ -27,6 +29,7 @@ export function storedDocumentRow(input: NewStoredDocument): DocumentRow {
     customer_id: input.customerId,
     end_user_id: input.endUserId,
     document_type: input.documentType,
+    document_kind: input.documentKind ?? null,
     file_name: input.file.fileName,
     mime_type: input.file.mimeType,
     size_bytes: BigInt(input.file.bytes.length),

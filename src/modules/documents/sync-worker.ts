@@ -125,6 +125,7 @@ export class DocumentSyncWorker {
           frDocumentId: document.fr_document_id,
           frEndUserId: document.fr_end_user_id,
           documentType: document.document_type,
+          documentKind: document.document_kind,
           fileName: document.file_name,
           mimeType: document.mime_type,
           bytes,

@@ -1,71 +1,97 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { onboardingLinkTtlMs, onboardingTokenLengthMin, onboardingTokenRandomBytes, onboardingUrlTokenLengthMax } from '../../config/limits.js';
-import type { FieldError } from '../../errors.js';
+import { onboardingLinkTtlMs, onboardingTokenRandomBytes, onboardingUrlTokenLengthMax } from '../../config/limits.js';
 import type { Database, EndUsersTable } from '../../storage/tables.js';
 import type { OnboardingLinkRecord } from './schemas.js';
 
 /**
- * The hosted onboarding page (docs/dashboard.md "Hosted onboarding") opens at /onboarding/{onboarding_url_token}.
- * The token is a bearer credential for one end user's page, so it must be unguessable: with verificationMethod
- * hosted_kyc the server issues one (256 random bits) unless the customer sends its own, which must then be at least
- * onboardingTokenLengthMin URL-safe characters (decision 0009). Only its SHA-256 is looked up.
+ * The hosted onboarding page (docs/dashboard.md "Hosted onboarding", decision 0009) opens at
+ * /onboarding/{onboarding_url_token}.{secret}: the customer's token (any 1-100 characters, percent-encoded), a dot,
+ * and a secret the server derives for that end user alone — HMAC-SHA256 of its id under a per-deployment key,
+ * 43 characters of base64url. The secret makes the page unguessable whatever token the customer chose, so tokens
+ * need not be unique: two customers, or one customer twice, may choose the same. Only the secret's SHA-256 is stored
+ * (to find the end user); the secret itself is derived again when the customer asks for the link.
+ *
+ * Links issued before the secret existed (decision 0009) are the token alone, found by its SHA-256
+ * (`onboarding_token_hash`); they open until they expire.
  */
-const customerTokenPattern = new RegExp(`^[A-Za-z0-9_-]{${onboardingTokenLengthMin},${onboardingUrlTokenLengthMax}}$`);
 
-export type OnboardingColumns = Pick<EndUsersTable, 'onboarding_url_token' | 'onboarding_token_hash' | 'onboarding_expires_at'>;
+/** The secret: HMAC-SHA256, 32 bytes, in base64url. */
+export const onboardingSecretLength = 43;
+const secretPattern = new RegExp(`^[A-Za-z0-9_-]{${onboardingSecretLength}}$`);
 
-export function hashOnboardingToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+export type OnboardingColumns = Pick<EndUsersTable, 'onboarding_url_token' | 'onboarding_secret_hash' | 'onboarding_expires_at'>;
 
-/** The onboarding columns of a new end user, or a problem with the token the customer sent. */
-export function onboardingColumns(
-  verificationMethod: string | undefined,
-  customerToken: string | undefined,
-  now: Date,
-  errors: FieldError[],
-): OnboardingColumns {
-  if (verificationMethod !== 'hosted_kyc') {
-    return { onboarding_url_token: customerToken ?? null, onboarding_token_hash: null, onboarding_expires_at: null };
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+export class OnboardingLinks {
+  constructor(
+    private readonly key: Buffer,
+    /** PUBLIC_URL: where browsers reach this server. */
+    private readonly publicUrl: string,
+  ) {}
+
+  private secretOf(endUserId: string): string {
+    return createHmac('sha256', this.key).update(`onboarding-link:${endUserId}`).digest('base64url');
   }
-  if (customerToken !== undefined && !customerTokenPattern.test(customerToken)) {
-    errors.push({
-      location: 'body',
-      path: '/onboarding_url_token',
-      reason: `opens the hosted onboarding page, so it must be ${onboardingTokenLengthMin}-${onboardingUrlTokenLengthMax} characters of A-Z, a-z, 0-9, - and _; omit it and one is issued`,
-    });
+
+  /** The onboarding columns of a new end user; a token the customer sent is kept as sent. */
+  columns(endUserId: string, verificationMethod: string | undefined, customerToken: string | undefined, now: Date): OnboardingColumns {
+    if (verificationMethod !== 'hosted_kyc') {
+      return { onboarding_url_token: customerToken ?? null, onboarding_secret_hash: null, onboarding_expires_at: null };
+    }
+    return {
+      onboarding_url_token: customerToken ?? randomBytes(onboardingTokenRandomBytes).toString('base64url'),
+      onboarding_secret_hash: sha256(this.secretOf(endUserId)),
+      onboarding_expires_at: new Date(now.getTime() + onboardingLinkTtlMs).toISOString(),
+    };
   }
-  const token = customerToken ?? randomBytes(onboardingTokenRandomBytes).toString('base64url');
-  return {
-    onboarding_url_token: token,
-    onboarding_token_hash: hashOnboardingToken(token),
-    onboarding_expires_at: new Date(now.getTime() + onboardingLinkTtlMs).toISOString(),
-  };
+
+  /** The page's path (its forms post below it); undefined for end users without a hosted page. */
+  pathOf(row: EndUsersTable): string | undefined {
+    if (row.onboarding_url_token === null || row.onboarding_expires_at === null) return undefined;
+    if (row.onboarding_secret_hash !== null) return `/onboarding/${encodeURIComponent(row.onboarding_url_token)}.${this.secretOf(row.id)}`;
+    if (row.onboarding_token_hash !== null) return `/onboarding/${row.onboarding_url_token}`;
+    return undefined;
+  }
+
+  /** The link a customer sends to a hosted_kyc end user; undefined for other end users (their token opens nothing). */
+  linkOf(row: EndUsersTable): OnboardingLinkRecord | undefined {
+    const path = this.pathOf(row);
+    if (path === undefined || row.onboarding_url_token === null || row.onboarding_expires_at === null) return undefined;
+    return {
+      url: `${this.publicUrl}${path}`,
+      onboarding_url_token: row.onboarding_url_token,
+      expires_at: row.onboarding_expires_at,
+      completed_at: row.onboarding_completed_at,
+    };
+  }
 }
 
-export async function onboardingTokenTaken(db: Kysely<Database>, tokenHash: string): Promise<boolean> {
-  return (await db.selectFrom('end_users').select('id').where('onboarding_token_hash', '=', tokenHash).executeTakeFirst()) !== undefined;
+/** Compares two texts in time that depends on neither. */
+function sameText(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
-/** The end user a hosted page token opens, whatever its state; the caller decides what an expired link shows. */
-export async function findEndUserByOnboardingToken(db: Kysely<Database>, token: string): Promise<EndUsersTable | undefined> {
+/**
+ * The end user a link opens, whatever its state (the caller decides what an expired link shows): found by the
+ * secret's SHA-256 — a timing difference there tells at most a prefix of a hash, nothing of the secret — and only
+ * if the token beside it is that end user's, compared in constant time.
+ */
+export async function findEndUserByOnboardingLink(db: Kysely<Database>, token: string, secret: string): Promise<EndUsersTable | undefined> {
+  if (!secretPattern.test(secret)) return undefined;
+  const row = await db.selectFrom('end_users').selectAll().where('onboarding_secret_hash', '=', sha256(secret)).executeTakeFirst();
+  if (!row || row.onboarding_url_token === null || !sameText(row.onboarding_url_token, token)) return undefined;
+  return row;
+}
+
+/** The end user a link issued before the secret opens (the token alone), whatever its state. */
+export async function findEndUserByLegacyOnboardingToken(db: Kysely<Database>, token: string): Promise<EndUsersTable | undefined> {
   if (token.length > onboardingUrlTokenLengthMax) return undefined;
-  return db.selectFrom('end_users').selectAll().where('onboarding_token_hash', '=', hashOnboardingToken(token)).executeTakeFirst();
+  return db.selectFrom('end_users').selectAll().where('onboarding_token_hash', '=', sha256(token)).executeTakeFirst();
 }
 
 /** Closes an end user's hosted page for good (its link opens nothing after); not part of the API record. */
 export async function markOnboardingCompleted(db: Kysely<Database>, endUserId: string, at: Date): Promise<void> {
   await db.updateTable('end_users').set({ onboarding_completed_at: at.toISOString() }).where('id', '=', endUserId).where('onboarding_completed_at', 'is', null).execute();
-}
-
-/** The link a customer sends to a hosted_kyc end user; undefined for other end users (their token opens nothing). */
-export function onboardingLinkOf(row: EndUsersTable, publicUrl: string): OnboardingLinkRecord | undefined {
-  if (row.onboarding_token_hash === null || row.onboarding_url_token === null || row.onboarding_expires_at === null) return undefined;
-  return {
-    url: `${publicUrl}/onboarding/${row.onboarding_url_token}`,
-    onboarding_url_token: row.onboarding_url_token,
-    expires_at: row.onboarding_expires_at,
-    completed_at: row.onboarding_completed_at,
-  };
 }

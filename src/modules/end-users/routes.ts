@@ -7,10 +7,10 @@ import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorRespons
 import type { EndUserService } from './service.js';
 import type { VerificationService } from './verification.js';
 import { notFound } from '../../errors.js';
-import { onboardingLinkOf } from './onboarding.js';
+import type { OnboardingLinks } from './onboarding.js';
 import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, OnboardingLink, SandboxVerificationBody, UpdateEndUserBody } from './schemas.js';
 
-export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, publicUrl: string): void {
+export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, onboardingLinks: OnboardingLinks): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['End users'];
   // 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
@@ -67,7 +67,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, pu
       },
     },
     async (request) => {
-      const link = onboardingLinkOf(await endUsers.require(callerOf(request), request.params.endUserId), publicUrl);
+      const link = onboardingLinks.linkOf(await endUsers.require(callerOf(request), request.params.endUserId));
       if (!link) throw notFound('hosted onboarding link (the end user was not created with verificationMethod hosted_kyc)');
       return { data: link };
     },

@@ -115,7 +115,8 @@ const commonOptional = {
     Type.String({
       minLength: 1,
       maxLength: limits.onboardingUrlTokenLengthMax,
-      description: `With verificationMethod hosted_kyc it opens the hosted onboarding page, so it must then be ${limits.onboardingTokenLengthMin}-${limits.onboardingUrlTokenLengthMax} characters of A-Z a-z 0-9 - _ (omit it and the server issues one; GET /end-users/{id}/onboarding-link gives the URL)`,
+      description:
+        'Any 1-100 characters. With verificationMethod hosted_kyc it names the hosted onboarding page: its URL is this token, percent-encoded, beside a secret the server adds (omit it and the server issues one; GET /end-users/{id}/onboarding-link gives the URL). Need not be unique.',
     }),
   ),
   providerReportBase64: Type.Optional(Report),
@@ -265,7 +266,7 @@ export const EndUserIdParams = Type.Object({ endUserId: Uuid }, { additionalProp
 /** The hosted onboarding link of a hosted_kyc end user (additive: docs/dashboard.md "Hosted onboarding"). */
 export const OnboardingLink = Type.Object(
   {
-    url: Type.String({ description: 'PUBLIC_URL + /onboarding/ + onboarding_url_token: send it to the end user' }),
+    url: Type.String({ description: 'PUBLIC_URL + /onboarding/ + onboarding_url_token (percent-encoded) + . + the secret that opens the page: send it to the end user' }),
     onboarding_url_token: Type.String(),
     expires_at: Timestamp,
     completed_at: Nullable(Timestamp),

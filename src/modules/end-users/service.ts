@@ -8,7 +8,7 @@ import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
-import { onboardingColumns, onboardingTokenTaken } from './onboarding.js';
+import type { OnboardingLinks } from './onboarding.js';
 import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from '../documents/stored-document.js';
 import { checkFile, type CheckedFile } from '../documents/upload.js';
 import type { RegisteredEndUser } from '../../providers/kyc.js';
@@ -64,6 +64,7 @@ export class EndUserService {
     private readonly provisioning: Provisioning,
     private readonly files: FileStore,
     private readonly clock: Clock,
+    private readonly onboardingLinks: OnboardingLinks,
     /** Sandbox: when the provider's own decisions arrive; undefined = only through the simulation endpoint. */
     private readonly autoDecisionDelayMs: number | undefined,
     private readonly storageQuotaBytes: number,
@@ -87,16 +88,13 @@ export class EndUserService {
       ],
       errors,
     );
-    const onboarding = onboardingColumns(input.verificationMethod, input.onboarding_url_token, this.clock.now(), errors);
-    if (input.onboarding_url_token !== undefined && onboarding.onboarding_token_hash !== null && errors.length === 0) {
-      if (await onboardingTokenTaken(this.storage.db, onboarding.onboarding_token_hash)) {
-        errors.push({ location: 'body', path: '/onboarding_url_token', reason: 'is already in use; omit it and one is issued' });
-      }
-    }
     if (errors.length > 0) throw validationError(errors);
 
+    // Known before the row is built: the hosted onboarding link's secret is derived from it.
+    const id = newId();
     const attestation = input.reverseSolicitationAttestation;
     return this.create(caller, 'INDIVIDUAL', input.lastName, {
+      id,
       first_name: input.firstName,
       middle_name: input.middleName ?? null,
       last_name: input.lastName,
@@ -118,7 +116,7 @@ export class EndUserService {
       disclosure_accepted_at: attestation?.accepted ? (attestation.acceptedAt ?? this.clock.now().toISOString()) : null,
       disclosure_version: attestation?.accepted ? (attestation.disclosureVersion ?? defaultDisclosureVersion) : null,
       ...this.commonColumns(input),
-      ...onboarding,
+      ...this.onboardingLinks.columns(id, input.verificationMethod, input.onboarding_url_token, this.clock.now()),
     }, reports);
   }
 
@@ -251,7 +249,7 @@ export class EndUserService {
         ? new Date(now.getTime() + this.autoDecisionDelayMs).toISOString()
         : null;
     const empty: EndUserRow = {
-      id: newId(),
+      id: columns.id ?? newId(),
       customer_id: caller.customerId,
       fr_end_user_id: registered.frEndUserId,
       end_user_type: type,
@@ -275,6 +273,7 @@ export class EndUserService {
       umbrella_link_id: null,
       onboarding_url_token: null,
       onboarding_token_hash: null,
+      onboarding_secret_hash: null,
       onboarding_expires_at: null,
       onboarding_completed_at: null,
       registration_number: null,

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
-import { onboardingLinkOf } from '../../modules/end-users/onboarding.js';
+import type { OnboardingLinks } from '../../modules/end-users/onboarding.js';
 import { presentEndUser } from '../../modules/end-users/presenter.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
 import { allowedTransitions } from '../../modules/end-users/verification.js';
+import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
@@ -32,7 +33,7 @@ const verificationMethodWords: Record<string, string> = {
 };
 
 /** The record as the API answers it, with what the dashboard adds: names and states in words, the hosted onboarding link. */
-function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: string) {
+function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks: OnboardingLinks) {
   const record = presentEndUser(row, caller.frOwnerBusinessId);
   const personName = [row.first_name, row.middle_name, row.last_name].filter((part) => part !== null && part !== '').join(' ');
   return {
@@ -42,8 +43,8 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, publicUrl: strin
     status_words: statusWords[record.status],
     status_class: statusClasses[record.status] ?? '',
     verification_method_words: row.verification_method === null ? 'Not set' : (verificationMethodWords[row.verification_method] ?? row.verification_method),
-    // Only a hosted_kyc end user's token opens the onboarding page (modules/end-users/onboarding.ts).
-    onboarding: onboardingLinkOf(row, publicUrl) ?? null,
+    // Only a hosted_kyc end user has a hosted onboarding link (modules/end-users/onboarding.ts).
+    onboarding: onboardingLinks.linkOf(row) ?? null,
   };
 }
 
@@ -54,17 +55,20 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
   context.get('/end-users', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
     const rows = await services.endUsers.listRows(caller);
-    const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.config.publicUrl));
+    const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.onboardingLinks));
     return renderPage(services, request, reply, '/dashboard/end-users', 'End users', { endUsers });
   });
 
   const detail = async (request: FastifyRequest<EndUserParams>, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
     const row = await services.endUsers.require(caller, request.params.endUserId);
-    const endUser = endUserView(row, caller, services.config.publicUrl);
+    const endUser = endUserView(row, caller, services.onboardingLinks);
     return renderPage(services, request, reply, '/dashboard/end-user', endUser.name || 'End user', {
       endUser,
-      documents: await services.documents.listOfEndUser(caller, row.id),
+      documents: (await services.documents.listOfEndUser(caller, row.id)).map((document) => ({
+        ...document,
+        kind_words: document.document_kind === null ? '' : documentKindWords[document.document_kind],
+      })),
       // The sandbox offers only the decisions the current status allows.
       outcomes: sandbox ? allowedTransitions[endUser.status].map((outcome) => ({ outcome, words: statusWords[outcome] })) : [],
       ...extra,

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { ApiKeyService } from '../../modules/api-keys/service.js';
 import type { DashboardUserService } from '../../modules/dashboard-users/service.js';
 import type { DocumentService } from '../../modules/documents/service.js';
+import type { OnboardingLinks } from '../../modules/end-users/onboarding.js';
 import type { EndUserService } from '../../modules/end-users/service.js';
 import type { VerificationService } from '../../modules/end-users/verification.js';
 import type { FiatAccountService } from '../../modules/fiat-accounts/service.js';
@@ -25,6 +26,7 @@ export interface WebServices {
   users: DashboardUserService;
   apiKeys: ApiKeyService;
   endUsers: EndUserService;
+  onboardingLinks: OnboardingLinks;
   verification: VerificationService;
   documents: DocumentService;
   fiatAccounts: FiatAccountService;

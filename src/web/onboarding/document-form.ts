@@ -3,6 +3,7 @@ import { documentSizeMaxBytes } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
 import { bodyChecker } from '../../http/validation.js';
 import { UploadDocumentBody, type UploadDocumentInput } from '../../modules/documents/schemas.js';
+import { documentKindWords } from '../document-kind-words.js';
 import { formProblems } from '../form.js';
 
 /**
@@ -22,8 +23,6 @@ export const documentFormLimits = {
 /** The most a valid upload form can take: the route's declared limit, which also puts it behind the upload gate. */
 export const documentFormBytesMax = documentSizeMaxBytes + 64 * 1024;
 
-/** The identity documents the page asks for; the API keeps them all as documentType `identity`. */
-export const identityDocumentKinds = { passport: 'Passport', national_id: 'National ID card', driving_licence: 'Driving licence' } as const;
 
 interface ReceivedFile {
   name: string;
@@ -90,14 +89,15 @@ export async function readDocumentForm(request: FastifyRequest, checkFormToken: 
 const checkUploadBody = bodyChecker<UploadDocumentInput>(UploadDocumentBody);
 
 /**
- * The API's POST /documents body for the form, checked by the same schema: an empty file input (a browser sends
- * a nameless, empty part) or an unknown document kind is refused like any other invalid field.
+ * The API's POST /documents body for the form — an identity document of the kind the person chose — checked by the
+ * same schema: an empty file input (a browser sends a nameless, empty part) or an unknown document kind is refused
+ * like any other invalid field.
  */
 export function uploadBodyOf(endUserId: string, form: DocumentForm): UploadDocumentInput {
   const kind = form.fields.identity_document;
   const problems = [];
-  if (kind === undefined || !Object.hasOwn(identityDocumentKinds, kind)) {
-    problems.push({ location: 'body' as const, path: '/identity_document', reason: `choose one of: ${Object.values(identityDocumentKinds).join(', ')}` });
+  if (kind === undefined || !Object.hasOwn(documentKindWords, kind)) {
+    problems.push({ location: 'body' as const, path: '/identity_document', reason: `choose one of: ${Object.values(documentKindWords).join(', ')}` });
   }
   if (form.file === undefined || (!form.file.name && form.file.bytes.length === 0)) {
     problems.push({ location: 'body' as const, path: '/document', reason: 'choose a file (PDF, JPEG or PNG)' });
@@ -106,6 +106,7 @@ export function uploadBodyOf(endUserId: string, form: DocumentForm): UploadDocum
   return checkUploadBody({
     endUserId,
     documentType: 'identity',
+    documentKind: kind,
     fileName: form.file.name,
     fileData: form.file.bytes.toString('base64'),
     mimeType: form.file.mimeType,

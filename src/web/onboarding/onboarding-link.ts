@@ -1,9 +1,34 @@
+import { onboardingUrlTokenLengthMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
 import { findCustomer } from '../../modules/customers/repository.js';
-import { findEndUserByOnboardingToken, markOnboardingCompleted } from '../../modules/end-users/onboarding.js';
+import {
+  findEndUserByLegacyOnboardingToken,
+  findEndUserByOnboardingLink,
+  markOnboardingCompleted,
+  onboardingSecretLength,
+} from '../../modules/end-users/onboarding.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import type { WebServices } from '../dashboard/services.js';
+
+/** A link's path parameters: its token (in two parts, below) and secret; or, for a legacy link, its token alone. */
+export interface LinkParams {
+  token: string;
+  tokenTail?: string;
+  secret?: string;
+}
+
+/**
+ * The route of a link's one path segment, `{onboarding_url_token}.{secret}` (modules/end-users/onboarding.ts). The
+ * router decodes the percent-encoded token and keeps each captured value to 100 UTF-16 units (find-my-way's
+ * maxParamLength), while a token of 100 characters outside the BMP (emoji) is 200 of them: so the token is captured
+ * in two parts, the first as short as it can be, and joined again when the link is opened.
+ */
+export const linkRoute =
+  `/:token(^[\\s\\S]{1,${onboardingUrlTokenLengthMax}}?):tokenTail(^[\\s\\S]{0,${onboardingUrlTokenLengthMax}})` +
+  `.:secret(^[A-Za-z0-9_-]{${onboardingSecretLength}})`;
+/** A link issued before links carried a secret: the token alone, of URL-safe characters. */
+export const legacyLinkRoute = '/:token';
 
 /** What one valid hosted page link opens: its end user, acting as the customer for that end user alone. */
 export interface OnboardingVisit {
@@ -14,22 +39,29 @@ export interface OnboardingVisit {
   companyName: string;
   /** What the page's form tokens are bound to: the link itself (by its hash, as stored), nothing else. */
   formBinding: string;
+  /** The link's path, as issued: the page's forms post below it. */
+  pagePath: string;
 }
 
 /**
  * One answer for every link that opens nothing — unknown, expired, already used, or not a hosted_kyc end user's —
- * so that the page never tells a guesser which of those a token is.
+ * so that the page never tells a guesser which of those a link is.
  */
 export function linkNotValid(): DomainError {
   return new DomainError('NOT_FOUND', 'This link is no longer valid. Ask the company that sent it to you for a new one.');
 }
 
-export async function openOnboardingLink(services: Pick<WebServices, 'storage' | 'clock'>, token: string): Promise<OnboardingVisit> {
-  const endUser = await findEndUserByOnboardingToken(services.storage.db, token);
+export async function openOnboardingLink(services: Pick<WebServices, 'storage' | 'clock' | 'onboardingLinks'>, params: LinkParams): Promise<OnboardingVisit> {
+  const { db } = services.storage;
+  const token = params.token + (params.tokenTail ?? '');
+  const endUser = params.secret === undefined ? await findEndUserByLegacyOnboardingToken(db, token) : await findEndUserByOnboardingLink(db, token, params.secret);
+  const linkHash = endUser?.onboarding_secret_hash ?? endUser?.onboarding_token_hash;
+  const pagePath = endUser && services.onboardingLinks.pathOf(endUser);
   if (
     !endUser ||
     endUser.verification_method !== 'hosted_kyc' ||
-    endUser.onboarding_token_hash === null ||
+    !linkHash ||
+    !pagePath ||
     endUser.onboarding_expires_at === null ||
     endUser.onboarding_completed_at !== null ||
     services.clock.now().toISOString() >= endUser.onboarding_expires_at
@@ -42,7 +74,8 @@ export async function openOnboardingLink(services: Pick<WebServices, 'storage' |
     endUser,
     caller: { id: `onboarding:${endUser.id}`, customerId: customer.id, frOwnerBusinessId: customer.fr_owner_business_id, scopes: ['*'] },
     companyName: customer.name,
-    formBinding: `onboarding:${endUser.onboarding_token_hash}`,
+    formBinding: `onboarding:${linkHash}`,
+    pagePath,
   };
 }
 

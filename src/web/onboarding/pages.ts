@@ -3,7 +3,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { dashboardFormBytesMax } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
-import { uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
+import { identityDocumentTypes, uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
 import type { EndUserStatus } from '../../modules/end-users/schemas.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { WebServices } from '../dashboard/services.js';
@@ -12,10 +12,11 @@ import { installPageErrors } from '../page-errors.js';
 import { pageRoute } from '../page-route.js';
 import { installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
-import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, identityDocumentKinds, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
-import { completeOnboarding, linkNotValid, openOnboardingLink, type OnboardingVisit } from './onboarding-link.js';
+import { documentKindWords } from '../document-kind-words.js';
+import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
+import { completeOnboarding, legacyLinkRoute, linkNotValid, linkRoute, openOnboardingLink, type LinkParams, type OnboardingVisit } from './onboarding-link.js';
 
-type TokenParams = { Params: { token: string } };
+type LinkRequest = { Params: LinkParams };
 
 const statusWords: Record<EndUserStatus, string> = {
   pending_verification: 'Waiting for verification',
@@ -29,8 +30,17 @@ const outcomeWords: Record<VerificationOutcome, string> = { verified: 'Verified'
 const undecidedStatuses = new Set(['pending_verification', 'review_required']);
 /** What the person uploads here (end-user reports the customer attached are the customer's, not shown). */
 const personUploadTypes = new Set<string>(uploadDocumentTypes);
-const identityDocumentTypes = new Set(['identity', 'IDENTITY_VERIFICATION']);
 const isIdentityDocument = (document: DocumentRecord) => identityDocumentTypes.has(document.document_type);
+/** What each document is, in words: its kind when one was given, else its type. */
+const documentTypeWords: Record<string, string> = {
+  identity: 'Identity document',
+  IDENTITY_VERIFICATION: 'Identity document',
+  proof_of_address: 'Proof of address',
+  BUSINESS_REGISTRATION: 'Business registration',
+  other: 'Other document',
+};
+const documentWords = (document: DocumentRecord) =>
+  document.document_kind === null ? (documentTypeWords[document.document_type] ?? document.document_type) : documentKindWords[document.document_kind];
 const isOutcome = (value: string | undefined): value is VerificationOutcome => value !== undefined && Object.hasOwn(outcomeWords, value);
 
 /** The end user's own details, nothing else of the record (no ids, no risk tier, no other end user). */
@@ -59,7 +69,7 @@ export async function registerOnboardingPages(app: FastifyInstance, services: We
     async (context) => {
       await installViews(context);
       installPageHeaders(context);
-      // Relative: from a refused form (/onboarding/{token}/documents) "Back" leads to the page itself.
+      // Relative: from a refused form (/onboarding/{link}/documents) "Back" leads to the page itself.
       installPageErrors(context, '.');
       context.addHook('onSend', async (_request, reply) => {
         reply.header('x-robots-tag', 'noindex');
@@ -83,17 +93,17 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
   const uploadedDocuments = async (visit: OnboardingVisit) =>
     (await services.documents.listOfEndUser(visit.caller, visit.endUser.id)).filter((document) => personUploadTypes.has(document.document_type));
 
-  const page = async (reply: FastifyReply, visit: OnboardingVisit, token: string, extra: Record<string, unknown> = {}, status = 200) => {
+  const page = async (reply: FastifyReply, visit: OnboardingVisit, extra: Record<string, unknown> = {}, status = 200) => {
     const documents = await uploadedDocuments(visit);
     return reply.code(status).view('/onboarding/page', {
       title: 'Verify your identity',
       sandbox,
       csrf: services.formTokens.issue(visit.formBinding),
-      pagePath: `/onboarding/${token}`,
+      pagePath: visit.pagePath,
       companyName: visit.companyName,
       person: personOf(visit),
-      documents,
-      identityDocumentKinds,
+      documents: documents.map((document) => ({ ...document, words: documentWords(document) })),
+      documentKindWords,
       fileSizeMaxMegabytes,
       canFinish: documents.some(isIdentityDocument),
       outcomes: sandbox && undecidedStatuses.has(visit.endUser.status) ? outcomeWords : null,
@@ -108,58 +118,55 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
    * there is nothing to verify, in the sandbox as in production. Refused on the page, with the form to upload one.
    */
   const hasIdentityDocument = async (visit: OnboardingVisit) => (await uploadedDocuments(visit)).some(isIdentityDocument);
-  const identityDocumentFirst = (reply: FastifyReply, visit: OnboardingVisit, token: string) =>
-    page(reply, visit, token, { problems: ['Upload an identity document first.'] }, 400);
+  const identityDocumentFirst = (reply: FastifyReply, visit: OnboardingVisit) => page(reply, visit, { problems: ['Upload an identity document first.'] }, 400);
 
   // Every other address here answers like an unknown link, a token longer than any link included (the router does
-  // not match it to :token at all).
+  // not match it to a link's route at all).
   context.route({ method: ['GET', 'POST'], url: '/*', ...pageRoute, handler: async () => Promise.reject(linkNotValid()) });
 
-  context.get<TokenParams>('/:token', pageRoute, async (request, reply) =>
-    page(reply, await openOnboardingLink(services, request.params.token), request.params.token),
-  );
+  // Each page and form of a link, and the same of a link issued before links carried a secret.
+  for (const link of [linkRoute, legacyLinkRoute]) {
+    context.get<LinkRequest>(link, pageRoute, async (request, reply) => page(reply, await openOnboardingLink(services, request.params)));
 
-  context.post<TokenParams>('/:token/documents', { ...pageRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
-    const { token } = request.params;
-    const visit = await openOnboardingLink(services, token);
-    if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
-    try {
-      const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
-      // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
-      await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
-    } catch (error) {
-      const problems = uploadProblems(error);
-      if (!problems) throw error;
-      return page(reply, visit, token, { problems }, (error as DomainError).statusCode);
-    }
-    return reply.redirect(`/onboarding/${token}`, 303);
-  });
-
-  if (sandbox) {
-    context.post<TokenParams>('/:token/outcome', pageRoute, async (request, reply) => {
-      const { token } = request.params;
-      const visit = await openOnboardingLink(services, token);
-      const form = formOf(request.body);
-      requireFormToken(visit, form._csrf);
-      const outcome = formText(form, 'outcome');
-      if (!isOutcome(outcome)) {
-        const refusal = validationError([{ location: 'body', path: '/outcome', reason: `must be one of ${Object.keys(outcomeWords).join(', ')}` }]);
-        return page(reply, visit, token, { problems: formProblems(refusal) }, 400);
+    context.post<LinkRequest>(`${link}/documents`, { ...pageRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
+      const visit = await openOnboardingLink(services, request.params);
+      if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
+      try {
+        const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
+        // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
+        await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
+      } catch (error) {
+        const problems = uploadProblems(error);
+        if (!problems) throw error;
+        return page(reply, visit, { problems }, (error as DomainError).statusCode);
       }
-      if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit, token);
-      const decided = await services.verification.decide(visit.endUser.customer_id, visit.endUser.id, outcome);
-      await completeOnboarding(services, visit);
-      return finished(reply, `Sandbox: the simulated provider decided "${outcomeWords[outcome]}"; the status is now ${statusWords[decided.status]}.`);
+      return reply.redirect(visit.pagePath, 303);
     });
-  } else {
-    // Production: the provider decides later; the person only says they are done.
-    context.post<TokenParams>('/:token/submit', pageRoute, async (request, reply) => {
-      const { token } = request.params;
-      const visit = await openOnboardingLink(services, token);
-      requireFormToken(visit, formOf(request.body)._csrf);
-      if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit, token);
-      await completeOnboarding(services, visit);
-      return finished(reply, 'Your documents have been sent for review. The company that sent you this link will let you know the outcome.');
-    });
+
+    if (sandbox) {
+      context.post<LinkRequest>(`${link}/outcome`, pageRoute, async (request, reply) => {
+        const visit = await openOnboardingLink(services, request.params);
+        const form = formOf(request.body);
+        requireFormToken(visit, form._csrf);
+        const outcome = formText(form, 'outcome');
+        if (!isOutcome(outcome)) {
+          const refusal = validationError([{ location: 'body', path: '/outcome', reason: `must be one of ${Object.keys(outcomeWords).join(', ')}` }]);
+          return page(reply, visit, { problems: formProblems(refusal) }, 400);
+        }
+        if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit);
+        const decided = await services.verification.decide(visit.endUser.customer_id, visit.endUser.id, outcome);
+        await completeOnboarding(services, visit);
+        return finished(reply, `Sandbox: the simulated provider decided "${outcomeWords[outcome]}"; the status is now ${statusWords[decided.status]}.`);
+      });
+    } else {
+      // Production: the provider decides later; the person only says they are done.
+      context.post<LinkRequest>(`${link}/submit`, pageRoute, async (request, reply) => {
+        const visit = await openOnboardingLink(services, request.params);
+        requireFormToken(visit, formOf(request.body)._csrf);
+        if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit);
+        await completeOnboarding(services, visit);
+        return finished(reply, 'Your documents have been sent for review. The company that sent you this link will let you know the outcome.');
+      });
+    }
   }
 }
