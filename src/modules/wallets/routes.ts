@@ -108,7 +108,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       },
     },
     async (request, reply) =>
-      idempotency.answer(request, reply, (reservation) => transfers.create(callerOf(request), request.params.walletId, request.body, reservation)),
+      idempotency.answer(request, reply, 'wallets:read', (reservation) => transfers.create(callerOf(request), request.params.walletId, request.body, reservation)),
   );
 
   routes.get(
@@ -183,7 +183,7 @@ export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox
       },
     },
     async (request, reply) =>
-      idempotency.answer(request, reply, (reservation) => sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservation)),
+      idempotency.answer(request, reply, 'wallets:read', (reservation) => sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservation)),
   );
 
   routes.post(
