@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Transaction } from 'kysely';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
@@ -7,12 +8,13 @@ import { idempotencyKeyLost } from '../ledger/ledger.js';
 import { grants, type Scope } from '../modules/api-keys/scopes.js';
 import type { Storage } from '../storage/database.js';
 import { narrowIdempotentReadScope, storeIdempotentAnswer, type KeyHold } from '../storage/idempotency-answers.js';
+import type { Database } from '../storage/tables.js';
 import { callerOf } from './auth.js';
 import { errorAnswer } from './error-handler.js';
 
 /**
- * Idempotency-Key (spec §4 rule 8; docs/idempotency.md): the one wrapper every money-moving route runs its
- * operation in. Keyed on (customer, key), whatever the route: a key reused on another operation replays the
+ * Idempotency-Key (spec §4 rule 8; docs/idempotency.md): the one wrapper every money-moving route and every create
+ * runs its operation in. Keyed on (customer, key), whatever the route: a key reused on another operation replays the
  * first operation's answer — to a caller allowed to read it.
  *
  * 1. The key (any RFC 9562 UUID; anything else is 400 before this runs) is reserved by inserting its row, with the
@@ -22,10 +24,10 @@ import { errorAnswer } from './error-handler.js';
  *    — or 403 INSUFFICIENT_SCOPE when its API key could not read that answer directly; one that finds it reserved
  *    and its lease running gets 409 IDEMPOTENCY_KEY_IN_USE with Retry-After.
  * 3. The answer is stored with what the operation commits: a money plan stores it with the money (money-plan.ts
- *    PlannedResponse), only while the reservation is still this attempt's. Every refusal of the operation (400,
- *    403, 404, 422) is stored afterwards: nothing was committed with it, and a retry replays it. A 5xx or an
- *    unexpected error committed nothing either but is no outcome of the operation: the key is released and a later
- *    retry runs.
+ *    PlannedResponse), a create inside the transaction that writes the new resource (`create` below), each only
+ *    while the reservation is still this attempt's. Every refusal of the operation (400, 403, 404, 422) is stored
+ *    afterwards: nothing was committed with it, and a retry replays it. A 5xx or an unexpected error committed
+ *    nothing either but is no outcome of the operation: the key is released and a later retry runs.
  * 4. A reservation whose process stopped becomes retryable when its lease runs out; what it may have committed was
  *    committed with its answer, or not at all. Keys are kept for IDEMPOTENCY_RETENTION_HOURS (at least 24).
  */
@@ -44,10 +46,10 @@ export function idempotencyHeaders(required: boolean) {
   return Type.Object({ 'idempotency-key': required ? IdempotencyKeyHeader : Type.Optional(IdempotencyKeyHeader) });
 }
 
-/** A reservation held by this attempt; the money plan commits only while it still is. */
+/** A reservation held by this attempt; the money plan or the create commits only while it still is. */
 export type Reservation = KeyHold;
 
-/** What an operation answers: the status and the exact JSON body; `stored` when its money plan stored it already. */
+/** What an operation answers: the status and the exact JSON body; `stored` when it stored it already. */
 export interface Answer {
   status: number;
   body: string;
@@ -59,6 +61,18 @@ export interface Answer {
  * direct read (GET) of it would. A key reused elsewhere replays the answer only to an API key that has one.
  */
 export type ReadScope = Scope | readonly Scope[];
+
+/**
+ * Called by a create inside the transaction that writes the new resource, with the resource as the API presents
+ * it: under an Idempotency-Key its answer is stored right there, so the resource and its answer commit together.
+ */
+export type OnCreated<T> = (trx: Transaction<Database>, record: T) => Promise<void>;
+
+/** Encrypts the stored answers that hold a secret (webhooks/secret-box.ts). */
+export interface AnswerSeal {
+  seal(plaintext: string): string;
+  open(sealed: string): string;
+}
 
 export interface IdempotencySettings {
   leaseMs: number;
@@ -96,6 +110,7 @@ export class IdempotencyKeys {
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly settings: IdempotencySettings,
+    private readonly answerSeal: AnswerSeal,
   ) {}
 
   /**
@@ -142,6 +157,34 @@ export class IdempotencyKeys {
     return send(reply, answer.status, answer.body, false);
   }
 
+  /**
+   * Answers a create (201 and the new resource, as the route's schema serialises it) under the request's key: `create`
+   * calls its `onCreated` inside the transaction that writes the resource, and the answer is stored there. An answer
+   * that `holdsSecret` (the signing secret of POST /webhooks) is stored encrypted.
+   */
+  async create(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    readScope: ReadScope,
+    create: (onCreated: OnCreated<unknown>) => Promise<unknown>,
+    options: { holdsSecret?: boolean } = {},
+  ): Promise<FastifyReply> {
+    const serialize = reply.getSerializationFunction('201') ?? JSON.stringify;
+    return this.answer(request, reply, readScope, async (reservation) => {
+      let answer: Answer | undefined;
+      await create(async (trx, record) => {
+        const body = serialize({ data: record });
+        const sealed = options.holdsSecret === true;
+        if (reservation && !(await storeIdempotentAnswer(trx, reservation, 201, sealed ? this.answerSeal.seal(body) : body, sealed))) {
+          throw idempotencyKeyLost();
+        }
+        answer = { status: 201, body, stored: reservation !== undefined };
+      });
+      if (answer === undefined) throw new Error('a create finished without calling onCreated in its transaction');
+      return answer;
+    });
+  }
+
   /** Reserves the key for this attempt; answers the stored answer instead when there is one. */
   private async reserve(reservation: Reservation, operation: string, readScope: string): Promise<{ status: number; body: string; readScope: string } | undefined> {
     const now = this.clock.now();
@@ -166,14 +209,15 @@ export class IdempotencyKeys {
 
     const existing = await this.storage.db
       .selectFrom('idempotency_keys')
-      .select(['status', 'attempt_id', 'lease_until', 'response_status', 'response_body', 'read_scope'])
+      .select(['status', 'attempt_id', 'lease_until', 'response_status', 'response_body', 'read_scope', 'response_sealed'])
       .where('customer_id', '=', reservation.customerId)
       .where('key', '=', reservation.key)
       .executeTakeFirst();
     // Expired and reaped between the two statements: as good as new, but let the client retry rather than race.
     if (!existing) throw keyInUse();
     if (existing.status === 'completed' && existing.response_body !== null) {
-      return { status: Number(existing.response_status), body: existing.response_body, readScope: existing.read_scope };
+      const body = Number(existing.response_sealed) === 1 ? this.answerSeal.open(existing.response_body) : existing.response_body;
+      return { status: Number(existing.response_status), body, readScope: existing.read_scope };
     }
     if (existing.lease_until > now.toISOString()) throw keyInUse();
     // The attempt that held it stopped: take the reservation over, unless another request just did. The operation

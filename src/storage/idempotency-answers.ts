@@ -11,17 +11,19 @@ export interface KeyHold {
 /**
  * Stores the answer on a key this attempt still holds; false when the reservation was taken over or released
  * meanwhile. The SQLite money plan calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
- * UPDATE), the HTTP wrapper after a refusal that changed nothing.
+ * UPDATE), a create inside the transaction that writes what it created, the HTTP wrapper after a refusal that
+ * changed nothing. `sealed`: the body is encrypted (it holds a secret).
  */
 export async function storeIdempotentAnswer(
   db: Kysely<Database> | Transaction<Database>,
   hold: KeyHold,
   status: number,
   body: string,
+  sealed = false,
 ): Promise<boolean> {
   const stored = await db
     .updateTable('idempotency_keys')
-    .set({ status: 'completed', response_status: status, response_body: body })
+    .set({ status: 'completed', response_status: status, response_body: body, ...(sealed ? { response_sealed: 1 } : {}) })
     .where('customer_id', '=', hold.customerId)
     .where('key', '=', hold.key)
     .where('attempt_id', '=', hold.attemptId)
