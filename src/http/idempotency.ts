@@ -169,7 +169,8 @@ export class IdempotencyKeys {
     create: (onCreated: OnCreated<unknown>) => Promise<unknown>,
     options: { holdsSecret?: boolean } = {},
   ): Promise<FastifyReply> {
-    const serialize = reply.getSerializationFunction('201') ?? JSON.stringify;
+    const serialize = reply.getSerializationFunction('201');
+    if (serialize === undefined) throw new Error(`${request.method} ${request.routeOptions.url} declares no 201 response schema`);
     return this.answer(request, reply, readScope, async (reservation) => {
       let answer: Answer | undefined;
       await create(async (trx, record) => {
