@@ -99,7 +99,7 @@ const scopesText = (readScope: ReadScope): string => (typeof readScope === 'stri
 
 /**
  * Narrows what reading the key's answer takes once the operation knows what it acts on (a deposit: a fiat or a
- * virtual account), before it commits or refuses anything.
+ * virtual account), before its answer shows that resource.
  */
 export async function narrowReadScope(storage: Storage, reservation: Reservation, readScope: ReadScope): Promise<void> {
   if (!(await narrowIdempotentReadScope(storage.db, reservation, scopesText(readScope)))) throw idempotencyKeyLost();
