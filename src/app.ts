@@ -35,6 +35,7 @@ import { registerWallets } from './modules/wallets/module.js';
 import { registerOtc } from './modules/otc/module.js';
 import type { HostResolver } from './modules/webhooks/address-guard.js';
 import { registerWebhooks } from './modules/webhooks/module.js';
+import { SecretBox } from './modules/webhooks/secret-box.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
@@ -162,9 +163,15 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const onboardingLinks = new OnboardingLinks(await serverSecret(storage, 'onboarding-links', clock.now()), config.publicUrl);
   const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
   const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
-  fiatAccountRoutes(app, fiatAccounts);
-  endUserRoutes(app, endUsers, onboardingLinks);
-  const idempotency = new IdempotencyKeys(storage, clock, { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs });
+  const idempotency = new IdempotencyKeys(
+    storage,
+    clock,
+    { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs },
+    // Answers that hold a secret (a new webhook's signing secret) are stored encrypted with a key of the deployment.
+    new SecretBox(await serverSecret(storage, 'idempotency-answers', clock.now())),
+  );
+  fiatAccountRoutes(app, fiatAccounts, idempotency);
+  endUserRoutes(app, endUsers, onboardingLinks, idempotency);
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
   const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log };
   registerPayees(app, context);

@@ -14,7 +14,7 @@ export interface ModuleContext {
   readonly config: Config;
   readonly storage: Storage;
   readonly providers: Providers;
-  /** Runs money-moving operations under their Idempotency-Key (http/idempotency.ts). */
+  /** Runs money-moving operations and creates under their Idempotency-Key (http/idempotency.ts). */
   readonly idempotency: IdempotencyKeys;
   /** Creates objects at the provider undoably (providers/provisioning.ts). */
   readonly provisioning: Provisioning;

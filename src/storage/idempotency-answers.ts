@@ -11,21 +11,39 @@ export interface KeyHold {
 /**
  * Stores the answer on a key this attempt still holds; false when the reservation was taken over or released
  * meanwhile. The SQLite money plan calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
- * UPDATE), the HTTP wrapper after a refusal that involved no money.
+ * UPDATE), a create inside the transaction that writes what it created, the HTTP wrapper after a refusal that
+ * changed nothing. `sealed`: the body is encrypted (it holds a secret).
  */
 export async function storeIdempotentAnswer(
   db: Kysely<Database> | Transaction<Database>,
   hold: KeyHold,
   status: number,
   body: string,
+  sealed = false,
 ): Promise<boolean> {
   const stored = await db
     .updateTable('idempotency_keys')
-    .set({ status: 'completed', response_status: status, response_body: body })
+    .set({ status: 'completed', response_status: status, response_body: body, ...(sealed ? { response_sealed: 1 } : {}) })
     .where('customer_id', '=', hold.customerId)
     .where('key', '=', hold.key)
     .where('attempt_id', '=', hold.attemptId)
     .where('status', '=', 'in_progress')
     .executeTakeFirst();
   return stored.numUpdatedRows === 1n;
+}
+
+/**
+ * Narrows what reading the key's answer takes, once the operation knows what it acts on (a deposit: a fiat or a
+ * virtual account); false when the reservation is no longer this attempt's.
+ */
+export async function narrowIdempotentReadScope(db: Kysely<Database>, hold: KeyHold, readScope: string): Promise<boolean> {
+  const narrowed = await db
+    .updateTable('idempotency_keys')
+    .set({ read_scope: readScope })
+    .where('customer_id', '=', hold.customerId)
+    .where('key', '=', hold.key)
+    .where('attempt_id', '=', hold.attemptId)
+    .where('status', '=', 'in_progress')
+    .executeTakeFirst();
+  return narrowed.numUpdatedRows === 1n;
 }

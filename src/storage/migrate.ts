@@ -14,6 +14,7 @@ import { otcMigration } from './migrations/0011-otc.js';
 import { webhooksMigration } from './migrations/0012-webhooks.js';
 import { dashboardMigration } from './migrations/0013-dashboard.js';
 import { accountStatusMoneyMigration } from './migrations/0014-account-status-money.js';
+import { idempotencyScopesMigration } from './migrations/0015-idempotency-scopes.js';
 import { onboardingSecretAndDocumentKindMigration } from './migrations/0016-onboarding-secret-and-document-kind.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
@@ -33,6 +34,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0012-webhooks': webhooksMigration(),
     '0013-dashboard': dashboardMigration(),
     '0014-account-status-money': accountStatusMoneyMigration(dialect),
+    '0015-idempotency-scopes': idempotencyScopesMigration(),
     '0016-onboarding-secret-and-document-kind': onboardingSecretAndDocumentKindMigration(),
   };
 }

@@ -327,6 +327,10 @@ export interface IdempotencyKeysTable {
   lease_until: string;
   response_status: number | bigint | null;
   response_body: string | null;
+  /** Any one of these scopes (space-separated) reads the stored answer: a reuse elsewhere must not read more. */
+  read_scope: string;
+  /** 1: response_body is encrypted, the answer holding a secret (the signing secret of POST /webhooks). */
+  response_sealed: Generated<number | bigint>;
   created_at: string;
   expires_at: string;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { v7 as uuidV7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyRetentionHoursDefault } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
@@ -8,8 +9,8 @@ import { createVirtualAccount, fiatBalance, moneySnapshot } from '../helpers/mon
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
- * Idempotency-Key (spec §4 rule 8, docs/idempotency.md) on the sandbox deposit endpoint, the money-moving operation
- * there is today, on the dialect of this project.
+ * Idempotency-Key (spec §4 rule 8, docs/idempotency.md) on the sandbox deposit endpoint, and reused across the
+ * money-moving endpoints, on the dialect of this project (creates: idempotent-creates.test.ts).
  */
 describe('Idempotency-Key', () => {
   let t: TestApp;
@@ -29,23 +30,43 @@ describe('Idempotency-Key', () => {
   });
   afterAll(async () => t.close());
 
-  const depositWith = (key: string | undefined, accountId = account.id, body: unknown = { amount: 10, reference: 'idempotent' }, customer = alice, token = csrf) =>
-    t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${accountId}/deposits`, key: customer.key, csrf: token, body, headers: key === undefined ? {} : { 'idempotency-key': key } });
+  const depositWith = (key: string | undefined, accountId = account.id, body: unknown = { amount: 10, reference: 'idempotent' }, customer = alice, token = csrf, apiKey = customer.key) =>
+    t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${accountId}/deposits`, key: apiKey, csrf: token, body, headers: key === undefined ? {} : { 'idempotency-key': key } });
   const deposits = async (accountId = account.id) =>
     (await t.storage.db.selectFrom('transactions').select('id').where('account_id', '=', accountId).where('transaction_type', '=', 'deposit').execute()).length;
 
+  const storedKeys = async () => (await t.storage.db.selectFrom('idempotency_keys').select('key').where('customer_id', '=', alice.id).execute()).length;
+
   it.each([
     ['not a UUID', 'retry-1'],
-    ['a UUID of another version (v1)', 'c232ab00-9414-11ec-b3c8-9f6bdeced846'],
-    ['a UUID v4 with a wrong variant', '3b241101-e2bb-4255-0caf-4136c566a962'],
+    ['a UUID with a wrong variant', '3b241101-e2bb-4255-0caf-4136c566a962'],
+    ['a UUID of no RFC 9562 version (0)', '3b241101-e2bb-0255-8caf-4136c566a962'],
+    ['the nil UUID', '00000000-0000-0000-0000-000000000000'],
+    ['a UUID in braces', '{3b241101-e2bb-4255-8caf-4136c566a962}'],
+    ['a UUID URN', 'urn:uuid:3b241101-e2bb-4255-8caf-4136c566a962'],
     ['empty', ''],
-  ])('refuses a key that is %s with 400 on the header, moving nothing', async (_label, key) => {
+  ])('refuses a key that is %s with 400 on the header, moving nothing and storing nothing', async (_label, key) => {
     const before = await moneySnapshot(t, alice.id);
+    const keysBefore = await storedKeys();
     const response = await depositWith(key);
     expect(response.statusCode).toBe(400);
     expect(response.json().error.code).toBe('VALIDATION_ERROR');
     expect(response.json().error.details.fields).toEqual([expect.objectContaining({ location: 'headers', path: '/idempotency-key' })]);
     expect(await moneySnapshot(t, alice.id)).toEqual(before);
+    expect(await storedKeys()).toBe(keysBefore);
+  });
+
+  it.each([
+    ['a v7 UUID', uuidV7()],
+    ['a v7 UUID in upper case', uuidV7().toUpperCase()],
+    ['a v1 UUID', 'c232ab00-9414-11ec-b3c8-9f6bdeced846'],
+    ['a v4 UUID in upper case', randomUUID().toUpperCase()],
+  ])('accepts a key that is %s, and replays under it whatever its case', async (_label, key) => {
+    const first = await depositWith(key);
+    expect(first.statusCode).toBe(201);
+    const retry = await depositWith(key.toLowerCase());
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.body).toBe(first.body);
   });
 
   it('moves the money once for 50 sequential retries, replaying the first answer byte for byte', async () => {
@@ -93,19 +114,94 @@ describe('Idempotency-Key', () => {
     expect(after.body).toBe(created[0]!.body);
   });
 
-  it('does not store a value the operation finds invalid: the corrected request with the same key runs, once', async () => {
+  it('stores a value the operation finds invalid (400) and replays it: a corrected retry with the same key moves nothing', async () => {
     const key = randomUUID();
     const before = await moneySnapshot(t, alice.id);
     const refused = await depositWith(key, account.id, { amount: 10.001 });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error.details.fields[0].path).toBe('/amount');
+    const corrected = await depositWith(key, account.id, { amount: 10 });
+    expect(corrected.statusCode).toBe(400);
+    expect(corrected.body).toBe(refused.body);
+    expect(corrected.headers['idempotent-replayed']).toBe('true');
     expect(await moneySnapshot(t, alice.id)).toEqual(before);
+  });
+
+  it('does not store a body the schema refuses: the corrected request with the same key runs, once', async () => {
+    const key = randomUUID();
+    const keysBefore = await storedKeys();
+    const refused = await depositWith(key, account.id, { amount: 'ten' });
+    expect(refused.statusCode).toBe(400);
+    expect(await storedKeys()).toBe(keysBefore);
     const corrected = await depositWith(key, account.id, { amount: 10 });
     expect(corrected.statusCode).toBe(201);
     expect(corrected.headers['idempotent-replayed']).toBeUndefined();
     const replayed = await depositWith(key, account.id, { amount: 10 });
     expect(replayed.body).toBe(corrected.body);
     expect(replayed.headers['idempotent-replayed']).toBe('true');
+  });
+
+  describe('a key reused on another endpoint replays only what the caller may read', () => {
+    const evmDestination = '0x52908400098527886e0f7030069857d2e4169ee7';
+    const transferWith = async (apiKey: string, walletId: string, key: string) =>
+      t.request({
+        method: 'POST',
+        url: `/wallets/${walletId}/transfers`,
+        key: apiKey,
+        csrf: await t.csrfToken(apiKey),
+        body: { asset: 'USDC', network: 'ETH', amount: '1', destination: evmDestination },
+        headers: { 'idempotency-key': key },
+      });
+    let walletId: string;
+    beforeAll(async () => {
+      walletId = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf, body: {} })).json().data.local_id;
+    });
+    const outgoingTransfers = async () => (await t.storage.db.selectFrom('wallet_transfers').select('id').where('wallet_id', '=', walletId).execute()).length;
+
+    it('refuses a wallets:write-only key reusing a fiat deposit’s key with 403 INSUFFICIENT_SCOPE; a key with fiat-accounts:read gets the replay', async () => {
+      const key = randomUUID();
+      const depositAnswer = await depositWith(key);
+      expect(depositAnswer.statusCode).toBe(201);
+      const walletsOnly = await t.createKey(alice.id, { scopes: ['wallets:write'] });
+      const refused = await transferWith(walletsOnly.key, walletId, key);
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json().error).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'fiat-accounts:read' } });
+      expect(refused.headers['idempotent-replayed']).toBeUndefined();
+      expect(refused.body).not.toContain(account.id);
+      const reader = await t.createKey(alice.id, { scopes: ['wallets:write', 'fiat-accounts:read'] });
+      const replayed = await transferWith(reader.key, walletId, key);
+      expect(replayed.statusCode).toBe(201);
+      expect(replayed.body).toBe(depositAnswer.body);
+      expect(replayed.headers['idempotent-replayed']).toBe('true');
+      expect(await outgoingTransfers()).toBe(0);
+    });
+
+    it('asks virtual-accounts:read (fiat-accounts:read is not enough) for a virtual account deposit’s answer', async () => {
+      const virtual = await createVirtualAccount(t, alice, account.id);
+      const key = randomUUID();
+      const depositAnswer = await depositWith(key, virtual.id);
+      expect(depositAnswer.statusCode).toBe(201);
+      const fiatReader = await t.createKey(alice.id, { scopes: ['wallets:write', 'fiat-accounts:read'] });
+      const refused = await transferWith(fiatReader.key, walletId, key);
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json().error).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'virtual-accounts:read' } });
+      const virtualReader = await t.createKey(alice.id, { scopes: ['wallets:write', 'virtual-accounts:read'] });
+      const replayed = await transferWith(virtualReader.key, walletId, key);
+      expect(replayed.statusCode).toBe(201);
+      expect(replayed.body).toBe(depositAnswer.body);
+      expect(await outgoingTransfers()).toBe(0);
+    });
+
+    it('asks wallets:read for a wallet transfer’s answer reused on a deposit', async () => {
+      await t.request({ method: 'POST', url: `/sandbox/wallets/${walletId}/deposits`, key: alice.key, csrf, body: { asset: 'USDC', network: 'ETH', amount: '5' } });
+      const key = randomUUID();
+      const transfer = await transferWith(alice.key, walletId, key);
+      expect(transfer.statusCode).toBe(201);
+      const fiatOnly = await t.createKey(alice.id, { scopes: ['fiat-accounts:write'] });
+      const refused = await depositWith(key, account.id, { amount: 1 }, alice, await t.csrfToken(fiatOnly.key), fiatOnly.key);
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json().error).toMatchObject({ code: 'INSUFFICIENT_SCOPE', details: { required_scope: 'wallets:read' } });
+    });
   });
 
   it('stores a refusal of the operation (404, 403) and replays it, even once its cause is gone', async () => {
@@ -168,6 +264,7 @@ describe('Idempotency-Key', () => {
         lease_until: new Date(now.getTime() + 30_000).toISOString(),
         response_status: null,
         response_body: null,
+        read_scope: 'fiat-accounts:read',
         created_at: now.toISOString(),
         expires_at: new Date(now.getTime() + 86_400_000).toISOString(),
       })

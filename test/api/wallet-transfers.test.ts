@@ -539,15 +539,21 @@ describe('wallet money: deposits, balances, transfers', () => {
       expect(await balance(wallet.local_id)).toMatchObject({ available: '10.000000' });
     });
 
-    it('does not store a 400: the corrected request with the same key runs, once', async () => {
+    it('stores a 400 the operation raises (a USDC amount with 7 decimals) and replays it: a corrected retry with the same key moves nothing', async () => {
       const wallet = await newWallet();
       await fund(wallet.local_id, '10');
       const key = randomUUID();
       const destination = evmAddress();
+      // Matches the schema's amount pattern; only the operation knows USDC has 6 decimals.
       const invalid = await transferRequest(wallet.local_id, { asset: 'USDC', network: 'ETH', amount: '1.0000001', destination }, { 'idempotency-key': key });
       expect(invalid.statusCode).toBe(400);
+      expect(invalid.json().error.details.fields[0].path).toBe('/amount');
       const corrected = await transferRequest(wallet.local_id, { asset: 'USDC', network: 'ETH', amount: '1', destination }, { 'idempotency-key': key });
-      expect(corrected.statusCode).toBe(201);
+      expect(corrected.statusCode).toBe(400);
+      expect(corrected.body).toBe(invalid.body);
+      expect(corrected.headers['idempotent-replayed']).toBe('true');
+      expect((await transferRows(wallet.local_id)).filter((row) => row.direction === 'outgoing')).toEqual([]);
+      expect(await balance(wallet.local_id)).toMatchObject({ balance: '10.000000', available: '10.000000' });
     });
 
     it('replays the first operation’s answer when the key is reused on a deposit, and the other way round', async () => {

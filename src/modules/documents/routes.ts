@@ -3,11 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { documentBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { DocumentService } from './service.js';
 import { Document, DocumentParams, DocumentUploadResult, EndUserDocumentsParams, UploadDocumentBody } from './schemas.js';
 
-export function documentRoutes(app: FastifyInstance, documents: DocumentService): void {
+export function documentRoutes(app: FastifyInstance, documents: DocumentService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Documents'];
 
@@ -20,12 +21,15 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService)
       schema: {
         tags,
         summary: 'Upload a verification document',
-        description: 'Stores the file, then synchronises it with the provider in the background (docs/documents.md).',
+        description:
+          'Stores the file, then synchronises it with the provider in the background (docs/documents.md). ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
+        headers: idempotencyHeaders(false),
         body: UploadDocumentBody,
-        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await documents.upload(callerOf(request), request.body) }),
+    async (request, reply) => idempotency.create(request, reply, 'documents:read', (onCreated) => documents.upload(callerOf(request), request.body, onCreated)),
   );
 
   routes.get(

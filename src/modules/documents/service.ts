@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { documentSizeMaxBytes } from '../../config/limits.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
+import type { OnCreated } from '../../http/idempotency.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
@@ -23,9 +24,10 @@ export class DocumentService {
   /**
    * Spec §4 POST /documents: every check passes first (the file, the end user, the quota); then the file is stored
    * and its row lands `pending` in one step that leaves no file behind if the row cannot be written. The sync
-   * worker hands it to the provider afterwards, so the provider is never called inside a request.
+   * worker hands it to the provider afterwards, so the provider is never called inside a request. `onCreated` runs
+   * in that step (an Idempotency-Key's answer is stored with the row).
    */
-  async upload(caller: AuthenticatedKey, input: UploadDocumentInput): Promise<DocumentUploadResultRecord> {
+  async upload(caller: AuthenticatedKey, input: UploadDocumentInput, onCreated?: OnCreated<DocumentUploadResultRecord>): Promise<DocumentUploadResultRecord> {
     const errors: FieldError[] = [];
     if (input.documentKind !== undefined && !identityDocumentTypes.has(input.documentType)) {
       errors.push({
@@ -50,7 +52,7 @@ export class DocumentService {
     // Another customer's end user answers 404 exactly like an unknown one; checked before any byte is written.
     const endUser = await this.endUsers.require(caller, input.endUserId);
     await assertWithinStorageQuota(this.storage.db, caller.customerId, file.bytes.length, this.storageQuotaBytes);
-    const row = await recordWithFiles(this.storage, this.files, caller.customerId, [file.bytes], async (trx, [storagePath]) => {
+    return recordWithFiles(this.storage, this.files, caller.customerId, [file.bytes], async (trx, [storagePath]) => {
       const document = storedDocumentRow({
         customerId: caller.customerId,
         endUserId: endUser.id,
@@ -61,9 +63,10 @@ export class DocumentService {
         now: this.clock.now(),
       });
       await insertStoredDocuments(trx, caller.customerId, [document], this.storageQuotaBytes);
-      return document;
+      const record = presentUploadResult(document);
+      await onCreated?.(trx, record);
+      return record;
     });
-    return presentUploadResult(row);
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<DocumentRecord> {

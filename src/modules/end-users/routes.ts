@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { endUserBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { EndUserService } from './service.js';
 import type { VerificationService } from './verification.js';
@@ -10,20 +11,22 @@ import { notFound } from '../../errors.js';
 import type { OnboardingLinks } from './onboarding.js';
 import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, OnboardingLink, SandboxVerificationBody, UpdateEndUserBody } from './schemas.js';
 
-export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, onboardingLinks: OnboardingLinks): void {
+export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, onboardingLinks: OnboardingLinks, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['End users'];
-  // 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
-  const created = { 201: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 422, 502) };
+  // 409 IDEMPOTENCY_KEY_IN_USE; 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
+  const created = { 201: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 409, 422, 502) };
+  const description = 'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.';
 
   routes.post(
     '/end-users',
     {
       bodyLimit: endUserBodyLimitBytes,
       config: { scope: 'end-users:write' },
-      schema: { tags, summary: 'Create an individual end user', body: CreateIndividualBody, response: created },
+      schema: { tags, summary: 'Create an individual end user', description, headers: idempotencyHeaders(false), body: CreateIndividualBody, response: created },
     },
-    async (request, reply) => reply.code(201).send({ data: await endUsers.createIndividual(callerOf(request), request.body) }),
+    async (request, reply) =>
+      idempotency.create(request, reply, 'end-users:read', (onCreated) => endUsers.createIndividual(callerOf(request), request.body, onCreated)),
   );
 
   routes.post(
@@ -31,9 +34,10 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
     {
       bodyLimit: endUserBodyLimitBytes,
       config: { scope: 'end-users:write' },
-      schema: { tags, summary: 'Create a business end user', body: CreateBusinessBody, response: created },
+      schema: { tags, summary: 'Create a business end user', description, headers: idempotencyHeaders(false), body: CreateBusinessBody, response: created },
     },
-    async (request, reply) => reply.code(201).send({ data: await endUsers.createBusiness(callerOf(request), request.body) }),
+    async (request, reply) =>
+      idempotency.create(request, reply, 'end-users:read', (onCreated) => endUsers.createBusiness(callerOf(request), request.body, onCreated)),
   );
 
   routes.get(

@@ -3,6 +3,7 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
+import type { OnCreated } from '../../http/idempotency.js';
 import { reportSizeMaxBytes } from '../../config/limits.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
@@ -70,7 +71,8 @@ export class EndUserService {
     private readonly storageQuotaBytes: number,
   ) {}
 
-  async createIndividual(caller: AuthenticatedKey, input: CreateIndividualInput): Promise<EndUserRecord> {
+  /** `onCreated` runs in the transaction that writes the end user (an Idempotency-Key's answer is stored there). */
+  async createIndividual(caller: AuthenticatedKey, input: CreateIndividualInput, onCreated?: OnCreated<EndUserRecord>): Promise<EndUserRecord> {
     const today = this.clock.now().toISOString().slice(0, 10);
     const errors = dateErrors(
       [
@@ -117,10 +119,10 @@ export class EndUserService {
       disclosure_version: attestation?.accepted ? (attestation.disclosureVersion ?? defaultDisclosureVersion) : null,
       ...this.commonColumns(input),
       ...this.onboardingLinks.columns(id, input.verificationMethod, input.onboarding_url_token, this.clock.now()),
-    }, reports);
+    }, reports, onCreated);
   }
 
-  async createBusiness(caller: AuthenticatedKey, input: CreateBusinessInput): Promise<EndUserRecord> {
+  async createBusiness(caller: AuthenticatedKey, input: CreateBusinessInput, onCreated?: OnCreated<EndUserRecord>): Promise<EndUserRecord> {
     const today = this.clock.now().toISOString().slice(0, 10);
     const dates: Array<[string, string | undefined]> = [['/business/registrationDate', input.business.registrationDate]];
     input.businessPersons.forEach((entry, index) => dates.push([`/businessPersons/${index}/person/dob`, entry.person.dob]));
@@ -155,7 +157,7 @@ export class EndUserService {
       business: json(business),
       business_persons: json(input.businessPersons),
       ...this.commonColumns(input),
-    }, reports);
+    }, reports, onCreated);
   }
 
   async list(caller: AuthenticatedKey): Promise<EndUserRecord[]> {
@@ -313,6 +315,7 @@ export class EndUserService {
     name: string,
     columns: Partial<EndUserRow>,
     reports: CheckedReport[],
+    onCreated: OnCreated<EndUserRecord> | undefined,
   ): Promise<EndUserRecord> {
     const reportBytes = reports.reduce((sum, report) => sum + report.file.bytes.length, 0);
     if (reports.length > 0) await assertWithinStorageQuota(this.storage.db, caller.customerId, reportBytes, this.storageQuotaBytes);
@@ -336,6 +339,7 @@ export class EndUserService {
         await insertStoredDocuments(trx, caller.customerId, documents, this.storageQuotaBytes);
         await appendEvent(trx, { customerId: caller.customerId, type: 'end_user.created', data: record, createdAt: this.clock.now() });
         await markDone(trx);
+        await onCreated?.(trx, record);
       });
       return record;
     });

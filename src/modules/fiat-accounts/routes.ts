@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { FiatAccountService } from './service.js';
 import { CreateFiatAccountBody, FiatAccount, FiatAccountParams, FiatAccountStatusBody } from './schemas.js';
 
-export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
+export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Fiat accounts'];
 
@@ -17,15 +18,15 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
       schema: {
         tags,
         summary: 'Create a fiat account',
+        description: 'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
+        headers: idempotencyHeaders(false),
         body: CreateFiatAccountBody,
-        // 404: a linkedBusinessId that is not one of yours; 422 END_USER_NOT_BUSINESS; 502 PROVIDER_UNAVAILABLE.
-        response: { 201: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422, 502) },
+        // 404: a linkedBusinessId that is not one of yours; 409 IDEMPOTENCY_KEY_IN_USE; 422 END_USER_NOT_BUSINESS; 502 PROVIDER_UNAVAILABLE.
+        response: { 201: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) => {
-      const account = await fiatAccounts.create(callerOf(request), request.body);
-      return reply.code(201).send({ data: account });
-    },
+    async (request, reply) =>
+      idempotency.create(request, reply, 'fiat-accounts:read', (onCreated) => fiatAccounts.create(callerOf(request), request.body, onCreated)),
   );
 
   routes.get(

@@ -4,6 +4,7 @@ import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
+import type { OnCreated } from '../../http/idempotency.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
@@ -25,7 +26,8 @@ export class FiatAccountService {
     private readonly endUsers: EndUserService,
   ) {}
 
-  async create(caller: AuthenticatedKey, input: CreateFiatAccountInput): Promise<FiatAccountRecord> {
+  /** `onCreated` runs in the transaction that writes the account (an Idempotency-Key's answer is stored there). */
+  async create(caller: AuthenticatedKey, input: CreateFiatAccountInput, onCreated?: OnCreated<FiatAccountRecord>): Promise<FiatAccountRecord> {
     if (input.linkedBusinessId !== undefined) {
       // Another customer's end user answers 404 like an unknown one; an individual is refused as such.
       const linked = await this.endUsers.require(caller, input.linkedBusinessId);
@@ -69,6 +71,7 @@ export class FiatAccountService {
         await insertFiatAccount(trx, row);
         await appendEvent(trx, { customerId: caller.customerId, type: 'fiat_account.created', data: record, createdAt: this.clock.now() });
         await markDone(trx);
+        await onCreated?.(trx, record);
       });
       return record;
     });

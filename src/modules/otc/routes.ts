@@ -66,7 +66,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService, idempotency: Id
         response: { 201: DataOf(Order), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) => idempotency.answer(request, reply, (reservation) => otc.confirm(callerOf(request), request.body, reservation)),
+    async (request, reply) => idempotency.answer(request, reply, 'otc-exchanges:read', (reservation) => otc.confirm(callerOf(request), request.body, reservation)),
   );
 
   routes.get(

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { PayeeService } from './service.js';
 import { CreatePayeeBody, Payee, PayeeParams, PayeeStatusBody } from './schemas.js';
 
-export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
+export function payeeRoutes(app: FastifyInstance, payees: PayeeService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Payees'];
 
@@ -19,13 +20,15 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
         summary: 'Create a payee',
         description:
           'The currency follows from the bank details: iban → EUR, sortCode + accountNumber → GBP, routingNumber + accountNumber → USD. ' +
-          'requires_vop is true for EUR payees whose IBAN is in SEPA.',
+          'requires_vop is true for EUR payees whose IBAN is in SEPA. ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
+        headers: idempotencyHeaders(false),
         body: CreatePayeeBody,
         // 404: an endUserId that is not one of the caller's end users.
-        response: { 201: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404, 502) },
+        response: { 201: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404, 409, 502) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await payees.create(callerOf(request), request.body) }),
+    async (request, reply) => idempotency.create(request, reply, 'payees:read', (onCreated) => payees.create(callerOf(request), request.body, onCreated)),
   );
 
   routes.get(

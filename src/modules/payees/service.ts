@@ -2,6 +2,7 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
+import type { OnCreated } from '../../http/idempotency.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
@@ -45,7 +46,8 @@ export class PayeeService {
     private readonly endUsers: EndUserService,
   ) {}
 
-  async create(caller: AuthenticatedKey, input: CreatePayeeInput): Promise<PayeeRecord> {
+  /** `onCreated` runs in the transaction that writes the payee (an Idempotency-Key's answer is stored there). */
+  async create(caller: AuthenticatedKey, input: CreatePayeeInput, onCreated?: OnCreated<PayeeRecord>): Promise<PayeeRecord> {
     const errors: FieldError[] = [];
     // The schema counts characters; a name of spaces alone would reach the rails as no name at all.
     if (input.name.trim() === '') errors.push({ location: 'body', path: '/name', reason: 'must not be blank' });
@@ -100,6 +102,7 @@ export class PayeeService {
         await insertPayee(trx, row);
         await appendEvent(trx, { customerId: caller.customerId, type: 'payee.created', data: record, createdAt: this.clock.now() });
         await markDone(trx);
+        await onCreated?.(trx, record);
       });
       return record;
     });

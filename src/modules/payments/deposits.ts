@@ -7,7 +7,7 @@ import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { TransactionsTable } from '../../storage/tables.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import { narrowReadScope, type Answer, type Reservation } from '../../http/idempotency.js';
 import { requireScope } from '../api-keys/scopes.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { historyValuesOf } from '../transactions/history.js';
@@ -81,6 +81,8 @@ export class DepositService {
     const account = await findCustomerAccount(this.storage, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
+    // From here on the answer shows this account: a reuse of the key reads it only with the account's read scope.
+    if (reservation) await narrowReadScope(this.storage, reservation, account.kind === 'virtual_account' ? 'virtual-accounts:read' : 'fiat-accounts:read');
     // A closed account receives nothing; a frozen one still does (docs/payments.md "Account and payee status").
     requireCanReceive(account);
     let amountMinor: bigint;

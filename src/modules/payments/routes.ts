@@ -113,7 +113,10 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
       },
     },
     async (request, reply) =>
-      idempotency.answer(request, reply, (reservation) => deposits.deposit(callerOf(request), request.params.id, request.body, reservation)),
+      // Which of the two reads the answer is known once the account is (DepositService narrows it).
+      idempotency.answer(request, reply, ['fiat-accounts:read', 'virtual-accounts:read'], (reservation) =>
+        deposits.deposit(callerOf(request), request.params.id, request.body, reservation),
+      ),
   );
 
   routes.post(

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { VirtualAccountService } from './service.js';
 import { CreateVirtualAccountBody, VirtualAccount, VirtualAccountParams, VirtualAccountStatusBody } from './schemas.js';
 
-export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
+export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Virtual accounts'];
 
@@ -20,15 +21,15 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
         description:
           'Opens a virtual account (its own IBAN) under one of your master fiat accounts of the same currency, ' +
           'optionally held in the name of one of your end users. 404 when the master account or end user is not ' +
-          'yours; 422 ACCOUNT_NOT_MASTER, CURRENCY_MISMATCH or ACCOUNT_NOT_ACTIVE (closed) when the master cannot host it.',
+          'yours; 422 ACCOUNT_NOT_MASTER, CURRENCY_MISMATCH or ACCOUNT_NOT_ACTIVE (closed) when the master cannot host it. ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
+        headers: idempotencyHeaders(false),
         body: CreateVirtualAccountBody,
-        response: { 201: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422, 502) },
+        response: { 201: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) => {
-      const account = await virtualAccounts.create(callerOf(request), request.body);
-      return reply.code(201).send({ data: account });
-    },
+    async (request, reply) =>
+      idempotency.create(request, reply, 'virtual-accounts:read', (onCreated) => virtualAccounts.create(callerOf(request), request.body, onCreated)),
   );
 
   routes.get(

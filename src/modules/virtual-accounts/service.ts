@@ -2,6 +2,7 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
+import type { OnCreated } from '../../http/idempotency.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
@@ -45,7 +46,8 @@ export class VirtualAccountService {
    * ACCOUNT_NOT_ACTIVE: it could never receive money). Every "is it yours" check comes before
    * any rule about the account, so another customer's account answers 404 whatever its type or currency.
    */
-  async create(caller: AuthenticatedKey, input: CreateVirtualAccountInput): Promise<VirtualAccountRecord> {
+  /** `onCreated` runs in the transaction that writes the account (an Idempotency-Key's answer is stored there). */
+  async create(caller: AuthenticatedKey, input: CreateVirtualAccountInput, onCreated?: OnCreated<VirtualAccountRecord>): Promise<VirtualAccountRecord> {
     const master = await findFiatAccount(this.storage.db, caller.customerId, input.masterFiatAccountId.toLowerCase());
     if (!master) throw notFound('fiat account');
     const endUser = input.endUserId === undefined ? undefined : await this.endUsers.require(caller, input.endUserId);
@@ -108,6 +110,7 @@ export class VirtualAccountService {
         await insertVirtualAccount(trx, row);
         await appendEvent(trx, { customerId: caller.customerId, type: 'virtual_account.created', data: record, createdAt: this.clock.now() });
         await markDone(trx);
+        await onCreated?.(trx, record);
       });
       return record;
     });

@@ -40,13 +40,16 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       schema: {
         tags,
         summary: 'Create a wallet',
-        description: 'A custodial wallet with a default USDC deposit address on ETH. Every field is optional.',
+        description:
+          'A custodial wallet with a default USDC deposit address on ETH. Every field is optional. ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
+        headers: idempotencyHeaders(false),
         body: CreateWalletBody,
         // 404: an endUserId that is not one of yours; 422 LIMIT_EXCEEDED or PROVIDER_REFUSED; 502 PROVIDER_UNAVAILABLE.
-        response: { 201: DataOf(Wallet), ...errorResponses(...authenticatedWriteErrors, 404, 422, 502) },
+        response: { 201: DataOf(Wallet), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await wallets.create(callerOf(request), request.body) }),
+    async (request, reply) => idempotency.create(request, reply, 'wallets:read', (onCreated) => wallets.create(callerOf(request), request.body, onCreated)),
   );
 
   routes.get(
@@ -79,14 +82,18 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       schema: {
         tags,
         summary: 'Generate a receive address',
-        description: 'The asset and network must be a supported pair (see the asset field); the first address of an asset is its default.',
+        description:
+          'The asset and network must be a supported pair (see the asset field); the first address of an asset is its default. ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
         params: WalletParams,
+        headers: idempotencyHeaders(false),
         body: CreateWalletAddressBody,
         // 400 for a pair outside the catalogue; 422 LIMIT_EXCEEDED or PROVIDER_REFUSED; 502 PROVIDER_UNAVAILABLE.
-        response: { 201: DataOf(WalletAddress), ...errorResponses(...authenticatedWriteErrors, 404, 422, 502) },
+        response: { 201: DataOf(WalletAddress), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await wallets.addAddress(callerOf(request), request.params.walletId, request.body) }),
+    async (request, reply) =>
+      idempotency.create(request, reply, 'wallets:read', (onCreated) => wallets.addAddress(callerOf(request), request.params.walletId, request.body, onCreated)),
   );
 
   routes.post(
@@ -108,7 +115,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       },
     },
     async (request, reply) =>
-      idempotency.answer(request, reply, (reservation) => transfers.create(callerOf(request), request.params.walletId, request.body, reservation)),
+      idempotency.answer(request, reply, 'wallets:read', (reservation) => transfers.create(callerOf(request), request.params.walletId, request.body, reservation)),
   );
 
   routes.get(
@@ -183,7 +190,7 @@ export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox
       },
     },
     async (request, reply) =>
-      idempotency.answer(request, reply, (reservation) => sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservation)),
+      idempotency.answer(request, reply, 'wallets:read', (reservation) => sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservation)),
   );
 
   routes.post(

@@ -12,6 +12,7 @@ import {
   supportedPairsText,
   type Network,
 } from '../../ledger/networks.js';
+import type { OnCreated } from '../../http/idempotency.js';
 import { cryptoAssets } from '../../ledger/assets.js';
 import { providerUnavailable, type Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
@@ -57,7 +58,8 @@ export class WalletService {
     private readonly endUsers: EndUserService,
   ) {}
 
-  async create(caller: AuthenticatedKey, input: CreateWalletInput): Promise<WalletRecord> {
+  /** `onCreated` runs in the transaction that writes the wallet (an Idempotency-Key's answer is stored there). */
+  async create(caller: AuthenticatedKey, input: CreateWalletInput, onCreated?: OnCreated<WalletRecord>): Promise<WalletRecord> {
     // Another customer's end user answers 404 like an unknown one.
     const endUser = input.endUserId == null ? undefined : await this.endUsers.require(caller, input.endUserId);
     // Checked before the provider call only: concurrent creations may end a few over it, which the bound on the size
@@ -91,11 +93,13 @@ export class WalletService {
         is_default: 1,
         created_at: now,
       };
+      const record = presentWallet(wallet);
       await this.storage.transaction(async (trx) => {
         await insertWallet(trx, walletColumns, depositAddress);
         await markDone(trx);
+        await onCreated?.(trx, record);
       });
-      return presentWallet(wallet);
+      return record;
     });
   }
 
@@ -124,8 +128,11 @@ export class WalletService {
     return { walletId: wallet.id, ...presentWalletBalance(row ?? { asset, balance_minor: 0n, reserved_minor: 0n }) };
   }
 
-  /** A new receive address; the first of its asset in the wallet becomes the asset's default. */
-  async addAddress(caller: AuthenticatedKey, walletId: string, input: CreateWalletAddressInput): Promise<WalletAddressRecord> {
+  /**
+   * A new receive address; the first of its asset in the wallet becomes the asset's default. `onCreated` runs in the
+   * transaction that writes it (an Idempotency-Key's answer is stored there).
+   */
+  async addAddress(caller: AuthenticatedKey, walletId: string, input: CreateWalletAddressInput, onCreated?: OnCreated<WalletAddressRecord>): Promise<WalletAddressRecord> {
     const pair = supportedPair(input.asset, input.network);
     if (!pair) {
       throw validationError(
@@ -157,7 +164,9 @@ export class WalletService {
         };
         await insertWalletAddress(trx, row);
         await markDone(trx);
-        return presentWalletAddress(row);
+        const record = presentWalletAddress(row);
+        await onCreated?.(trx, record);
+        return record;
       });
     });
   }

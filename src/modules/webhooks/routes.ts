@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
+import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination } from '../transactions/schemas.js';
 import {
@@ -25,7 +26,7 @@ const paginated = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
   Type.Object({ data: Type.Array(item), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false });
 
 /** Spec §4 /webhooks (list, get, update) and the additive operations of DESIGN §3 (docs/webhooks.md). */
-export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): void {
+export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Webhooks'];
 
@@ -36,12 +37,18 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       schema: {
         tags,
         summary: 'Create a webhook subscription',
-        description: 'Answers the record with the whole `signing_secret`, shown only here. 422 LIMIT_EXCEEDED: a customer has at most 10 subscriptions.',
+        description:
+          'Answers the record with the whole `signing_secret`, shown only here. 422 LIMIT_EXCEEDED: a customer has at most 10 subscriptions. ' +
+          'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer, secret included, and creates nothing.',
+        headers: idempotencyHeaders(false),
         body: CreateWebhookBody,
-        response: { 201: DataOf(WebhookSubscriptionWithSecret), ...errorResponses(...authenticatedWriteErrors, 422) },
+        response: { 201: DataOf(WebhookSubscriptionWithSecret), ...errorResponses(...authenticatedWriteErrors, 409, 422) },
       },
     },
-    async (request, reply) => reply.code(201).send({ data: await webhooks.create(callerOf(request), request.body) }),
+    // The answer holds the signing secret, which no read shows: it is stored encrypted, and only a key that may
+    // manage subscriptions (and so rotate the secret anyway) is given it again.
+    async (request, reply) =>
+      idempotency.create(request, reply, 'webhooks:write', (onCreated) => webhooks.create(callerOf(request), request.body, onCreated), { holdsSecret: true }),
   );
 
   routes.get(

@@ -7,6 +7,7 @@ import {
   webhookSubscriptionsPerCustomerMax,
 } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
+import type { OnCreated } from '../../http/idempotency.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
@@ -65,7 +66,12 @@ export class WebhookService {
     private readonly onDeliveriesQueued: () => void,
   ) {}
 
-  async create(caller: AuthenticatedKey, input: CreateWebhookInput): Promise<WebhookSubscriptionWithSecretRecord> {
+  /** `onCreated` runs in the transaction that writes the subscription (an Idempotency-Key's answer is stored there). */
+  async create(
+    caller: AuthenticatedKey,
+    input: CreateWebhookInput,
+    onCreated?: OnCreated<WebhookSubscriptionWithSecretRecord>,
+  ): Promise<WebhookSubscriptionWithSecretRecord> {
     this.checkUrl(input.url);
     const { secret, prefix } = newSigningSecret();
     const now = this.clock.now().toISOString();
@@ -88,12 +94,14 @@ export class WebhookService {
       created_at: now,
       updated_at: now,
     };
+    const record = { ...presentSubscription(row), signing_secret: secret };
     await this.storage.transaction(async (trx) => {
       await lockCustomer(trx, this.storage, caller.customerId);
       if ((await countSubscriptions(trx, caller.customerId)) >= webhookSubscriptionsPerCustomerMax) throw subscriptionLimitReached();
       await insertSubscription(trx, row);
+      await onCreated?.(trx, record);
     });
-    return { ...presentSubscription(row), signing_secret: secret };
+    return record;
   }
 
   async list(caller: AuthenticatedKey): Promise<WebhookSubscriptionRecord[]> {
