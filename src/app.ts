@@ -136,14 +136,14 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
   const csrfTokens = new CsrfTokenService(await serverSecret(storage, 'csrf', clock.now()), clock);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
-  await installRateLimit(app, {
+  const limitRefusal = await installRateLimit(app, {
     perSecond: config.rateLimitPerSecond,
     perIpPerSecond: config.rateLimitPerIpPerSecond,
     failedAuthPerIpPerMinute: config.rateLimitFailedAuthPerIpPerMinute,
     redisUrl: config.redisUrl,
   });
-  installAuthentication(app, apiKeys);
-  installCsrfProtection(app, csrfTokens);
+  installAuthentication(app, apiKeys, limitRefusal);
+  installCsrfProtection(app, csrfTokens, limitRefusal);
   installMetrics(app, storage.groupCommits);
   const observeResponse = deps.observeResponse;
   if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
