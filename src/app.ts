@@ -105,8 +105,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     // Fastify accepts a hop count at run time; its type declaration omits numbers.
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     bodyLimit: bodyLimitDefaultBytes,
-    // A request (its body included) that has not fully arrived by then is cut off: a body trickled in slowly must
-    // not hold an upload permit (http/upload-gate.ts) or a connection forever. Node's own default.
+    // A request (its body included) that has not fully arrived by then is cut off: no connection is held forever.
+    // Node's own default. Large uploads must also keep a minimum rate (http/upload-gate.ts).
     requestTimeout: requestTimeoutMs,
     // /fiat-accounts/ is /fiat-accounts, not a request for an account with an empty id.
     routerOptions: { ignoreTrailingSlash: true },
@@ -149,7 +149,12 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
   await installOpenApi(app);
 
-  installUploadGate(app, config.uploadConcurrency);
+  installUploadGate(app, {
+    concurrency: config.uploadConcurrency,
+    concurrencyPerCustomer: config.uploadConcurrencyPerCustomer,
+    minBytesPerSecond: config.uploadMinBytesPerSecond,
+    rateWindowMs: config.uploadRateWindowMs,
+  });
   const files = deps.files ?? defaultFileStore(storage, config.dataDir);
   const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { documentBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
-import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { DataOf, authenticatedReadErrors, errorResponses, uploadErrors } from '../../http/schemas.js';
 import type { DocumentService } from './service.js';
 import { Document, DocumentParams, DocumentUploadResult, EndUserDocumentsParams, UploadDocumentBody } from './schemas.js';
 
@@ -22,7 +22,7 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService)
         summary: 'Upload a verification document',
         description: 'Stores the file, then synchronises it with the provider in the background (docs/documents.md).',
         body: UploadDocumentBody,
-        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...uploadErrors, 404, 422) },
       },
     },
     async (request, reply) => reply.code(201).send({ data: await documents.upload(callerOf(request), request.body) }),

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { endUserBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
-import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses, uploadErrors } from '../../http/schemas.js';
 import type { EndUserService } from './service.js';
 import type { VerificationService } from './verification.js';
 import { notFound } from '../../errors.js';
@@ -14,7 +14,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, pu
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['End users'];
   // 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
-  const created = { 201: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 422, 502) };
+  const created = { 201: DataOf(EndUser), ...errorResponses(...uploadErrors, 422, 502) };
 
   routes.post(
     '/end-users',

@@ -1,8 +1,9 @@
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardFormBytesMax } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
+import { countUploadAgainst } from '../../http/upload-gate.js';
 import { uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
 import type { EndUserStatus } from '../../modules/end-users/schemas.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
@@ -119,21 +120,43 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
     page(reply, await openOnboardingLink(services, request.params.token), request.params.token),
   );
 
-  context.post<TokenParams>('/:token/documents', { ...pageRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
-    const { token } = request.params;
-    const visit = await openOnboardingLink(services, token);
-    if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
-    try {
-      const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
-      // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
-      await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
-    } catch (error) {
-      const problems = uploadProblems(error);
-      if (!problems) throw error;
-      return page(reply, visit, token, { problems }, (error as DomainError).statusCode);
-    }
-    return reply.redirect(`/onboarding/${token}`, 303);
-  });
+  /** Links opened by the upload route's hook, before its body is read. */
+  const openedLinks = new WeakMap<FastifyRequest, OnboardingVisit>();
+  const openedLinkOf = (request: FastifyRequest) => {
+    const visit = openedLinks.get(request);
+    if (!visit) throw linkNotValid();
+    return visit;
+  };
+
+  context.post<TokenParams>(
+    '/:token/documents',
+    {
+      ...pageRoute,
+      bodyLimit: documentFormBytesMax,
+      // The link is this page's caller: checked on the headers, and its customer's upload permits named, before
+      // the upload gate gives one (http/upload-gate.ts) — an unknown link never holds a permit.
+      onRequest: async (request) => {
+        const visit = await openOnboardingLink(services, request.params.token);
+        openedLinks.set(request, visit);
+        countUploadAgainst(request, visit.caller.customerId);
+      },
+    },
+    async (request, reply) => {
+      const { token } = request.params;
+      const visit = openedLinkOf(request);
+      if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
+      try {
+        const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
+        // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
+        await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
+      } catch (error) {
+        const problems = uploadProblems(error);
+        if (!problems) throw error;
+        return page(reply, visit, token, { problems }, (error as DomainError).statusCode);
+      }
+      return reply.redirect(`/onboarding/${token}`, 303);
+    },
+  );
 
   if (sandbox) {
     context.post<TokenParams>('/:token/outcome', pageRoute, async (request, reply) => {
