@@ -107,8 +107,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     // Fastify accepts a hop count at run time; its type declaration omits numbers.
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     bodyLimit: bodyLimitDefaultBytes,
-    // A request (its body included) that has not fully arrived by then is cut off: a body trickled in slowly must
-    // not hold an upload permit (http/upload-gate.ts) or a connection forever. Node's own default.
+    // A request (its body included) that has not fully arrived by then is cut off: no connection is held forever.
+    // Node's own default. Large uploads must also keep a minimum rate (http/upload-gate.ts).
     requestTimeout: requestTimeoutMs,
     // /fiat-accounts/ is /fiat-accounts, not a request for an account with an empty id.
     routerOptions: { ignoreTrailingSlash: true },
@@ -138,20 +138,25 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
   const csrfTokens = new CsrfTokenService(await serverSecret(storage, 'csrf', clock.now()), clock);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
-  await installRateLimit(app, {
+  const limitRefusal = await installRateLimit(app, {
     perSecond: config.rateLimitPerSecond,
     perIpPerSecond: config.rateLimitPerIpPerSecond,
     failedAuthPerIpPerMinute: config.rateLimitFailedAuthPerIpPerMinute,
     redisUrl: config.redisUrl,
   });
-  installAuthentication(app, apiKeys);
-  installCsrfProtection(app, csrfTokens);
+  installAuthentication(app, apiKeys, limitRefusal);
+  installCsrfProtection(app, csrfTokens, limitRefusal);
   installMetrics(app, storage.groupCommits);
   const observeResponse = deps.observeResponse;
   if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
   await installOpenApi(app);
 
-  installUploadGate(app, config.uploadConcurrency);
+  installUploadGate(app, {
+    concurrency: config.uploadConcurrency,
+    concurrencyPerCustomer: config.uploadConcurrencyPerCustomer,
+    minBytesPerSecond: config.uploadMinBytesPerSecond,
+    rateWindowMs: config.uploadRateWindowMs,
+  });
   const files = deps.files ?? defaultFileStore(storage, config.dataDir);
   const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];

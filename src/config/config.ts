@@ -8,7 +8,7 @@ import {
   otcSpreadBpsDefault,
   otcSpreadBpsMax,
   metricsPortDefault,
-  uploadConcurrencyDefault, webhookDisableAfterFailingMsDefault, webhookRetryDelaysDefault, webhookTimeoutMsDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault, dashboardSessionIdleMinutesDefault, dashboardSessionMaxHoursDefault } from './limits.js';
+  uploadConcurrencyDefault, uploadConcurrencyPerCustomerDefault, uploadMinBytesPerSecondDefault, uploadRateWindowMsDefault, uploadRateWindowMsMin, requestTimeoutMs, webhookDisableAfterFailingMsDefault, webhookRetryDelaysDefault, webhookTimeoutMsDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault, dashboardSessionIdleMinutesDefault, dashboardSessionMaxHoursDefault } from './limits.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -48,8 +48,12 @@ export interface Config {
   /** OTC exchange (docs/otc.md): how long a quote can be confirmed, and the spread taken from the mid rate. */
   readonly otcQuoteTtlSeconds: number;
   readonly otcSpreadBps: number;
-  /** Large-body requests (documents, end users with reports) one process reads at once (http/upload-gate.ts). */
+  /** Large-body requests (documents, end users with reports) one process reads at once, and of one customer (http/upload-gate.ts). */
   readonly uploadConcurrency: number;
+  readonly uploadConcurrencyPerCustomer: number;
+  /** A large body arriving slower than this many bytes a second over the last rate window is cut (408). */
+  readonly uploadMinBytesPerSecond: number;
+  readonly uploadRateWindowMs: number;
   /** Bytes of document files (uploads and end-user reports) one customer may have stored. */
   readonly documentStorageQuotaBytes: number;
   /** Webhooks (docs/webhooks.md): receivers on loopback/private addresses allowed (development and tests only). */
@@ -225,6 +229,9 @@ export function loadConfig(env: Env = process.env): Config {
     otcQuoteTtlSeconds: integerSetting(env, 'OTC_QUOTE_TTL_SECONDS', otcQuoteTtlSecondsDefault, 1, 3600),
     otcSpreadBps: integerSetting(env, 'OTC_SPREAD_BPS', otcSpreadBpsDefault, 0, otcSpreadBpsMax),
     uploadConcurrency: integerSetting(env, 'UPLOAD_CONCURRENCY', uploadConcurrencyDefault, 1, 1000),
+    uploadConcurrencyPerCustomer: integerSetting(env, 'UPLOAD_CONCURRENCY_PER_CUSTOMER', uploadConcurrencyPerCustomerDefault, 1, 1000),
+    uploadMinBytesPerSecond: integerSetting(env, 'UPLOAD_MIN_BYTES_PER_SECOND', uploadMinBytesPerSecondDefault, 1, 1_000_000_000),
+    uploadRateWindowMs: integerSetting(env, 'UPLOAD_RATE_WINDOW_MS', uploadRateWindowMsDefault, uploadRateWindowMsMin, requestTimeoutMs),
     documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
     webhookAllowPrivateUrls: parseBoolean('WEBHOOK_ALLOW_PRIVATE_URLS', env.WEBHOOK_ALLOW_PRIVATE_URLS),
     webhookRetryDelaysMs: Object.freeze(retryDelaysMs),

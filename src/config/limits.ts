@@ -115,6 +115,21 @@ export const documentBase64LengthMax = Math.ceil((Math.ceil(documentSizeMaxBytes
 export const documentBodyLimitBytes = Math.ceil((Math.ceil(documentSizeMaxBytes / 3) * 4 * 64) / 60) + 64 * 1024;
 /** Large-body requests read at once per process unless UPLOAD_CONCURRENCY says otherwise (http/upload-gate.ts). */
 export const uploadConcurrencyDefault = 2;
+/**
+ * Of those, one customer's at once (its API keys' and its hosted onboarding links' together) unless
+ * UPLOAD_CONCURRENCY_PER_CUSTOMER says otherwise: one customer cannot take every permit of a process.
+ */
+export const uploadConcurrencyPerCustomerDefault = 1;
+/**
+ * A large body that arrives slower than this over the last rate window is cut (408), unless
+ * UPLOAD_MIN_BYTES_PER_SECOND and UPLOAD_RATE_WINDOW_MS say otherwise. 8 KiB/s is 64 kbit/s, below any mobile data
+ * link but GPRS; a body that stops arriving gives its permit back within about one window.
+ */
+export const uploadMinBytesPerSecondDefault = 8 * 1024;
+export const uploadRateWindowMsDefault = 5_000;
+export const uploadRateWindowMsMin = 100;
+/** The rate window slides in steps of this fraction of it. */
+export const uploadRateStepsPerWindow = 5;
 /** Stored document bytes per customer unless DOCUMENT_STORAGE_QUOTA_BYTES says otherwise: 1 GiB. */
 export const documentStorageQuotaBytesDefault = 1024 * 1024 * 1024;
 /** Provider sync of stored documents: attempts before `failed`, and the backoff between them. */

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RefusalLimit } from './rate-limit.js';
 import { unauthenticated, type ApiKeyService, type AuthenticatedKey } from '../modules/api-keys/service.js';
 import { requireScope, type Scope } from '../modules/api-keys/scopes.js';
 
@@ -49,12 +50,17 @@ export function callerOf(request: FastifyRequest): AuthenticatedKey {
   return request.apiKey;
 }
 
-export function installAuthentication(app: FastifyInstance, apiKeys: ApiKeyService): void {
+/** Refusals (401/403) are answered through `limitRefusal`: past the refused-authentication limit, 429 instead. */
+export function installAuthentication(app: FastifyInstance, apiKeys: ApiKeyService, limitRefusal: RefusalLimit): void {
   app.decorateRequest('apiKey', null);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     if (request.is404 || request.routeOptions.config.public) return;
-    request.apiKey = await apiKeys.authenticate(presentedKey(request), request.ip);
-    const scope = request.routeOptions.config.scope;
-    if (scope !== undefined) requireScope(request.apiKey.scopes, scope);
+    try {
+      request.apiKey = await apiKeys.authenticate(presentedKey(request), request.ip);
+      const scope = request.routeOptions.config.scope;
+      if (scope !== undefined) requireScope(request.apiKey.scopes, scope);
+    } catch (error) {
+      throw await limitRefusal(request, reply, error);
+    }
   });
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import { Redis } from 'ioredis';
 import { DomainError, type ErrorCode } from '../errors.js';
+import { LocalCountStore } from './local-count-store.js';
 
 export interface RateLimitOptions {
   /** Per API key; undefined turns all rate limiting off (benchmarks). */
@@ -33,10 +34,11 @@ export function addressKey(ip: string): string {
   }
 }
 
-function refuseAddress(reply: FastifyReply, message: string, limit: number, ttlMs: number): never {
+/** The 429 of an address limit, its headers set on the reply. */
+function addressRefusal(reply: FastifyReply, message: string, limit: number, ttlMs: number): DomainError {
   const retryAfterSeconds = Math.max(1, Math.ceil(ttlMs / 1000));
   reply.header('ratelimit-limit', limit).header('ratelimit-remaining', 0).header('ratelimit-reset', retryAfterSeconds).header('retry-after', retryAfterSeconds);
-  throw rateLimited(message, limit, ttlMs);
+  return rateLimited(message, limit, ttlMs);
 }
 
 function rateLimited(message: string, limit: number, ttlMs: number): DomainError {
@@ -44,13 +46,23 @@ function rateLimited(message: string, limit: number, ttlMs: number): DomainError
 }
 
 /**
+ * What a refused authentication answers (http/auth.ts, http/csrf.ts): the refusal itself, or 429 once the client's
+ * address has had too many refusals this minute. Any other error passes through.
+ */
+export type RefusalLimit = (request: FastifyRequest, reply: FastifyReply, error: unknown) => Promise<unknown>;
+
+const refusalsUnlimited: RefusalLimit = async (_request, _reply, error) => error;
+
+/**
  * Three limits, in memory per instance or in Redis (shared) when REDIS_URL is set:
  *
  * - per client address, on every request to a private route, checked before the API key is even looked at, so
  *   floods of bad or missing keys are limited too (RATE_LIMIT_PER_IP_PER_SECOND, default 1000);
  * - refused authentications per client address, in one-minute windows (RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE,
- *   default 60): past it every request of the address is refused until the minute ends, before any lookup;
- * - per API key, after authentication (RATE_LIMIT_PER_SECOND, default 100).
+ *   default 60): past it further refusals answer 429 instead of 401/403 until the minute ends. Only refusals meet
+ *   this limit: a valid key from the same address (a load balancer, a NAT) is answered as usual;
+ * - per API key, after authentication (RATE_LIMIT_PER_SECOND, default 100); requests without a key (the browser
+ *   pages) per client address instead.
  *
  * Addresses are IPv4 addresses or IPv6 /64s. Behind a proxy, TRUST_PROXY must name the proxy, not `true`: with
  * `true` a client can write any address into X-Forwarded-For (docs/operations.md).
@@ -58,10 +70,11 @@ function rateLimited(message: string, limit: number, ttlMs: number): DomainError
  * With RATE_LIMIT_PER_SECOND=off none of these apply, but `app.createRateLimit` still works (web/dashboard sign-in).
  *
  * Install before authentication: the address limit is an instance hook that must run first; the key limit is added
- * to each route, and route hooks run after the instance's (authentication included). Headers follow the IETF
- * RateLimit draft: RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After.
+ * to each route, and route hooks run after the instance's (authentication included). Authentication answers its
+ * refusals through the RefusalLimit returned. Headers follow the IETF RateLimit draft: RateLimit-Limit,
+ * RateLimit-Remaining, RateLimit-Reset, Retry-After.
  */
-export async function installRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+export async function installRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RefusalLimit> {
   const redis = options.redisUrl
     ? new Redis(options.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
     : undefined;
@@ -70,10 +83,11 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
     redis.on('error', (error: Error) => app.log.warn({ err: error }, 'rate-limit store unreachable'));
     app.addHook('onClose', async () => void redis.quit());
   }
+  const store = redis ? { redis, nameSpace: 'customer-api-rate-limit:' } : { store: LocalCountStore };
   if (options.perSecond === undefined) {
     // No request limits, but limiters stay available to the code that always needs one (dashboard sign-in).
-    await app.register(rateLimit, { global: false, skipOnError: true, ...(redis ? { redis, nameSpace: 'customer-api-rate-limit:' } : {}) });
-    return;
+    await app.register(rateLimit, { global: false, skipOnError: true, ...store });
+    return refusalsUnlimited;
   }
   await app.register(rateLimit, {
     global: true,
@@ -82,10 +96,10 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
     enableDraftSpec: true,
     // A Redis outage must not take the API down with it: requests pass unlimited until it is back.
     skipOnError: true,
-    ...(redis ? { redis, nameSpace: 'customer-api-rate-limit:' } : {}),
-    keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${request.ip}`),
-    errorResponseBuilder: (_request, context) =>
-      rateLimited(`Too many requests: at most ${context.max} per second per API key. Retry after ${context.after}.`, context.max, context.ttl),
+    ...store,
+    keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${addressKey(request.ip)}`),
+    errorResponseBuilder: (request, context) =>
+      rateLimited(`Too many requests: at most ${context.max} per second per ${request.apiKey ? 'API key' : 'client address'}. Retry after ${context.after}.`, context.max, context.ttl),
   });
 
   const perIp = options.perIpPerSecond;
@@ -94,24 +108,22 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
   const checkFailures =
     failures === undefined ? undefined : app.createRateLimit({ max: failures, timeWindow: failureWindowMs, keyGenerator: (request) => `refused:${addressKey(request.ip)}` });
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.is404 || request.routeOptions.config.public) return;
-    if (checkFailures) {
-      const refused = await checkFailures(request, { increment: false });
-      if (!refused.isAllowed && refused.remaining === 0) {
-        refuseAddress(reply, `Too many refused authentications from your address: at most ${refused.max} per minute. Retry after ${Math.ceil(refused.ttl / 1000)} s.`, refused.max, refused.ttl);
-      }
-    }
-    if (checkAddress) {
+  if (checkAddress) {
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      if (request.is404 || request.routeOptions.config.public) return;
       const result = await checkAddress(request);
       if (!result.isAllowed && result.isExceeded) {
-        refuseAddress(reply, `Too many requests from your address: at most ${result.max} per second. Retry after ${Math.ceil(result.ttl / 1000)} s.`, result.max, result.ttl);
+        throw addressRefusal(reply, `Too many requests from your address: at most ${result.max} per second. Retry after ${Math.ceil(result.ttl / 1000)} s.`, result.max, result.ttl);
       }
-    }
-  });
-  if (checkFailures) {
-    app.addHook('onError', async (request, _reply, error) => {
-      if (error instanceof DomainError && authenticationRefusals.has(error.code)) await checkFailures(request);
     });
   }
+  if (!checkFailures) return refusalsUnlimited;
+  return async (request, reply, error) => {
+    if (!(error instanceof DomainError) || !authenticationRefusals.has(error.code)) return error;
+    // Counted, then compared: each refusal's own increment decides, so concurrent refusals cannot pass together
+    // on a count read before any of them was added.
+    const refused = await checkFailures(request);
+    if (refused.isAllowed || !refused.isExceeded) return error;
+    return addressRefusal(reply, `Too many refused authentications from your address: at most ${refused.max} per minute. Retry after ${Math.ceil(refused.ttl / 1000)} s.`, refused.max, refused.ttl);
+  };
 }

@@ -55,6 +55,7 @@ const errorDescriptions: Record<number, string> = {
   401: 'Missing, malformed, unknown, revoked or expired API key',
   403: 'Missing scope, IP address not allowed, or missing/invalid CSRF token',
   404: 'Unknown id, or an id of another customer',
+  408: 'A large request body arrived too slowly (docs/operations.md "Uploads")',
   409: 'Idempotency key in use by an unfinished request',
   413: 'Request body over the route limit',
   415: 'Request body is not application/json',
@@ -82,3 +83,5 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 export const authenticatedReadErrors = [400, 401, 403, 429, 500] as const;
 /** Errors every authenticated write route can answer, body-related ones included. */
 export const authenticatedWriteErrors = [400, 401, 403, 413, 415, 429, 500] as const;
+/** The statuses of a route that takes large bodies (http/upload-gate.ts): 408 for a body that arrives too slowly. */
+export const uploadErrors = [...authenticatedWriteErrors, 408] as const;

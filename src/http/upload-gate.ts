@@ -1,75 +1,151 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { bodyLimitDefaultBytes } from '../config/limits.js';
+import { bodyLimitDefaultBytes, uploadRateStepsPerWindow } from '../config/limits.js';
+import { DomainError } from '../errors.js';
+import { PerKeyLimiter } from '../storage/per-key-limiter.js';
 
-/** First come, first served permits. */
-class Permits {
-  #free: number;
-  readonly #waiting: Array<() => void> = [];
-
-  constructor(count: number) {
-    this.#free = count;
-  }
-
-  acquire(): Promise<void> {
-    if (this.#free > 0) {
-      this.#free -= 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#free += 1;
-  }
+export interface UploadGateOptions {
+  /** Large bodies read at once per process, and of one customer. */
+  concurrency: number;
+  concurrencyPerCustomer: number;
+  /** A body arriving slower than this over the last window is cut. */
+  minBytesPerSecond: number;
+  rateWindowMs: number;
 }
 
-/** Whether the response of a request has ended (sent, failed, or its connection gone), from its first hook on. */
-const ended = new WeakMap<FastifyRequest, { done: boolean; onDone?: () => void }>();
+/** The end of a request's response (sent, failed, or its connection gone), watched from its first hook on. */
+interface ResponseEnd {
+  done: boolean;
+  ended: Promise<void>;
+}
+const responseEnds = new WeakMap<FastifyRequest, ResponseEnd>();
+
+/** Customers of requests whose caller is not an API key (the hosted onboarding page), set by the route's own hook. */
+const uploaders = new WeakMap<FastifyRequest, string>();
 
 /**
- * Bounds the memory large uploads take (docs/documents.md "Memory"): on a route that accepts bodies above the
- * default limit (end users with reports, documents), a body larger than that default is read and handled at most
- * `concurrency` at a time per process; further ones wait, unread (TCP holds them back), until one finishes. A
+ * The customer a large upload counts against when the route's caller is not an API key: a route without one checks
+ * its caller in an onRequest or preParsing hook of its own and names the customer here, before the gate runs.
+ */
+export function countUploadAgainst(request: FastifyRequest, customerId: string): void {
+  uploaders.set(request, customerId);
+}
+
+function customerOf(request: FastifyRequest): string {
+  const customerId = uploaders.get(request) ?? request.apiKey?.customerId;
+  // Every large-body route is private (authenticated on its headers) or names its customer: a permit is never
+  // given to a caller nobody checked.
+  if (customerId === undefined) throw new Error(`${request.routeOptions.url ?? request.url}: a large-body route must check its caller before the body is read`);
+  return customerId;
+}
+
+/** Waits for a slot of `key` and holds it until `ended` settles (at once if it already has). */
+function hold(limiter: PerKeyLimiter, key: string, ended: Promise<void>): Promise<void> {
+  return new Promise((granted) => {
+    void limiter.run(key, () => {
+      granted();
+      return ended;
+    });
+  });
+}
+
+function tooSlow(options: UploadGateOptions): DomainError {
+  const windowSeconds = options.rateWindowMs / 1000;
+  return new DomainError(
+    'REQUEST_TIMEOUT',
+    `The request body arrived too slowly: less than ${options.minBytesPerSecond} bytes a second over ${windowSeconds} s. Send it again on a steadier connection.`,
+    { min_bytes_per_second: options.minBytesPerSecond, window_seconds: windowSeconds },
+  );
+}
+
+/**
+ * Cuts a body that arrives slower than the minimum rate over a sliding window. Counting starts when the body is
+ * first read (the stream starts flowing): the time the request waited for its permit, unread, is not the client's.
+ * The cut fails the body stream with 408 REQUEST_TIMEOUT, so that whoever reads it (Fastify's body parser, the
+ * multipart reader of the onboarding page) answers it through the route's own error handler — the envelope, or a
+ * page — and the connection is closed after that answer, the rest of the body unread.
+ */
+function cutWhenTooSlow(request: FastifyRequest, reply: FastifyReply, end: ResponseEnd, options: UploadGateOptions): void {
+  const body = request.raw;
+  const minBytesPerWindow = (options.minBytesPerSecond * options.rateWindowMs) / 1000;
+  body.once('resume', () => {
+    let received = 0;
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+    };
+    /** Bytes received at each of the last steps, oldest first: the first is one window ago once full. */
+    const receivedAtSteps = [0];
+    const stop = () => {
+      clearInterval(timer);
+      body.off('data', count);
+    };
+    const step = () => {
+      if (body.complete || end.done) return stop();
+      receivedAtSteps.push(received);
+      if (receivedAtSteps.length <= uploadRateStepsPerWindow) return;
+      const windowStart = receivedAtSteps.shift() ?? 0;
+      if (received - windowStart >= minBytesPerWindow) return;
+      stop();
+      // Nobody listening means nobody reads the body any more: there is no read to cut.
+      if (body.listenerCount('error') === 0) return;
+      reply.header('connection', 'close');
+      body.emit('error', tooSlow(options));
+    };
+    body.on('data', count);
+    const timer = setInterval(step, options.rateWindowMs / uploadRateStepsPerWindow).unref();
+    void end.ended.then(stop);
+  });
+}
+
+/**
+ * Bounds the memory large uploads take (docs/documents.md "Memory") and what one customer can hold of it: on a
+ * route that accepts bodies above the default limit (end users with reports, documents, the hosted onboarding
+ * upload), a body larger than that default is read only with a permit of its customer (`concurrencyPerCustomer`)
+ * and one of the process (`concurrency`); further ones wait, unread (TCP holds them back), until one finishes. A
  * 29 MB end-user body costs about 100 MB while it is parsed and decoded; six at once took the server from 105 to
  * 607 MB. Small bodies on those routes (an end user without reports) pass ungated.
  *
- * The permit is given back when the response ends — sent, failed, or its connection closed — and the watch on
- * that starts with the request's first hook, so a client that goes away while the request waits, or before it
- * waits, cannot keep a permit. Install before the routes: it attaches to each large-body route as it is added.
+ * The permits are taken after the caller is checked on the request's headers (authentication, scope and CSRF are
+ * instance onRequest hooks; the onboarding link is the route's own hook), so a refused request never holds one.
+ * A permitted body must keep arriving at `minBytesPerSecond` over `rateWindowMs`, or it is cut (408): a client that
+ * sends headers and then stalls gives its permit back within seconds, not at the 300 s request timeout.
+ *
+ * Permits are given back when the response ends — sent, failed, or its connection closed — and the watch on that
+ * starts with the request's first hook, so a client that goes away while the request waits, or before it waits,
+ * cannot keep one. Install before the routes: it attaches to each large-body route as it is added.
  */
-export function installUploadGate(app: FastifyInstance, concurrency: number): void {
-  const permits = new Permits(concurrency);
+export function installUploadGate(app: FastifyInstance, options: UploadGateOptions): void {
+  const perCustomer = new PerKeyLimiter(options.concurrencyPerCustomer);
+  const perProcess = new PerKeyLimiter(options.concurrency);
 
   const watchEnd = async (request: FastifyRequest, reply: FastifyReply) => {
     // The instance hooks (authentication…) ran first: the connection may already be gone, its 'close' emitted.
     const socket = request.raw.socket as { destroyed?: boolean } | null;
-    const state: { done: boolean; onDone?: () => void } = { done: reply.raw.destroyed || reply.raw.writableEnded || socket === null || socket.destroyed === true };
-    ended.set(request, state);
-    reply.raw.once('close', () => {
-      state.done = true;
-      state.onDone?.();
-    });
+    let markEnded!: () => void;
+    const end: ResponseEnd = { done: false, ended: new Promise((resolve) => (markEnded = resolve)) };
+    const finish = () => {
+      end.done = true;
+      markEnded();
+    };
+    responseEnds.set(request, end);
+    if (reply.raw.destroyed || reply.raw.writableEnded || socket === null || socket.destroyed === true) finish();
+    else reply.raw.once('close', finish);
   };
 
-  const waitForPermit = async (request: FastifyRequest) => {
+  const waitForPermits = async (request: FastifyRequest, reply: FastifyReply) => {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared <= bodyLimitDefaultBytes) return;
-    const state = ended.get(request);
-    if (!state || state.done) return;
-    await permits.acquire();
-    if (state.done) {
-      permits.release();
-      return;
-    }
-    state.onDone = () => permits.release();
+    const end = responseEnds.get(request);
+    if (!end || end.done) return;
+    // The customer's permit first: its queued uploads wait without holding one of the process.
+    await hold(perCustomer, customerOf(request), end.ended);
+    await hold(perProcess, 'process', end.ended);
+    if (!end.done) cutWhenTooSlow(request, reply, end, options);
   };
 
   app.addHook('onRoute', (route) => {
     if ((route.bodyLimit ?? 0) <= bodyLimitDefaultBytes) return;
     const asArray = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
     route.onRequest = [watchEnd as never, ...asArray(route.onRequest)];
-    route.preParsing = [...asArray(route.preParsing), waitForPermit as never];
+    route.preParsing = [...asArray(route.preParsing), waitForPermits as never];
   });
 }

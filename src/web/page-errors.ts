@@ -6,6 +6,7 @@ const titles: Record<number, string> = {
   400: 'That did not work',
   403: 'This form has expired',
   404: 'Not found',
+  408: 'The upload took too long',
   413: 'Too large',
   415: 'Not a form',
   429: 'Too many attempts',

@@ -192,8 +192,10 @@ describe('CSRF tokens', () => {
     beforeAll(async () => {
       probe = Fastify();
       installErrorHandling(probe);
-      installAuthentication(probe, new ApiKeyService(t.storage, t.clock, 'sandbox'));
-      installCsrfProtection(probe, new CsrfTokenService(await serverSecret(t.storage, 'csrf', t.clock.now()), t.clock));
+      // No refused-authentication limit here: refusals are answered as they are.
+      const refusalsAsThey = async (_request: unknown, _reply: unknown, error: unknown) => error;
+      installAuthentication(probe, new ApiKeyService(t.storage, t.clock, 'sandbox'), refusalsAsThey);
+      installCsrfProtection(probe, new CsrfTokenService(await serverSecret(t.storage, 'csrf', t.clock.now()), t.clock), refusalsAsThey);
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
         probe.route({ method, url: '/probe', handler: async () => ({ ok: true }) });
       }

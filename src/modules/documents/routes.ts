@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { documentBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
-import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { DataOf, authenticatedReadErrors, errorResponses, uploadErrors } from '../../http/schemas.js';
 import type { DocumentService } from './service.js';
 import { Document, DocumentParams, DocumentUploadResult, EndUserDocumentsParams, UploadDocumentBody } from './schemas.js';
 
@@ -26,7 +26,7 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService,
           'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
         headers: idempotencyHeaders(false),
         body: UploadDocumentBody,
-        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
+        response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...uploadErrors, 404, 409, 422) },
       },
     },
     async (request, reply) => idempotency.create(request, reply, 'documents:read', (onCreated) => documents.upload(callerOf(request), request.body, onCreated)),

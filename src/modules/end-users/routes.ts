@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { endUserBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
-import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
+import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses, uploadErrors } from '../../http/schemas.js';
 import type { EndUserService } from './service.js';
 import type { VerificationService } from './verification.js';
 import { notFound } from '../../errors.js';
@@ -15,7 +15,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['End users'];
   // 409 IDEMPOTENCY_KEY_IN_USE; 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
-  const created = { 201: DataOf(EndUser), ...errorResponses(...authenticatedWriteErrors, 409, 422, 502) };
+  const created = { 201: DataOf(EndUser), ...errorResponses(...uploadErrors, 409, 422, 502) };
   const description = 'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.';
 
   routes.post(

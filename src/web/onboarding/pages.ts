@@ -1,8 +1,9 @@
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardFormBytesMax } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
+import { countUploadAgainst } from '../../http/upload-gate.js';
 import { identityDocumentTypes, uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
 import type { EndUserStatus } from '../../modules/end-users/schemas.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
@@ -124,12 +125,31 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
   // not match it to a link's route at all).
   context.route({ method: ['GET', 'POST'], url: '/*', ...pageRoute, handler: async () => Promise.reject(linkNotValid()) });
 
+  /** Links opened by the upload route's hook, before its body is read. */
+  const openedLinks = new WeakMap<FastifyRequest, OnboardingVisit>();
+  const openedLinkOf = (request: FastifyRequest) => {
+    const visit = openedLinks.get(request);
+    if (!visit) throw linkNotValid();
+    return visit;
+  };
+
   // Each page and form of a link, and the same of a link issued before links carried a secret.
   for (const link of [linkRoute, legacyLinkRoute]) {
     context.get<LinkRequest>(link, pageRoute, async (request, reply) => page(reply, await openOnboardingLink(services, request.params)));
 
-    context.post<LinkRequest>(`${link}/documents`, { ...pageRoute, bodyLimit: documentFormBytesMax }, async (request, reply) => {
-      const visit = await openOnboardingLink(services, request.params);
+    const upload = {
+      ...pageRoute,
+      bodyLimit: documentFormBytesMax,
+      // The link is this page's caller: checked on the headers, and its customer's upload permits named, before
+      // the upload gate gives one (http/upload-gate.ts) — an unknown link never holds a permit.
+      onRequest: async (request: FastifyRequest<LinkRequest>) => {
+        const visit = await openOnboardingLink(services, request.params);
+        openedLinks.set(request, visit);
+        countUploadAgainst(request, visit.caller.customerId);
+      },
+    };
+    context.post<LinkRequest>(`${link}/documents`, upload, async (request, reply) => {
+      const visit = openedLinkOf(request);
       if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
       try {
         const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
