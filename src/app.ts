@@ -10,6 +10,7 @@ import { installCsrfProtection } from './http/csrf.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { IdempotencyKeys } from './http/idempotency.js';
 import { installStrictJsonParser } from './http/json-body.js';
+import { loggedUrl } from './http/log-redaction.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -44,7 +45,7 @@ import { serverSecret } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { DashboardUserService } from './modules/dashboard-users/service.js';
 import { FormTokens } from './web/form-tokens.js';
-import { registerWebPages, urlWithoutPageTokens } from './web/plugin.js';
+import { registerWebPages } from './web/plugin.js';
 import { dashboardReaperBatchSize, dashboardReaperIntervalMs, idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
@@ -94,8 +95,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
       level: config.logLevel,
       redact: { paths: redactedLogPaths, censor: '[redacted]' },
       serializers: {
-        // Headers that carry secrets are redacted above; tokens in page URLs here.
-        req: (request) => ({ method: request.method, url: urlWithoutPageTokens(request.url), remoteAddress: request.ip, headers: request.headers }),
+        // Headers that carry secrets are redacted above; credentials in the URL (page tokens, query keys) here.
+        req: (request) => ({ method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip, headers: request.headers }),
       },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
