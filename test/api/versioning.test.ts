@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { rejectedVersionEchoLengthMax } from '../../src/config/limits.js';
 import { createTestApp, type RequestOptions, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { expectNoLeaks } from '../helpers/leaks.js';
@@ -29,7 +30,7 @@ describe('API versioning (spec §9)', () => {
   let accountId: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ env: { CORS_ORIGINS: origin } });
     alice = await t.createCustomer('Alice Ltd');
     aliceCsrf = await t.csrfToken(alice.key);
     const created = await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, csrf: aliceCsrf, body: { accountName: 'Versioned', currency: 'EUR' } });
@@ -389,5 +390,65 @@ describe('last-resort 500 (spec §7 rule 6, §9 rule 4)', () => {
     expect(response.json().error.code).toBe('NOT_READY');
     expect(response.headers['x-api-version']).toBe('v2');
     expectNoLeaks(response.body);
+  });
+});
+
+describe('CORS origins (CORS_ORIGINS)', () => {
+  const other = 'https://elsewhere.example';
+  let sameOriginOnly: TestApp;
+  let listed: TestApp;
+  let anyOrigin: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    sameOriginOnly = await createTestApp();
+    listed = await createTestApp({ env: { CORS_ORIGINS: ` ${origin}, https://admin.example:8443 ` } });
+    anyOrigin = await createTestApp({ env: { CORS_ORIGINS: '*' } });
+    key = (await sameOriginOnly.createCustomer('Alice Ltd')).key;
+  });
+  afterAll(async () => {
+    await sameOriginOnly?.close();
+    await listed?.close();
+    await anyOrigin?.close();
+  });
+
+  const preflight = (t: TestApp, from: string) =>
+    t.request({ method: 'OPTIONS', url: '/fiat-accounts', headers: { origin: from, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' } });
+
+  it('allows no other origin by default: a cross-origin request and its preflight get no Access-Control-Allow-Origin', async () => {
+    for (const from of [origin, other, 'null']) {
+      const response = await sameOriginOnly.request({ url: '/fiat-accounts', key, headers: { origin: from } });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['access-control-allow-origin'], from).toBeUndefined();
+      const answer = await preflight(sameOriginOnly, from);
+      expect(answer.statusCode).toBe(204);
+      expect(answer.headers['access-control-allow-origin'], from).toBeUndefined();
+      expect(answer.headers['x-api-version']).toBeUndefined();
+    }
+  });
+
+  it('allows exactly the listed origins when configured, telling caches that the answer varies by Origin', async () => {
+    for (const from of [origin, 'https://admin.example:8443']) {
+      const response = await listed.request({ url: '/health', headers: { origin: from } });
+      expect(response.headers['access-control-allow-origin']).toBe(from);
+      expect(String(response.headers.vary).toLowerCase()).toContain('origin');
+      expect((await preflight(listed, from)).headers['access-control-allow-origin']).toBe(from);
+    }
+    for (const from of [other, 'https://admin.example', `${origin}.evil.example`]) {
+      expect((await listed.request({ url: '/health', headers: { origin: from } })).headers['access-control-allow-origin'], from).toBeUndefined();
+      expect((await preflight(listed, from)).headers['access-control-allow-origin'], from).toBeUndefined();
+    }
+  });
+
+  it('allows any origin with CORS_ORIGINS=*', async () => {
+    expect((await anyOrigin.request({ url: '/health', headers: { origin: other } })).headers['access-control-allow-origin']).toBe(other);
+  });
+
+  it('refuses to start with an entry that is not an origin, which no browser would ever send', () => {
+    for (const entry of ['https://app.example/', 'https://app.example/path', 'app.example', 'https://App.example', 'ftp://app.example']) {
+      expect(() => loadConfig({ CORS_ORIGINS: entry }), entry).toThrow(ConfigError);
+    }
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: `${origin},https://b.example` }).corsOrigins).toEqual([origin, 'https://b.example']);
   });
 });
