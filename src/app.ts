@@ -4,7 +4,7 @@ import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import { bodyLimitDefaultBytes, requestTimeoutMs } from './config/limits.js';
-import { installApiVersioning, stripVersionPrefix } from './http/api-version.js';
+import { installApiVersioning, isPreflight, stripVersionPrefix } from './http/api-version.js';
 import { installAuthentication } from './http/auth.js';
 import { installCsrfProtection } from './http/csrf.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
@@ -122,13 +122,21 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installValidators(app);
   installErrorHandling(app);
   // CORS first: a preflight is answered before version resolution and authentication, so it carries neither.
-  await app.register(cors, {
+  const corsOptions = {
     origin: config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     allowedHeaders: allowedCorsHeaders, exposedHeaders: exposedCorsHeaders,
     maxAge: 600,
-    // An OPTIONS request that is not a preflight falls through to the routes (404 in the envelope).
-    strictPreflight: false,
+  };
+  // The plugin's catch-all OPTIONS route only hands what is not a preflight to the not-found handler (405 on a known
+  // path, 404 elsewhere), which like every unknown route needs no key and counts against no rate limit.
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'OPTIONS' && route.url === '*') route.config = { ...route.config, public: true, rateLimit: false };
+  });
+  await app.register(cors, {
+    // The plugin would answer every OPTIONS request as a preflight; one without Access-Control-Request-Method is an
+    // ordinary request, which goes through version resolution (spec §9 rule 4: it carries X-API-Version).
+    delegator: (request, callback) => callback(null, { ...corsOptions, preflight: isPreflight(request) }),
   });
   installApiVersioning(app);
   installRequestIdHeader(app);

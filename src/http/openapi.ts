@@ -42,7 +42,9 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         description:
           'Customer-facing API of a payments and digital-asset platform. Every path may carry a /v1 or /v2 prefix ' +
           '(spec §9); the X-API-Version header selects a version when the path has none. Errors use the envelope ' +
-          '`{ error: { code, message, details } }`; codes are listed in docs/errors.md.\n\n' +
+          '`{ error: { code, message, details } }`; codes are listed in docs/errors.md. A path answers a method it does ' +
+          'not serve with 405 METHOD_NOT_ALLOWED and an `Allow` header (OPTIONS included, unless it is a CORS ' +
+          'preflight); a path that does not exist answers 404 ROUTE_NOT_FOUND. Neither is listed under an operation.\n\n' +
           'Request rules that hold for every operation (docs/decisions/0005-request-input-rules.md): enum values match ' +
           'regardless of case and are answered in the spelling listed here; an optional request field sent as `null` ' +
           'is taken as absent; request timestamps may be any RFC 3339 date-time (any offset, `t`/`z` in either case, ' +

@@ -185,7 +185,8 @@ describe('API versioning (spec §9)', () => {
       ['401 unknown key', 401, (p, headers) => ({ url: `${p}/fiat-accounts`, key: `sk_test_${'x'.repeat(43)}`, headers })],
       ['403 missing CSRF token', 403, (p, headers) => ({ method: 'POST', url: `${p}/fiat-accounts`, key: alice.key, headers, body: { accountName: 'x', currency: 'EUR' } })],
       ['404 unknown route', 404, (p, headers) => ({ url: `${p}/no-such-resource`, key: alice.key, headers })],
-      ['404 unknown method on a known path', 404, (p, headers) => ({ method: 'DELETE', url: `${p}/fiat-accounts`, key: alice.key, headers })],
+      ['405 another method on a known path', 405, (p, headers) => ({ method: 'DELETE', url: `${p}/fiat-accounts`, key: alice.key, headers })],
+      ['405 OPTIONS that is not a preflight', 405, (p, headers) => ({ method: 'OPTIONS', url: `${p}/fiat-accounts`, headers: { ...headers, origin } })],
       ['404 unknown id', 404, (p, headers) => ({ url: `${p}/fiat-accounts/${unknownAccountId}`, key: alice.key, headers })],
       ['400 validation', 400, (p, headers) => ({ method: 'POST', url: `${p}/fiat-accounts`, key: alice.key, csrf: aliceCsrf, headers, body: { accountName: '', currency: 'EUR' } })],
       ['400 malformed JSON', 400, (p, headers) => ({ method: 'POST', url: `${p}/fiat-accounts`, key: alice.key, csrf: aliceCsrf, headers: { ...headers, 'content-type': 'application/json' }, body: '{"accountName":' })],
@@ -297,6 +298,62 @@ describe('API versioning (spec §9)', () => {
       expect(response.statusCode).toBe(400);
       expect(typeof response.json().error).toBe('object');
       expect(response.json().error.code).toBe('VALIDATION_ERROR');
+    });
+  });
+
+  describe('another method on a known path: 405 with Allow, after version resolution', () => {
+    it.each([
+      ['DELETE', '/fiat-accounts', 'GET, HEAD, POST', 'v1'],
+      ['DELETE', '/v2/fiat-accounts', 'GET, HEAD, POST', 'v2'],
+      ['PUT', `/v1/webhooks/${unknownAccountId}`, 'GET, HEAD, PATCH, DELETE', 'v1'],
+      ['POST', `/v2/fiat-accounts/${unknownAccountId}`, 'GET, HEAD', 'v2'],
+      ['GET', `/webhooks/${unknownAccountId}/test`, 'POST', 'v1'],
+      ['HEAD', `/v2/webhooks/${unknownAccountId}/replay`, 'POST', 'v2'],
+      ['DELETE', '/v2/health', 'GET, HEAD', 'v2'],
+      ['POST', '/openapi.json', 'GET, HEAD', 'v1'],
+    ] as const)('answers %s %s with 405, Allow: %s and X-API-Version %s, the same with or without a key', async (method, url, allow, version) => {
+      const withKey = await t.request({ method, url, key: alice.key, csrf: aliceCsrf });
+      const withoutKey = await t.request({ method, url });
+      for (const response of [withKey, withoutKey]) {
+        expect(response.statusCode).toBe(405);
+        expect(response.headers.allow).toBe(allow);
+        expect(response.headers['x-api-version']).toBe(version);
+        if (method !== 'HEAD') expect(response.json()).toEqual({ error: { code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining(method), details: { allowed: allow.split(', ') } } });
+      }
+      expect(withoutKey.body).toBe(withKey.body);
+    });
+
+    it('keeps 404 for a path no method serves, and the flat 400 for an unsupported version', async () => {
+      for (const method of ['GET', 'DELETE', 'OPTIONS'] as const) {
+        const response = await t.request({ method, url: '/v2/no-such-resource', key: alice.key });
+        expect(response.statusCode, method).toBe(404);
+        expect(response.headers.allow).toBeUndefined();
+        expect(response.headers['x-api-version']).toBe('v2');
+      }
+      expectUnsupportedVersion(await t.request({ method: 'DELETE', url: '/v3/fiat-accounts' }), 'v3');
+    });
+  });
+
+  describe('OPTIONS without Access-Control-Request-Method is not a preflight', () => {
+    it.each([
+      ['/fiat-accounts', {}, 'v1'],
+      ['/v2/fiat-accounts', {}, 'v2'],
+      ['/fiat-accounts', { 'x-api-version': 'v2' }, 'v2'],
+      [`/v1/webhooks/${unknownAccountId}`, { origin }, 'v1'],
+    ] as const)('answers OPTIONS %s %j with 405, Allow and X-API-Version %s, without a key', async (url, headers, version) => {
+      const response = await t.request({ method: 'OPTIONS', url, headers });
+      expect(response.statusCode).toBe(405);
+      expect(response.headers['x-api-version']).toBe(version);
+      expect(response.headers.allow).toMatch(/^GET, HEAD/);
+      expect(response.json().error.code).toBe('METHOD_NOT_ALLOWED');
+      expect(response.headers['access-control-allow-methods']).toBeUndefined();
+    });
+
+    it('answers OPTIONS of an unknown path with 404 and X-API-Version, and of an unsupported version with the flat 400', async () => {
+      const unknown = await t.request({ method: 'OPTIONS', url: '/v2/no-such-resource' });
+      expect(unknown.statusCode).toBe(404);
+      expect(unknown.headers['x-api-version']).toBe('v2');
+      expectUnsupportedVersion(await t.request({ method: 'OPTIONS', url: '/v3/fiat-accounts' }), 'v3');
     });
   });
 
