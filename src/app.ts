@@ -4,12 +4,13 @@ import type { DestinationStream } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import { bodyLimitDefaultBytes, requestTimeoutMs } from './config/limits.js';
-import { installApiVersioning, stripVersionPrefix } from './http/api-version.js';
+import { installApiVersioning, isPreflight, stripVersionPrefix } from './http/api-version.js';
 import { installAuthentication } from './http/auth.js';
 import { installCsrfProtection } from './http/csrf.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { IdempotencyKeys } from './http/idempotency.js';
 import { installStrictJsonParser } from './http/json-body.js';
+import { loggedUrl } from './http/log-redaction.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -46,7 +47,7 @@ import { serverSecret } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { DashboardUserService } from './modules/dashboard-users/service.js';
 import { FormTokens } from './web/form-tokens.js';
-import { registerWebPages, urlWithoutPageTokens } from './web/plugin.js';
+import { registerWebPages } from './web/plugin.js';
 import { dashboardReaperBatchSize, dashboardReaperIntervalMs, idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
@@ -96,8 +97,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
       level: config.logLevel,
       redact: { paths: redactedLogPaths, censor: '[redacted]' },
       serializers: {
-        // Headers that carry secrets are redacted above; tokens in page URLs here.
-        req: (request) => ({ method: request.method, url: urlWithoutPageTokens(request.url), remoteAddress: request.ip, headers: request.headers }),
+        // Headers that carry secrets are redacted above; credentials in the URL (page tokens, query keys) here.
+        req: (request) => ({ method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip, headers: request.headers }),
       },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
@@ -123,13 +124,21 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installValidators(app);
   installErrorHandling(app);
   // CORS first: a preflight is answered before version resolution and authentication, so it carries neither.
-  await app.register(cors, {
+  const corsOptions = {
     origin: config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     allowedHeaders: allowedCorsHeaders, exposedHeaders: exposedCorsHeaders,
     maxAge: 600,
-    // An OPTIONS request that is not a preflight falls through to the routes (404 in the envelope).
-    strictPreflight: false,
+  };
+  // The plugin's catch-all OPTIONS route only hands what is not a preflight to the not-found handler (405 on a known
+  // path, 404 elsewhere), which like every unknown route needs no key and counts against no rate limit.
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'OPTIONS' && route.url === '*') route.config = { ...route.config, public: true, rateLimit: false };
+  });
+  await app.register(cors, {
+    // The plugin would answer every OPTIONS request as a preflight; one without Access-Control-Request-Method is an
+    // ordinary request, which goes through version resolution (spec §9 rule 4: it carries X-API-Version).
+    delegator: (request, callback) => callback(null, { ...corsOptions, preflight: isPreflight(request) }),
   });
   installApiVersioning(app);
   installRequestIdHeader(app);

@@ -32,7 +32,7 @@ export interface Config {
   /** Refused authentications per client address per minute; undefined = not limited. */
   readonly rateLimitFailedAuthPerIpPerMinute: number | undefined;
   readonly redisUrl: string | undefined;
-  /** true allows any origin; a list allows those origins only. */
+  /** Browser origins other than this server's own that may call the API: true any, a list those (empty: none). */
   readonly corsOrigins: true | string[];
   readonly shutdownTimeoutMs: number;
   /** Sandbox: delay after which simulated decisions and settlements happen by themselves; undefined = never. */
@@ -136,10 +136,26 @@ function parseMetricsPort(env: Env): number | undefined {
   return integerSetting(env, 'METRICS_PORT', metricsPortDefault, 0, 65535);
 }
 
+/**
+ * CORS_ORIGINS: unset, no other origin (pages of this server's own origin need no CORS); `*`, any; otherwise origins
+ * as a browser sends them, each checked so that a path or a trailing slash, which would never match, stops start-up.
+ */
 function parseCorsOrigins(raw: string | undefined): Config['corsOrigins'] {
   const value = raw?.trim();
-  if (!value || value === '*') return true;
-  return value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  if (!value) return [];
+  if (value === '*') return true;
+  return value.split(',').map((entry) => entry.trim()).filter(Boolean).map((origin) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (scheme, host and port, lower case, no path), got "${origin}"`);
+    }
+    return origin;
+  });
 }
 
 const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -46,13 +46,56 @@ function echoable(token: string): string {
   return token.slice(0, rejectedVersionEchoLengthMax).replace(/[^\x21-\x7e]/g, '');
 }
 
-function unsupported(reply: FastifyReply, token: string): FastifyReply {
-  reply.request.apiVersion = echoable(token);
-  const body = { error: `Unsupported API version "${echoable(token)}". Supported versions: ${supportedApiVersions.join(', ')}.` };
-  return reply.code(400).type('application/json; charset=utf-8').send(JSON.stringify(body));
+/** Spec §9 rules 2 and 3: the version a request selects, or the unsupported token it names. */
+export type VersionChoice = { version: ApiVersion } | { rejected: string };
+
+function chooseVersion(pathToken: string | undefined, header: string | string[] | undefined): VersionChoice {
+  if (pathToken !== undefined) {
+    const token = pathToken.toLowerCase();
+    // The path wins over a disagreeing header (rule 3), which is then not looked at.
+    return isSupported(token) ? { version: token } : { rejected: pathToken };
+  }
+  const headerToken = (Array.isArray(header) ? header.join(',') : header ?? '').trim();
+  if (headerToken === '') return { version: defaultApiVersion };
+  const token = headerToken.toLowerCase();
+  return isSupported(token) ? { version: token } : { rejected: headerToken };
 }
 
-function isPreflight(request: FastifyRequest): boolean {
+/** The version of a request: its path prefix (recorded by stripVersionPrefix before routing), else its header. */
+export function versionOf(raw: IncomingMessage): VersionChoice {
+  return chooseVersion((raw as VersionedMessage).pathVersion, raw.headers[versionHeader]);
+}
+
+/**
+ * The supported version a request selects, read from the bytes of a request Node's HTTP parser refused (so it
+ * never became a request): its request line, then an X-API-Version header line. Undefined when the request line
+ * cannot be read or names an unsupported version (its answer is then the unreadable request's, not the version's).
+ */
+export function versionOfUnreadableRequest(bytes: Buffer | undefined): ApiVersion | undefined {
+  const text = bytes?.toString('latin1') ?? '';
+  const head = text.slice(0, text.includes('\r\n\r\n') ? text.indexOf('\r\n\r\n') : undefined);
+  const target = /^[A-Z]+ (\S+) HTTP\/1\.[01]\r?\n/.exec(head)?.[1];
+  if (target === undefined) return undefined;
+  const path = target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
+  const header = /^x-api-version:[ \t]*([^\r\n]*)$/im.exec(head)?.[1];
+  const choice = chooseVersion(versionPrefix.exec(path)?.[1], header);
+  return 'version' in choice ? choice.version : undefined;
+}
+
+/** Spec §7 rule 4: the flat body naming the rejected token and the supported versions, and the token's echo. */
+export function unsupportedVersionAnswer(token: string): { body: string; echo: string } {
+  const body = { error: `Unsupported API version "${echoable(token)}". Supported versions: ${supportedApiVersions.join(', ')}.` };
+  return { body: JSON.stringify(body), echo: echoable(token) };
+}
+
+function unsupported(reply: FastifyReply, token: string): FastifyReply {
+  const { body, echo } = unsupportedVersionAnswer(token);
+  reply.request.apiVersion = echo;
+  return reply.code(400).type('application/json; charset=utf-8').send(body);
+}
+
+/** A CORS preflight (Fetch standard): OPTIONS with Access-Control-Request-Method. Any other OPTIONS is a request. */
+export function isPreflight(request: FastifyRequest): boolean {
   return request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
 }
 
@@ -62,23 +105,9 @@ export function installApiVersioning(app: FastifyInstance): void {
   app.decorateRequest('lastResort', false);
 
   app.addHook('onRequest', async (request, reply) => {
-    const fromPath = (request.raw as VersionedMessage).pathVersion;
-    if (fromPath !== undefined) {
-      const token = fromPath.toLowerCase();
-      if (!isSupported(token)) return unsupported(reply, fromPath);
-      // The path wins over a disagreeing header (rule 3), which is then not looked at.
-      request.apiVersion = token;
-      return;
-    }
-    const header = request.headers[versionHeader];
-    const headerToken = (Array.isArray(header) ? header.join(',') : header ?? '').trim();
-    if (headerToken === '') {
-      request.apiVersion = defaultApiVersion;
-      return;
-    }
-    const token = headerToken.toLowerCase();
-    if (!isSupported(token)) return unsupported(reply, headerToken);
-    request.apiVersion = token;
+    const choice = versionOf(request.raw);
+    if ('rejected' in choice) return unsupported(reply, choice.rejected);
+    request.apiVersion = choice.version;
   });
 
   app.addHook('onSend', async (request, reply) => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
+import { unsupportedVersionAnswer, versionOf, versionOfUnreadableRequest } from './api-version.js';
 import { fieldErrors } from './validation.js';
 
 /** Fastify's own request errors, translated into the catalogue with our words (theirs can name internals). */
@@ -31,14 +32,30 @@ export function errorAnswer(error: DomainError): { status: number; body: string 
 
 /*
  * Errors raised before a request reaches the routes — by the URL router or by Node's HTTP parser — skip the hooks
- * that set the usual headers, so these two write them themselves (docs/errors.md "Before routing").
+ * that set the usual headers, so these two write them themselves (docs/errors.md "Before routing"), X-API-Version
+ * included wherever the version can be resolved (spec §9 rule 4).
  */
 
 const headersBeforeRouting = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-type': 'application/json; charset=utf-8' };
 
+/**
+ * The methods a request's path is served with, in this order. OPTIONS is never one: the CORS plugin's catch-all
+ * OPTIONS route answers preflights only (app.ts), and no operation is served with OPTIONS.
+ */
+const servedMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
+function allowedMethods(request: FastifyRequest, path: string): string[] {
+  return servedMethods.filter((method) => request.server.findRoute({ method, url: path }) !== null);
+}
+
+/** No route for the method: 405 with Allow when another method serves the path, else 404 (docs/errors.md). */
 function routeNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return send(reply, 'ROUTE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}.`);
+  const path = request.url.split('?')[0] ?? '/';
+  const shownPath = path.slice(0, 200);
+  const allowed = allowedMethods(request, path);
+  if (allowed.length === 0) return send(reply, 'ROUTE_NOT_FOUND', `No route ${request.method} ${shownPath}.`);
+  reply.header('allow', allowed.join(', '));
+  return send(reply, 'METHOD_NOT_ALLOWED', `Method ${request.method} is not allowed on ${shownPath}. Allowed: ${allowed.join(', ')}.`, { allowed });
 }
 
 function isJsonSyntaxError(error: FastifyError): boolean {
@@ -50,9 +67,19 @@ function isJsonSyntaxError(error: FastifyError): boolean {
  * length limit (FST_ERR_MAX_PARAM_LENGTH) is a malformed path: 400 VALIDATION_ERROR, like any malformed id.
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const reason = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'is longer than any id' : 'is not a valid URL path';
-  const body = errorBody('VALIDATION_ERROR', 'The request is not valid.', { fields: [{ location: 'params', path: '', reason }] });
-  reply.raw.writeHead(errorStatusByCode.VALIDATION_ERROR, { ...headersBeforeRouting, 'x-request-id': request.id, 'content-length': Buffer.byteLength(body) });
+  const choice = versionOf(request.raw);
+  let body: string;
+  let version: string;
+  if ('rejected' in choice) {
+    // The version is checked first (docs/errors.md, order of checks), here as for every request.
+    ({ body, echo: version } = unsupportedVersionAnswer(choice.rejected));
+  } else {
+    const reason = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'is longer than any id' : 'is not a valid URL path';
+    body = errorBody('VALIDATION_ERROR', 'The request is not valid.', { fields: [{ location: 'params', path: '', reason }] });
+    version = choice.version;
+  }
+  const headers = { ...headersBeforeRouting, 'x-request-id': request.id, 'x-api-version': version, 'content-length': Buffer.byteLength(body) };
+  reply.raw.writeHead(400, headers);
   reply.raw.end(body);
 }
 
@@ -74,7 +101,16 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   }
   const body = errorBody(code, message);
   const status = errorStatusByCode[code];
-  const headers = { ...headersBeforeRouting, 'x-request-id': randomUUID(), 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+  // Node attaches the bytes it could not parse (error.rawPacket) to parser errors.
+  const rawPacket = (error as { rawPacket?: unknown }).rawPacket;
+  const version = versionOfUnreadableRequest(Buffer.isBuffer(rawPacket) ? rawPacket : undefined);
+  const headers = {
+    ...headersBeforeRouting,
+    'x-request-id': randomUUID(),
+    ...(version === undefined ? {} : { 'x-api-version': version }),
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  };
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${body}`);
   }

@@ -1,9 +1,17 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import { contentSecurityPolicy, installPageHeaders } from '../web/page-headers.js';
 import { ErrorEnvelope, VersionErrorBody } from './schemas.js';
 
 const writeMethods = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
+/**
+ * Swagger UI's top-bar logo is an inline SVG carrying a <style> element of its own (swagger-ui-standalone-preset.js),
+ * the one inline style the reference needs: allowed by its hash, which a test recomputes from the served file, so an
+ * upgrade of Swagger UI that changes it fails there rather than showing a colourless logo.
+ */
+const swaggerLogoStyleHash = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
 
 /**
  * Completes each operation with what the edge guarantees for every route but a route's own schema may not list.
@@ -42,7 +50,9 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         description:
           'Customer-facing API of a payments and digital-asset platform. Every path may carry a /v1 or /v2 prefix ' +
           '(spec §9); the X-API-Version header selects a version when the path has none. Errors use the envelope ' +
-          '`{ error: { code, message, details } }`; codes are listed in docs/errors.md.\n\n' +
+          '`{ error: { code, message, details } }`; codes are listed in docs/errors.md. A path answers a method it does ' +
+          'not serve with 405 METHOD_NOT_ALLOWED and an `Allow` header (OPTIONS included, unless it is a CORS ' +
+          'preflight); a path that does not exist answers 404 ROUTE_NOT_FOUND. Neither is listed under an operation.\n\n' +
           'Request rules that hold for every operation (docs/decisions/0005-request-input-rules.md): enum values match ' +
           'regardless of case and are answered in the spelling listed here; an optional request field sent as `null` ' +
           'is taken as absent; request timestamps may be any RFC 3339 date-time (any offset, `t`/`z` in either case, ' +
@@ -59,6 +69,13 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ apiKey: [] }, { bearer: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, uiHooks: {} });
+  // The reference is a browser page like the dashboard's, with its headers. Swagger UI loads only its own files (no
+  // inline script: static/index.html and swagger-initializer.js of @fastify/swagger-ui) and calls only this server
+  // ("Try it out"); its style sheet draws icons as data: images; no validator badge (validatorUrl null).
+  const referencePolicy = contentSecurityPolicy({ 'style-src': `'self' ${swaggerLogoStyleHash}`, 'img-src': "'self' data:" });
+  await app.register(async (reference) => {
+    installPageHeaders(reference, referencePolicy);
+    await reference.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, uiHooks: {} });
+  });
   app.get('/openapi.json', { config: { public: true, rateLimit: false }, schema: { hide: true } }, async () => app.swagger());
 }

@@ -1,25 +1,32 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /**
- * Headers of every browser page (dashboard and hosted onboarding): a Content-Security-Policy that runs only this
- * server's own script and style files (no inline script or style, no eval), submits forms only here and forbids
- * framing (clickjacking); the same in X-Frame-Options for old browsers; no Referer, so a sign-in or onboarding
- * token in the URL never leaves in one.
+ * Headers of every browser page (dashboard, hosted onboarding and the API reference at /docs): a
+ * Content-Security-Policy that runs only this server's own script and style files (no inline script or style, no
+ * eval), submits forms only here and forbids framing (clickjacking); the same in X-Frame-Options for old browsers;
+ * no Referer, so a sign-in or onboarding token in the URL never leaves in one.
  */
-export const pageContentSecurityPolicy = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
+const pageDirectives: Readonly<Record<string, string>> = {
+  'default-src': "'none'",
+  'script-src': "'self'",
+  'style-src': "'self'",
+  'img-src': "'self'",
+  'connect-src': "'self'",
+  'form-action': "'self'",
+  'frame-ancestors': "'none'",
+  'base-uri': "'none'",
+};
 
-export function installPageHeaders(context: FastifyInstance): void {
+/** The pages' policy, with the directives a page needs otherwise (each override says why where it is made). */
+export function contentSecurityPolicy(overrides: Readonly<Record<string, string>> = {}): string {
+  return Object.entries({ ...pageDirectives, ...overrides }).map(([name, value]) => `${name} ${value}`).join('; ');
+}
+
+export const pageContentSecurityPolicy = contentSecurityPolicy();
+
+export function installPageHeaders(context: FastifyInstance, policy = pageContentSecurityPolicy): void {
   context.addHook('onSend', async (_request, reply) => {
-    reply.header('content-security-policy', pageContentSecurityPolicy);
+    reply.header('content-security-policy', policy);
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('cross-origin-opener-policy', 'same-origin');

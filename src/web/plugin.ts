@@ -21,15 +21,6 @@ import { installPageHeaders } from './page-headers.js';
 import { installViews } from './views.js';
 
 /**
- * A request's URL as the request log writes it. The one-time sign-in link's token (a password can be chosen with
- * it) and the hosted onboarding token (an end user's personal data and documents) are credentials in the path,
- * stored only as hashes: the log, read by more people than the database, must not keep them in clear either.
- */
-export function urlWithoutPageTokens(url: string): string {
-  return url.replace(/\/(dashboard\/link|onboarding)\/[^/?#]+/, '/$1/[redacted]');
-}
-
-/**
  * The browser pages (docs/dashboard.md), each in its own encapsulated context so that nothing here — form bodies,
  * cookies, HTML errors — reaches the JSON API: the customer dashboard under /dashboard (session cookies, never API
  * keys) and the hosted onboarding page under /onboarding (its URL token, nothing else).

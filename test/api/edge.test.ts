@@ -45,6 +45,42 @@ describe('errors before routing', () => {
     }
   });
 
+  it.each([
+    ['a path segment longer than any id', `/v2/payees/${'a'.repeat(101)}`, {}, 'v2'],
+    ['a path that cannot be decoded', '/v1/payees/%E0%A4%A', {}, 'v1'],
+    ['a header-selected version', `/payees/${'a'.repeat(101)}`, { 'x-api-version': ' V2 ' }, 'v2'],
+    ['no version (the default)', '/payees/%E0%A4%A', {}, 'v1'],
+    ['the path over a disagreeing header', '/v1/payees/%E0%A4%A', { 'x-api-version': 'v2' }, 'v1'],
+  ])('carries X-API-Version on a 400 raised before routing: %s', async (_label, url, headers, version) => {
+    const response = await t.request({ url, headers });
+    expectEnveloped(response, 400, 'VALIDATION_ERROR');
+    expect(response.headers['x-api-version']).toBe(version);
+  });
+
+  it('answers an unsupported version before looking at a malformed path, with the flat 400 and its echo', async () => {
+    for (const [url, headers] of [[`/v3/payees/${'a'.repeat(101)}`, {}], ['/payees/%E0%A4%A', { 'x-api-version': 'v9' }]] as const) {
+      const response = await t.request({ url, headers });
+      expect(response.statusCode).toBe(400);
+      expect(typeof response.json().error).toBe('string');
+      expect(response.headers['x-api-version']).toBe(url.startsWith('/v3') ? 'v3' : 'v9');
+    }
+  });
+
+  it('carries X-API-Version on a request Node cannot parse when its request line or header names a version', async () => {
+    const answers = [
+      ['GET /v2/health HTTP/1.1\r\nHost: x\r\nthis header has no colon\r\n\r\n', 'v2'],
+      ['GET /health HTTP/1.1\r\nHost: x\r\nX-API-Version: v2\r\nthis header has no colon\r\n\r\n', 'v2'],
+      ['GET /health HTTP/1.1\r\nHost: x\r\nthis header has no colon\r\n\r\n', 'v1'],
+      ['GET /v9/health HTTP/1.1\r\nHost: x\r\nthis header has no colon\r\n\r\n', undefined],
+    ] as const;
+    for (const [bytes, version] of answers) {
+      const answer = await raw(bytes);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      const header = /^x-api-version: (\S+)\r$/im.exec(answer)?.[1];
+      expect(header, bytes).toBe(version);
+    }
+  });
+
   it('answers a request Node cannot parse with 400 in the envelope, and one with oversized headers with 431', async () => {
     const malformed = await raw('GET /health HTTP/1.1\r\nHost: x\r\nthis header has no colon\r\n\r\n');
     expect(malformed).toMatch(/^HTTP\/1\.1 400 /);

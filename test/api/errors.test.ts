@@ -101,15 +101,28 @@ describe('error envelope and catalogue (spec §7)', () => {
     });
 
     it.each([
-      ['DELETE', '/fiat-accounts'],
-      ['PUT', '/fiat-accounts'],
-      ['PATCH', '/fiat-accounts'],
-      ['DELETE', `/fiat-accounts/${unknownAccountId}`],
-      ['POST', `/fiat-accounts/${unknownAccountId}`],
-      ['POST', '/csrf-token'],
-      ['POST', '/health'],
-    ] as const)('answers an unknown method on a known path (%s %s) with ROUTE_NOT_FOUND', async (method, url) => {
-      expectEnvelope(await t.request({ method, url, key: alice.key, csrf, body: {} }), 404, 'ROUTE_NOT_FOUND');
+      ['DELETE', '/fiat-accounts', ['GET', 'HEAD', 'POST']],
+      ['PUT', '/fiat-accounts', ['GET', 'HEAD', 'POST']],
+      ['PATCH', '/fiat-accounts', ['GET', 'HEAD', 'POST']],
+      ['DELETE', `/fiat-accounts/${unknownAccountId}`, ['GET', 'HEAD']],
+      ['POST', `/fiat-accounts/${unknownAccountId}`, ['GET', 'HEAD']],
+      ['POST', '/csrf-token', ['GET', 'HEAD']],
+      ['POST', '/health', ['GET', 'HEAD']],
+    ] as const)('answers another method on a known path (%s %s) with 405 METHOD_NOT_ALLOWED naming the allowed ones', async (method, url, allowed) => {
+      const response = await t.request({ method, url, key: alice.key, csrf, body: {} });
+      const error = expectEnvelope(response, 405, 'METHOD_NOT_ALLOWED');
+      expect(error.details).toEqual({ allowed });
+      expect(response.headers.allow).toBe(allowed.join(', '));
+    });
+
+    it.each([
+      ['malformed JSON', '{"a":', 'application/json'],
+      ['a non-JSON content type', 'a=1', 'application/x-www-form-urlencoded'],
+      ['an oversized body', 'x'.repeat(bodyLimitDefaultBytes + 1), 'application/json'],
+    ])('answers a known path with another method with 405 even when its body has %s', async (_label, raw, contentType) => {
+      const response = await t.request({ method: 'PUT', url: '/v1/fiat-accounts', key: alice.key, csrf, headers: { 'content-type': contentType }, body: raw });
+      expectEnvelope(response, 405, 'METHOD_NOT_ALLOWED');
+      expect(response.headers.allow).toBe('GET, HEAD, POST');
     });
 
     it.each([

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -277,6 +278,40 @@ describe('OpenAPI document and reference', () => {
       const rendered = await t.request({ url: '/docs/json' });
       expect(rendered.statusCode).toBe(200);
       expect(rendered.json()).toEqual(doc);
+    });
+
+    /** The directives of a Content-Security-Policy header, by name. */
+    const directives = (header: unknown) =>
+      new Map(String(header).split(';').map((directive) => directive.trim().split(/\s+/)).filter((parts) => parts[0]).map(([name, ...values]) => [name!, values]));
+
+    it('serves the reference and every file it loads with a strict CSP, no framing, nosniff and no Referer', async () => {
+      const page = await open('/docs');
+      // Everything the page loads is a file of its own ('self'): no inline script or style to allow.
+      expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/i);
+      expect(page.body).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+      const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => new URL(match[1]!, 'http://localhost/docs/').pathname);
+      expect(assets.length).toBeGreaterThanOrEqual(5);
+      // The scripts' only inline style: <style> elements React creates (the logo's SVG), allowed by their hashes.
+      const scripts = await Promise.all(assets.filter((asset) => asset.endsWith('.js')).map(async (asset) => (await t.request({ url: asset })).body));
+      const inlineStyles = scripts.flatMap((script) => [...script.matchAll(/createElement\("style",null,"([^"]*)"\)/g)].map((match) => match[1]!));
+      expect(inlineStyles.length).toBeGreaterThan(0);
+      const inlineStyleHashes = inlineStyles.map((style) => `'sha256-${createHash('sha256').update(style).digest('base64')}'`);
+      expect(assets.every((asset) => asset.startsWith('/docs/'))).toBe(true);
+      for (const url of ['/docs', '/docs/', '/v1/docs/', ...assets, '/docs/json', '/docs/static/swagger-initializer.js']) {
+        const response = await t.request({ url });
+        expect(response.statusCode, url).toBe(200);
+        const csp = directives(response.headers['content-security-policy']);
+        expect(csp.get('default-src'), url).toEqual(["'none'"]);
+        expect(csp.get('script-src'), url).toEqual(["'self'"]);
+        expect(csp.get('style-src'), url).toEqual(["'self'", ...inlineStyleHashes]);
+        expect(csp.get('img-src'), url).toEqual(["'self'", 'data:']);
+        expect(csp.get('connect-src'), url).toEqual(["'self'"]);
+        expect(csp.get('frame-ancestors'), url).toEqual(["'none'"]);
+        expect(csp.get('base-uri'), url).toEqual(["'none'"]);
+        expect(response.headers['x-frame-options'], url).toBe('DENY');
+        expect(response.headers['x-content-type-options'], url).toBe('nosniff');
+        expect(response.headers['referrer-policy'], url).toBe('no-referrer');
+      }
     });
 
     it('serves the reference page assets without an API key', async () => {

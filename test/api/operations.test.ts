@@ -307,4 +307,71 @@ describe('log redaction', () => {
     expect(logText).toContain('"url":"/onboarding/[redacted]"');
     expect(logText).toContain('"url":"/onboarding/[redacted]/documents?x=1"');
   });
+
+  /** The URLs the request log wrote since `from` (an index into the captured chunks). */
+  const loggedUrls = (from: number) =>
+    chunks
+      .slice(from)
+      .join('')
+      .trim()
+      .split('\n')
+      .flatMap((line) => {
+        const url = (JSON.parse(line) as { req?: { url?: string } }).req?.url;
+        return url === undefined ? [] : [url];
+      });
+
+  it('never writes a credential sent in the query string, whatever its name’s case or encoding', async () => {
+    const customer = await t.createCustomer('Query Ltd');
+    const secret = () => `s3cr3t${randomBytes(12).toString('hex')}`;
+    const names = ['api_key', 'API_KEY', 'apikey', 'apiKey', 'api-key', 'x-api-key', 'key', 'token', 'access_token', 'refresh_token', 'secret', 'client_secret', 'password', 'signature', 'sig', 'csrf', '_csrf', 'X-CSRF-Token', 'authorization', 'api%5Fkey', '%61pi_key', 'api_key[]'];
+    const sent: string[] = [];
+    const from = chunks.length;
+    for (const name of names) {
+      const value = secret();
+      sent.push(value);
+      await t.request({ url: `/fiat-accounts?page=2&${name}=${value}&limit=5` });
+    }
+    // A key is a key under any name, and even as a bare parameter.
+    for (const query of [`q=${customer.key}`, customer.key, `filter=${encodeURIComponent(customer.key)}`]) await t.request({ url: `/no-such-route?${query}` });
+
+    const logText = chunks.slice(from).join('');
+    for (const value of [...sent, customer.key, customer.key.slice('sk_test_'.length)]) expect(logText).not.toContain(value);
+    const urls = loggedUrls(from);
+    expect(urls).toContain('/fiat-accounts?page=2&api_key=[redacted]&limit=5');
+    expect(urls).toContain('/fiat-accounts?page=2&api%5Fkey=[redacted]&limit=5');
+    expect(urls).toContain('/no-such-route?q=[redacted]');
+    // Other parameters stay readable.
+    await t.request({ url: '/fiat-accounts?page=3&limit=7&status=active' });
+    expect(loggedUrls(from)).toContain('/fiat-accounts?page=3&limit=7&status=active');
+  });
+
+  it('never writes a sign-in or onboarding token in any segment, however the path spells it', async () => {
+    const token = () => `Tok${randomBytes(24).toString('base64url')}`;
+    const [a, b, c] = [token(), token(), token()];
+    const spellings: Array<[sent: string, logged: string]> = [
+      [`/onboarding/${a}`, '/onboarding/[redacted]'],
+      [`/v1/onboarding/${a}/documents`, '/onboarding/[redacted]/documents'],
+      [`/v2/dashboard/link/${a}`, '/dashboard/link/[redacted]'],
+      [`/onboarding//${a}`, '/onboarding/[redacted]'],
+      [`/onboarding/x/${a}`, '/onboarding/[redacted]/[redacted]'],
+      [`/onboarding/${a}/${b}/${c}`, '/onboarding/[redacted]/[redacted]/[redacted]'],
+      [`/dashboard/link/${a}/${b}`, '/dashboard/link/[redacted]/[redacted]'],
+      [`/onboarding%2F${a}`, '/onboarding/[redacted]'],
+      [`/onboarding%2f${a}%2Fsubmit`, '/onboarding/[redacted]/submit'],
+      [`/dashboard%2Flink%2F${a}`, '/dashboard%2Flink/[redacted]'],
+      [`/dashboard//link/${a}`, '/dashboard//link/[redacted]'],
+      [`/%6Fnboarding/${a}`, '/%6Fnboarding/[redacted]'],
+      [`/Onboarding/${a}`, '/Onboarding/[redacted]'],
+      [`/onboarding%252F${a}`, '/onboarding/[redacted]'],
+      [`/onboarding/${a}?token=${b}`, '/onboarding/[redacted]?token=[redacted]'],
+    ];
+    const from = chunks.length;
+    for (const [url] of spellings) await t.app.inject({ url });
+    for (const [url] of spellings) await t.app.inject({ method: 'POST', url });
+
+    const logText = chunks.slice(from).join('');
+    for (const value of [a, b, c]) expect(logText).not.toContain(value);
+    const urls = loggedUrls(from);
+    for (const [sent, logged] of spellings) expect(urls, sent).toContain(logged);
+  });
 });

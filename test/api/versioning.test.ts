@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { rejectedVersionEchoLengthMax } from '../../src/config/limits.js';
 import { createTestApp, type RequestOptions, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { expectNoLeaks } from '../helpers/leaks.js';
@@ -29,7 +30,7 @@ describe('API versioning (spec §9)', () => {
   let accountId: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ env: { CORS_ORIGINS: origin } });
     alice = await t.createCustomer('Alice Ltd');
     aliceCsrf = await t.csrfToken(alice.key);
     const created = await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, csrf: aliceCsrf, body: { accountName: 'Versioned', currency: 'EUR' } });
@@ -184,7 +185,8 @@ describe('API versioning (spec §9)', () => {
       ['401 unknown key', 401, (p, headers) => ({ url: `${p}/fiat-accounts`, key: `sk_test_${'x'.repeat(43)}`, headers })],
       ['403 missing CSRF token', 403, (p, headers) => ({ method: 'POST', url: `${p}/fiat-accounts`, key: alice.key, headers, body: { accountName: 'x', currency: 'EUR' } })],
       ['404 unknown route', 404, (p, headers) => ({ url: `${p}/no-such-resource`, key: alice.key, headers })],
-      ['404 unknown method on a known path', 404, (p, headers) => ({ method: 'DELETE', url: `${p}/fiat-accounts`, key: alice.key, headers })],
+      ['405 another method on a known path', 405, (p, headers) => ({ method: 'DELETE', url: `${p}/fiat-accounts`, key: alice.key, headers })],
+      ['405 OPTIONS that is not a preflight', 405, (p, headers) => ({ method: 'OPTIONS', url: `${p}/fiat-accounts`, headers: { ...headers, origin } })],
       ['404 unknown id', 404, (p, headers) => ({ url: `${p}/fiat-accounts/${unknownAccountId}`, key: alice.key, headers })],
       ['400 validation', 400, (p, headers) => ({ method: 'POST', url: `${p}/fiat-accounts`, key: alice.key, csrf: aliceCsrf, headers, body: { accountName: '', currency: 'EUR' } })],
       ['400 malformed JSON', 400, (p, headers) => ({ method: 'POST', url: `${p}/fiat-accounts`, key: alice.key, csrf: aliceCsrf, headers: { ...headers, 'content-type': 'application/json' }, body: '{"accountName":' })],
@@ -299,6 +301,62 @@ describe('API versioning (spec §9)', () => {
     });
   });
 
+  describe('another method on a known path: 405 with Allow, after version resolution', () => {
+    it.each([
+      ['DELETE', '/fiat-accounts', 'GET, HEAD, POST', 'v1'],
+      ['DELETE', '/v2/fiat-accounts', 'GET, HEAD, POST', 'v2'],
+      ['PUT', `/v1/webhooks/${unknownAccountId}`, 'GET, HEAD, PATCH, DELETE', 'v1'],
+      ['POST', `/v2/fiat-accounts/${unknownAccountId}`, 'GET, HEAD', 'v2'],
+      ['GET', `/webhooks/${unknownAccountId}/test`, 'POST', 'v1'],
+      ['HEAD', `/v2/webhooks/${unknownAccountId}/replay`, 'POST', 'v2'],
+      ['DELETE', '/v2/health', 'GET, HEAD', 'v2'],
+      ['POST', '/openapi.json', 'GET, HEAD', 'v1'],
+    ] as const)('answers %s %s with 405, Allow: %s and X-API-Version %s, the same with or without a key', async (method, url, allow, version) => {
+      const withKey = await t.request({ method, url, key: alice.key, csrf: aliceCsrf });
+      const withoutKey = await t.request({ method, url });
+      for (const response of [withKey, withoutKey]) {
+        expect(response.statusCode).toBe(405);
+        expect(response.headers.allow).toBe(allow);
+        expect(response.headers['x-api-version']).toBe(version);
+        if (method !== 'HEAD') expect(response.json()).toEqual({ error: { code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining(method), details: { allowed: allow.split(', ') } } });
+      }
+      expect(withoutKey.body).toBe(withKey.body);
+    });
+
+    it('keeps 404 for a path no method serves, and the flat 400 for an unsupported version', async () => {
+      for (const method of ['GET', 'DELETE', 'OPTIONS'] as const) {
+        const response = await t.request({ method, url: '/v2/no-such-resource', key: alice.key });
+        expect(response.statusCode, method).toBe(404);
+        expect(response.headers.allow).toBeUndefined();
+        expect(response.headers['x-api-version']).toBe('v2');
+      }
+      expectUnsupportedVersion(await t.request({ method: 'DELETE', url: '/v3/fiat-accounts' }), 'v3');
+    });
+  });
+
+  describe('OPTIONS without Access-Control-Request-Method is not a preflight', () => {
+    it.each([
+      ['/fiat-accounts', {}, 'v1'],
+      ['/v2/fiat-accounts', {}, 'v2'],
+      ['/fiat-accounts', { 'x-api-version': 'v2' }, 'v2'],
+      [`/v1/webhooks/${unknownAccountId}`, { origin }, 'v1'],
+    ] as const)('answers OPTIONS %s %j with 405, Allow and X-API-Version %s, without a key', async (url, headers, version) => {
+      const response = await t.request({ method: 'OPTIONS', url, headers });
+      expect(response.statusCode).toBe(405);
+      expect(response.headers['x-api-version']).toBe(version);
+      expect(response.headers.allow).toMatch(/^GET, HEAD/);
+      expect(response.json().error.code).toBe('METHOD_NOT_ALLOWED');
+      expect(response.headers['access-control-allow-methods']).toBeUndefined();
+    });
+
+    it('answers OPTIONS of an unknown path with 404 and X-API-Version, and of an unsupported version with the flat 400', async () => {
+      const unknown = await t.request({ method: 'OPTIONS', url: '/v2/no-such-resource' });
+      expect(unknown.statusCode).toBe(404);
+      expect(unknown.headers['x-api-version']).toBe('v2');
+      expectUnsupportedVersion(await t.request({ method: 'OPTIONS', url: '/v3/fiat-accounts' }), 'v3');
+    });
+  });
+
   describe('CORS preflight carries no X-API-Version (rule 4)', () => {
     const preflight = (url: string, headers: Record<string, string> = {}) =>
       t.request({
@@ -389,5 +447,65 @@ describe('last-resort 500 (spec §7 rule 6, §9 rule 4)', () => {
     expect(response.json().error.code).toBe('NOT_READY');
     expect(response.headers['x-api-version']).toBe('v2');
     expectNoLeaks(response.body);
+  });
+});
+
+describe('CORS origins (CORS_ORIGINS)', () => {
+  const other = 'https://elsewhere.example';
+  let sameOriginOnly: TestApp;
+  let listed: TestApp;
+  let anyOrigin: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    sameOriginOnly = await createTestApp();
+    listed = await createTestApp({ env: { CORS_ORIGINS: ` ${origin}, https://admin.example:8443 ` } });
+    anyOrigin = await createTestApp({ env: { CORS_ORIGINS: '*' } });
+    key = (await sameOriginOnly.createCustomer('Alice Ltd')).key;
+  });
+  afterAll(async () => {
+    await sameOriginOnly?.close();
+    await listed?.close();
+    await anyOrigin?.close();
+  });
+
+  const preflight = (t: TestApp, from: string) =>
+    t.request({ method: 'OPTIONS', url: '/fiat-accounts', headers: { origin: from, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' } });
+
+  it('allows no other origin by default: a cross-origin request and its preflight get no Access-Control-Allow-Origin', async () => {
+    for (const from of [origin, other, 'null']) {
+      const response = await sameOriginOnly.request({ url: '/fiat-accounts', key, headers: { origin: from } });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['access-control-allow-origin'], from).toBeUndefined();
+      const answer = await preflight(sameOriginOnly, from);
+      expect(answer.statusCode).toBe(204);
+      expect(answer.headers['access-control-allow-origin'], from).toBeUndefined();
+      expect(answer.headers['x-api-version']).toBeUndefined();
+    }
+  });
+
+  it('allows exactly the listed origins when configured, telling caches that the answer varies by Origin', async () => {
+    for (const from of [origin, 'https://admin.example:8443']) {
+      const response = await listed.request({ url: '/health', headers: { origin: from } });
+      expect(response.headers['access-control-allow-origin']).toBe(from);
+      expect(String(response.headers.vary).toLowerCase()).toContain('origin');
+      expect((await preflight(listed, from)).headers['access-control-allow-origin']).toBe(from);
+    }
+    for (const from of [other, 'https://admin.example', `${origin}.evil.example`]) {
+      expect((await listed.request({ url: '/health', headers: { origin: from } })).headers['access-control-allow-origin'], from).toBeUndefined();
+      expect((await preflight(listed, from)).headers['access-control-allow-origin'], from).toBeUndefined();
+    }
+  });
+
+  it('allows any origin with CORS_ORIGINS=*', async () => {
+    expect((await anyOrigin.request({ url: '/health', headers: { origin: other } })).headers['access-control-allow-origin']).toBe(other);
+  });
+
+  it('refuses to start with an entry that is not an origin, which no browser would ever send', () => {
+    for (const entry of ['https://app.example/', 'https://app.example/path', 'app.example', 'https://App.example', 'ftp://app.example']) {
+      expect(() => loadConfig({ CORS_ORIGINS: entry }), entry).toThrow(ConfigError);
+    }
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: `${origin},https://b.example` }).corsOrigins).toEqual([origin, 'https://b.example']);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPublicAddress, type HostResolver } from '../../src/modules/webhooks/address-guard.js';
+import { signedInBrowser } from '../helpers/dashboard.js';
 import { createPayee } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -93,11 +94,20 @@ describe('webhook SSRF guard', () => {
     await deliverDue(t);
     expect(receiver.connections).toBe(0);
     expect(receiver.received).toHaveLength(0);
+    const browser = await signedInBrowser(t, alice.id);
     for (const [hostname, id] of hooks) {
       const [delivery] = (await t.request({ url: `/webhooks/${id}/deliveries`, key: alice.key })).json().data;
-      const refusedAddress = resolved.get(hostname)!.find((address) => !isPublicAddress(address))!;
       expect(delivery.attempts[0], hostname).toMatchObject({ succeeded: false, status_code: null });
-      expect(delivery.attempts[0].error).toContain(`${hostname} resolves to ${refusedAddress}, which is not a public address`);
+      // The customer learns that the name is refused, never the internal address it resolves to (no DNS mapping).
+      expect(delivery.attempts[0].error).toContain(`${hostname} resolves to a non-public address`);
+      expect(delivery.last_error).toBe(delivery.attempts[0].error);
+      const page = await browser.get(`/dashboard/webhooks/${id}`);
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain(`${hostname} resolves to a non-public address`);
+      for (const address of resolved.get(hostname)!) {
+        expect(JSON.stringify(delivery), hostname).not.toContain(address);
+        expect(page.body, hostname).not.toContain(address);
+      }
     }
     expect(new Set(lookups)).toEqual(new Set(hooks.keys()));
   });

@@ -195,4 +195,24 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     expect((await fetch(`${baseUrl}${linkPath}`)).status).toBe(404);
     await person.close();
   }, processTestTimeoutMs);
+
+  it('renders the API reference at /docs under its Content-Security-Policy, and tries an operation from it', async () => {
+    // Chromium reports every blocked script, style, image or connection as a console error naming the policy.
+    const reader = await (await browser.createBrowserContext()).newPage();
+    const refusals: string[] = [];
+    reader.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refusals.push(message.text());
+    });
+    reader.on('pageerror', (error) => refusals.push(String(error)));
+    await reader.goto(`${baseUrl}/docs`, { waitUntil: 'networkidle0' });
+    await reader.waitForSelector('.opblock');
+    expect(await reader.$eval('.info .title', (title) => title.textContent)).toContain('Customer API');
+    await reader.click('[id$="get_health"] .opblock-summary-control');
+    await reader.click('.opblock.is-open .try-out__btn');
+    await reader.click('.opblock.is-open .execute');
+    await reader.waitForSelector('.opblock.is-open .live-responses-table tbody .response-col_status');
+    expect(await reader.$eval('.opblock.is-open .live-responses-table tbody .response-col_status', (status) => status.textContent?.trim())).toBe('200');
+    expect(refusals).toEqual([]);
+    await reader.browserContext().close();
+  }, processTestTimeoutMs);
 });

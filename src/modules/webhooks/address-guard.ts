@@ -26,11 +26,15 @@ export function isPublicAddress(address: string): boolean {
 
 const globalUnicastIpv6 = ipaddr.parseCIDR('2000::/3');
 
-/** The refusal of a non-public address: the attempt fails with this message and no connection is opened. */
+/**
+ * The refusal of a non-public address: the attempt fails with this message and no connection is opened. The
+ * message is the customer's to read (the attempt's error), so a name's internal address is never in it: naming it
+ * would let a customer map the operator's internal DNS one subscription at a time.
+ */
 export class RefusedAddressError extends Error {
   readonly code = 'EADDRREFUSED';
-  constructor(hostname: string, address: string) {
-    super(hostname === address ? `${address} is not a public address` : `${hostname} resolves to ${address}, which is not a public address`);
+  constructor(hostname: string, isLiteralAddress: boolean) {
+    super(isLiteralAddress ? `${hostname} is not a public address` : `${hostname} resolves to a non-public address`);
   }
 }
 
@@ -46,7 +50,7 @@ function guardedLookup(resolve: HostResolver, allowPrivate: boolean) {
     resolve(hostname).then(
       (addresses) => {
         const refused = allowPrivate ? undefined : addresses.find((entry) => !isPublicAddress(entry.address));
-        if (refused) return callback(new RefusedAddressError(hostname, refused.address), []);
+        if (refused) return callback(new RefusedAddressError(hostname, false), []);
         const family = typeof options === 'number' ? options : options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
         const usable = family ? addresses.filter((entry) => entry.family === family) : addresses;
         const first = usable[0];
@@ -68,7 +72,7 @@ export function guardedConnector(options: { resolve: HostResolver; allowPrivate:
   return (connectOptions, callback) => {
     const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1');
     if (!options.allowPrivate && net.isIP(host) !== 0 && !isPublicAddress(host)) {
-      callback(new RefusedAddressError(host, host), null);
+      callback(new RefusedAddressError(host, true), null);
       return;
     }
     connect(connectOptions, callback);
