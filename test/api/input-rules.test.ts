@@ -12,7 +12,7 @@ describe('request input rules', () => {
   let alice: TestCustomer;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
+    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
     alice = await t.createCustomer('Alice Ltd');
   });
   afterAll(async () => t.close());
@@ -24,6 +24,7 @@ describe('request input rules', () => {
     bankDetails: { iban: 'DE89370400440532013000' },
     ...overrides,
   });
+  const webhookBody = (description: string) => ({ url: 'http://127.0.0.1:9/hook', eventTypes: ['payee.status_updated'], description });
   const count = async (table: 'payees' | 'end_users' | 'fiat_accounts') =>
     Number((await t.storage.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('customer_id', '=', alice.id).executeTakeFirstOrThrow()).n);
 
@@ -72,6 +73,43 @@ describe('request input rules', () => {
       const listed = await t.request({ url: '/payees', key: alice.key });
       expect(() => new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(listed.rawPayload))).not.toThrow();
       expect(listed.json().data.map((payee: { payee_name: string }) => payee.payee_name)).toContain(name);
+    });
+  });
+
+  describe('a body that says nothing is {}', () => {
+    const send = (method: 'POST' | 'PATCH', url: string, payload: string | undefined) =>
+      t.request({ method, url, key: alice.key, csrf: true, ...(payload === undefined ? {} : { body: payload, headers: { 'content-type': 'application/json' } }) });
+
+    it.each([
+      ['an empty JSON body', ''],
+      ['a blank JSON body', ' \r\n\t'],
+      ['no body at all', undefined],
+    ])('%s runs the operations whose fields are all optional as {}', async (_label, payload) => {
+      const wallet = await send('POST', '/wallets', payload);
+      expect(wallet.statusCode, wallet.body).toBe(201);
+      expect(wallet.json().data).toMatchObject({ display_name: 'USDC wallet', currency: 'USDC' });
+
+      const hook = await post('/webhooks', webhookBody('Quiet'));
+      const id = hook.json().data.id as string;
+      const tested = await send('POST', `/webhooks/${id}/test`, payload);
+      expect(tested.statusCode, tested.body).toBe(202);
+      const rotated = await send('POST', `/webhooks/${id}/rotate-secret`, payload);
+      expect(rotated.statusCode, rotated.body).toBe(200);
+      expect(rotated.json().data.signing_secret).toMatch(/^whsec_/);
+      const patched = await send('PATCH', `/webhooks/${id}`, payload);
+      expect(patched.statusCode, patched.body).toBe(200);
+      expect(patched.json().data.description).toBe('Quiet');
+      await t.request({ method: 'DELETE', url: `/webhooks/${id}`, key: alice.key, csrf: true });
+    });
+
+    it.each([
+      ['an empty JSON body', ''],
+      ['no body at all', undefined],
+    ])('%s on an operation with required fields answers 400 naming each of them', async (_label, payload) => {
+      const response = await send('POST', '/payees', payload);
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error.code).toBe('VALIDATION_ERROR');
+      expect(failingPaths(response).sort()).toEqual(['/address', '/bankDetails', '/name']);
     });
   });
 
