@@ -257,7 +257,21 @@ describe('end users', () => {
     });
 
     it.each([
-      ['an empty body', {}, ''],
+      ['an empty body', {}],
+      ['nulls alone', { firstName: null, tags: null }],
+      ['the values it has', { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', birthCountry: 'GB', tags: [], metadata: {} }],
+    ])('answers a PATCH with %s with 200 and the record unchanged, updated_at included, and emits no event', async (_label, body) => {
+      const user = await createIndividual(t, alice, { birthCountry: 'GB' });
+      const eventsBefore = await t.storage.db.selectFrom('outbox_events').select('id').where('customer_id', '=', alice.id).execute();
+      t.clock.advance(1000);
+      const response = await patch(user.id, body);
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json().data).toEqual(user);
+      expect((await t.request({ url: `/end-users/${user.id}`, key: alice.key })).json().data).toEqual(user);
+      expect(await t.storage.db.selectFrom('outbox_events').select('id').where('customer_id', '=', alice.id).execute()).toEqual(eventsBefore);
+    });
+
+    it.each([
       ['a firstName of 101 characters', { firstName: 'x'.repeat(101) }, '/firstName'],
       ['an impossible dob', { dob: '2001-02-29' }, '/dob'],
       ['21 tags', { tags: Array.from({ length: 21 }, (_, index) => `t${index}`) }, '/tags'],

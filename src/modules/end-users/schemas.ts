@@ -198,7 +198,7 @@ export const CreateBusinessBody = Type.Object(
 );
 export type CreateBusinessInput = Static<typeof CreateBusinessBody>;
 
-/** Spec §4 PATCH /end-users/{endUserId}: the listed fields, with the creation constraints; at least one. */
+/** Spec §4 PATCH /end-users/{endUserId}: the listed fields, with the creation constraints; none given changes nothing. */
 export const UpdateEndUserBody = Type.Object(
   {
     firstName: Type.Optional(Text(limits.personNameLengthMax)),
@@ -215,7 +215,7 @@ export const UpdateEndUserBody = Type.Object(
     metadata: Type.Optional(Metadata),
     linkedCryptoWallets: Type.Optional(LinkedCryptoWallets),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 export type UpdateEndUserInput = Static<typeof UpdateEndUserBody>;
 
