@@ -69,6 +69,53 @@ describe('end users', () => {
       expect(user.disclosure_version).toBe('2.1');
     });
 
+    describe('identificationDocument and reverseSolicitationAttestation: any object within bounds, known fields checked', () => {
+      const storedDocument = async (id: string) =>
+        JSON.parse((await t.storage.db.selectFrom('end_users').select('identification_document').where('id', '=', id).executeTakeFirstOrThrow()).identification_document ?? 'null');
+
+      it.each([
+        ['a shape of its own', { documentType: 'PASSPORT', documentNumber: 'X1' }],
+        ['its own fields beside the known ones, nested values and nulls included', { type: 'passport', number: 'X1', mrz: { line1: 'P<D<<LOVELACE', checked: true }, scans: [1, 2], note: null }],
+        ['an empty object', {}],
+      ])('stores %s as sent', async (_label, identificationDocument) => {
+        const response = await post('/end-users', individualBody({ identificationDocument }));
+        expect(response.statusCode, response.body).toBe(201);
+        expect(await storedDocument(response.json().data.id)).toEqual(identificationDocument);
+      });
+
+      it('hands the known fields on normalised: the type in its listed spelling', async () => {
+        const response = await post('/end-users', individualBody({ identificationDocument: { type: 'PASSPORT', issuingCountry: 'DE', documentNumber: 'X1' } }));
+        expect(response.statusCode, response.body).toBe(201);
+        expect(await storedDocument(response.json().data.id)).toEqual({ type: 'passport', issuingCountry: 'DE', documentNumber: 'X1' });
+      });
+
+      it.each([
+        ['a number that is not a string', { identificationDocument: { number: 123 } }, '/identificationDocument/number'],
+        ['an unknown type', { identificationDocument: { type: 'visa' } }, '/identificationDocument/type'],
+        ['an expiry that is not a real date', { identificationDocument: { documentType: 'PASSPORT', expiryDate: '2030-02-30' } }, '/identificationDocument/expiryDate'],
+        ['an issue date in the future', { identificationDocument: { issueDate: '2999-01-01' } }, '/identificationDocument/issueDate'],
+        ['an object over 4 KiB', { identificationDocument: { scan: 'x'.repeat(4 * 1024) } }, '/identificationDocument'],
+        ['51 members', { identificationDocument: Object.fromEntries(Array.from({ length: 51 }, (_, index) => [`k${index}`, index])) }, '/identificationDocument'],
+        ['6 levels of nesting', { identificationDocument: { a: { b: { c: { d: { e: { f: 1 } } } } } } }, '/identificationDocument'],
+        ['an array', { identificationDocument: ['passport'] }, '/identificationDocument'],
+        ['an attestation accepted as a string', { reverseSolicitationAttestation: { accepted: 'yes' } }, '/reverseSolicitationAttestation/accepted'],
+        ['an attestation time that is not a timestamp', { reverseSolicitationAttestation: { accepted: true, acceptedAt: 'yesterday' } }, '/reverseSolicitationAttestation/acceptedAt'],
+      ])('refuses %s with 400 naming it, and stores nothing', async (_label, overrides, path) => {
+        const before = (await t.request({ url: '/end-users', key: alice.key })).json().data.length;
+        expectFieldError(await post('/end-users', individualBody(overrides)), path);
+        expect((await t.request({ url: '/end-users', key: alice.key })).json().data.length).toBe(before);
+      });
+
+      it('takes an attestation of its own shape: stored fields beyond the known ones do not change what the record says', async () => {
+        const response = await post('/end-users', individualBody({ reverseSolicitationAttestation: { accepted: true, channel: 'web', evidence: { ip: '192.0.2.1' } } }));
+        expect(response.statusCode, response.body).toBe(201);
+        expect(response.json().data).toMatchObject({ reverse_solicitation: { required: true, accepted: true }, disclosure_version: '1.0' });
+        const without = await post('/end-users', individualBody({ reverseSolicitationAttestation: { channel: 'web' } }));
+        expect(without.statusCode, without.body).toBe(201);
+        expect(without.json().data).toMatchObject({ reverse_solicitation: { required: true, accepted: false }, disclosure_accepted_at: null });
+      });
+    });
+
     it.each([
       ['firstName of 1 and lastName of 100 characters', { firstName: 'A', lastName: 'L'.repeat(100) }],
       ['an email of 255 characters', { email: `${'a'.repeat(243)}@example.com` }],

@@ -81,24 +81,39 @@ const LinkedCryptoWallet = Type.Object(
 );
 const LinkedCryptoWallets = Type.Array(LinkedCryptoWallet, { maxItems: limits.linkedCryptoWalletsMax });
 
-const IdentificationDocument = Type.Object(
+/**
+ * Spec §4 shows no inner fields of identificationDocument and reverseSolicitationAttestation: any JSON object within
+ * bounds, whose fields listed here are checked when present; any other member is free-form and stored as sent.
+ */
+function OpenObject<T extends Record<string, TSchema>>(known: T, description: string) {
+  return Type.Object(known, {
+    additionalProperties: true,
+    maxProperties: limits.openObjectKeysMax,
+    [jsonLimitsKeyword]: { depthMax: limits.openObjectDepthMax, bytesMax: limits.openObjectBytesMax },
+    description:
+      `${description}. Any other member is stored as sent. At most ${limits.openObjectKeysMax} members, nested at most ` +
+      `${limits.openObjectDepthMax} levels deep (the object itself counts), at most ${limits.openObjectBytesMax} bytes as JSON`,
+  });
+}
+
+const IdentificationDocument = OpenObject(
   {
-    type: StringEnum(identificationDocumentTypes),
-    number: Text(100),
+    type: Type.Optional(StringEnum(identificationDocumentTypes)),
+    number: Type.Optional(Text(100)),
     issuingCountry: Type.Optional(CountryCode),
     issueDate: Type.Optional(DateString),
     expiryDate: Type.Optional(DateString),
   },
-  { additionalProperties: false },
+  'Checked when present: type, number (1-100), issuingCountry, issueDate and expiryDate (real dates)',
 );
 
-const ReverseSolicitationAttestation = Type.Object(
+const ReverseSolicitationAttestation = OpenObject(
   {
-    accepted: Type.Boolean(),
+    accepted: Type.Optional(Type.Boolean({ description: 'Absent: not accepted' })),
     acceptedAt: Type.Optional(Timestamp),
     disclosureVersion: Type.Optional(Text(50)),
   },
-  { additionalProperties: false },
+  'Checked when present: accepted (boolean), acceptedAt (timestamp), disclosureVersion (1-50)',
 );
 
 const Report = Type.String({ minLength: 1, maxLength: limits.reportLengthMax, description: 'base64 of the report file' });
