@@ -6,12 +6,17 @@
  * - an enum of strings matches regardless of case and hands the service its canonical spelling
  *   (`"DIRECTOR"` → `"director"`, `"eur"` → `"EUR"`);
  * - a `date-time` is any RFC 3339 timestamp and reaches the service as UTC with milliseconds (spec §2);
+ * - a country code (format `iso-3166-1-alpha-2`) is an assigned code in any case and reaches the service in upper
+ *   case (`"de"` → `"DE"`);
  * - an optional property sent as `null` is taken as absent (records answer `null` for absent values, and clients
  *   that round-trip a record send them back), unless the schema itself allows `null`.
  */
 
 export const caseInsensitiveEnumKeyword = 'caseInsensitiveEnum';
 export const timestampKeyword = 'rfc3339Timestamp';
+export const countryCodeKeyword = 'isoCountryCode';
+/** The format route schemas give a country field; the OpenAPI document shows it as is. */
+export const countryCodeFormat = 'iso-3166-1-alpha-2';
 /** Bounds of a free-form JSON value (metadata): `{ depthMax, bytesMax }`. */
 export const jsonLimitsKeyword = 'x-json-limits';
 
@@ -21,7 +26,7 @@ function isSchemaNode(value: unknown): value is SchemaNode {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** A copy of the schema with string enums and date-times replaced by the keywords above. */
+/** A copy of the schema with string enums, date-times and country codes replaced by the keywords above. */
 export function prepareRequestSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(prepareRequestSchema);
   if (!isSchemaNode(schema)) return schema;
@@ -34,6 +39,10 @@ export function prepareRequestSchema(schema: unknown): unknown {
   if (prepared.format === 'date-time') {
     delete prepared.format;
     prepared[timestampKeyword] = true;
+  }
+  if (prepared.format === countryCodeFormat) {
+    delete prepared.format;
+    prepared[countryCodeKeyword] = true;
   }
   return prepared;
 }

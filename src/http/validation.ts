@@ -4,9 +4,11 @@ import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FastifyInstance } from 'fastify';
 import { normalizeTimestamp } from '../clock.js';
 import { validationError, type FieldError } from '../errors.js';
+import { isAssignedCountryCode } from './country-codes.js';
 import {
   canonicalEnumValue,
   caseInsensitiveEnumKeyword,
+  countryCodeKeyword,
   jsonDepthExceeds,
   jsonLimitsKeyword,
   nullAsAbsent,
@@ -56,6 +58,18 @@ const rfc3339Timestamp: KeywordValidator<boolean> = (_enabled, data, _parent, co
   return true;
 };
 
+const countryCode: KeywordValidator<boolean> = (_enabled, data, _parent, context) => {
+  if (typeof data !== 'string') return true;
+  // ASCII letters first: toUpperCase turns "ıt" into "IT" and "ß" into "SS".
+  const code = /^[A-Za-z]{2}$/.test(data) ? data.toUpperCase() : undefined;
+  if (code === undefined || !isAssignedCountryCode(code)) {
+    countryCode.errors = [keywordError('format', 'must be an assigned ISO 3166-1 alpha-2 country code, such as DE')];
+    return false;
+  }
+  if (code !== data) replaceValue(context, code);
+  return true;
+};
+
 const jsonLimits: KeywordValidator<{ depthMax: number; bytesMax: number }> = (limits, data) => {
   if (jsonDepthExceeds(data, limits.depthMax)) {
     jsonLimits.errors = [keywordError(jsonLimitsKeyword, `must not nest objects and arrays more than ${limits.depthMax} levels deep`)];
@@ -75,6 +89,7 @@ function makeAjv(options: Options): Ajv {
     ajv.addKeyword({ keyword: name, schemaType, modifying, errors: true, validate: validate as unknown as SchemaValidateFunction });
   keyword(caseInsensitiveEnumKeyword, 'array', true, caseInsensitiveEnum);
   keyword(timestampKeyword, 'boolean', true, rfc3339Timestamp);
+  keyword(countryCodeKeyword, 'boolean', true, countryCode);
   keyword(jsonLimitsKeyword, 'object', false, jsonLimits);
   return ajv;
 }

@@ -83,8 +83,8 @@ describe('end users', () => {
         expect(await storedDocument(response.json().data.id)).toEqual(identificationDocument);
       });
 
-      it('hands the known fields on normalised: the type in its listed spelling', async () => {
-        const response = await post('/end-users', individualBody({ identificationDocument: { type: 'PASSPORT', issuingCountry: 'DE', documentNumber: 'X1' } }));
+      it('hands the known fields on normalised: the type in its listed spelling, the country in upper case', async () => {
+        const response = await post('/end-users', individualBody({ identificationDocument: { type: 'PASSPORT', issuingCountry: 'de', documentNumber: 'X1' } }));
         expect(response.statusCode, response.body).toBe(201);
         expect(await storedDocument(response.json().data.id)).toEqual({ type: 'passport', issuingCountry: 'DE', documentNumber: 'X1' });
       });
@@ -248,7 +248,7 @@ describe('end users', () => {
     it.each([
       ['a company name of 201 characters', { companyName: 'C'.repeat(201) }, '/business/companyName'],
       ['a registration date that is not a date', { registrationDate: '2015-02-31' }, '/business/registrationDate'],
-      ['an incorporation country in lower case', { incorporationCountry: 'de' }, '/business/incorporationCountry'],
+      ['an incorporation country that is not assigned', { incorporationCountry: 'ZZ' }, '/business/incorporationCountry'],
       ['an unknown business type', { businessType: 'EMPIRE' }, '/business/businessType'],
       ['a website that is not a URL', { website: 'not a url' }, '/business/website'],
     ])('refuses %s with 400 naming the field', async (_label, businessOverrides, path) => {
@@ -306,7 +306,7 @@ describe('end users', () => {
     it.each([
       ['an empty body', {}],
       ['nulls alone', { firstName: null, tags: null }],
-      ['the values it has', { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', birthCountry: 'GB', tags: [], metadata: {} }],
+      ['the values it has', { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', birthCountry: 'gb', tags: [], metadata: {} }],
     ])('answers a PATCH with %s with 200 and the record unchanged, updated_at included, and emits no event', async (_label, body) => {
       const user = await createIndividual(t, alice, { birthCountry: 'GB' });
       const eventsBefore = await t.storage.db.selectFrom('outbox_events').select('id').where('customer_id', '=', alice.id).execute();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { businessBody, createFiatAccount, createIndividual, individualBody } from '../helpers/fixtures.js';
+import { address, businessBody, createFiatAccount, createIndividual, individualBody } from '../helpers/fixtures.js';
 import { createPayee, deposit, failingPaths, pay } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
@@ -73,6 +73,94 @@ describe('request input rules', () => {
       const listed = await t.request({ url: '/payees', key: alice.key });
       expect(() => new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(listed.rawPayload))).not.toThrow();
       expect(listed.json().data.map((payee: { payee_name: string }) => payee.payee_name)).toContain(name);
+    });
+  });
+
+  describe('country codes: assigned ISO 3166-1 alpha-2 codes in any case, stored and answered in upper case', () => {
+    const storedEndUser = async (id: string) =>
+      t.storage.db.selectFrom('end_users').select(['birth_country', 'nationality', 'address', 'identification_document', 'business', 'business_persons']).where('id', '=', id).executeTakeFirstOrThrow();
+
+    it('of an individual: address, birthCountry, nationality, identificationDocument.issuingCountry', async () => {
+      const response = await post('/end-users', individualBody({ address: { ...address, country: 'de' }, birthCountry: 'fr', nationality: 'It', identificationDocument: { issuingCountry: 'gb' } }));
+      expect(response.statusCode, response.body).toBe(201);
+      const row = await storedEndUser(response.json().data.id);
+      expect(row).toMatchObject({ birth_country: 'FR', nationality: 'IT' });
+      expect(JSON.parse(row.address!).country).toBe('DE');
+      expect(JSON.parse(row.identification_document!).issuingCountry).toBe('GB');
+    });
+
+    it('of an individual on PATCH', async () => {
+      const user = await createIndividual(t, alice);
+      const response = await t.request({ method: 'PATCH', url: `/end-users/${user.id}`, key: alice.key, csrf: true, body: { birthCountry: 'at', nationality: 'ch' } });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(await storedEndUser(user.id)).toMatchObject({ birth_country: 'AT', nationality: 'CH' });
+    });
+
+    it('of a business and its persons, incorporation_country answered in upper case', async () => {
+      const body = businessBody({}, { incorporationCountry: 'de', registeredAddress: { ...address, country: 'de' }, tradingAddress: { ...address, country: 'nl' } });
+      const person = (body.businessPersons as Array<{ person: Record<string, unknown> }>)[0]!.person;
+      Object.assign(person, { birthCountry: 'pl', nationality: 'cz', address: { ...address, country: 'lu' } });
+      const response = await post('/end-users/businesses', body);
+      expect(response.statusCode, response.body).toBe(201);
+      expect(response.json().data.incorporation_country).toBe('DE');
+      const row = await storedEndUser(response.json().data.id);
+      const business = JSON.parse(row.business!);
+      expect([business.incorporationCountry, business.registeredAddress.country, business.tradingAddress.country]).toEqual(['DE', 'DE', 'NL']);
+      expect(JSON.parse(row.business_persons!)[0].person).toMatchObject({ birthCountry: 'PL', nationality: 'CZ', address: { country: 'LU' } });
+    });
+
+    it('of a payee: address.country_code and the bank addresses', async () => {
+      const response = await post(
+        '/payees',
+        payeeBody({
+          address: { line1: '1 Rue', city: 'Paris', country: 'fr' },
+          bankDetails: { iban: 'DE89370400440532013000', bankAddressCountry: 'de', intermediaryBankAddressCountry: 'xk', intermediaryBankName: 'Relay Bank' },
+        }),
+      );
+      expect(response.statusCode, response.body).toBe(201);
+      const payee = response.json().data;
+      expect(payee.country_code).toBe('FR');
+      expect(payee.bank_address.country_code).toBe('DE');
+      expect(payee.intermediary_bank.country_code).toBe('XK');
+    });
+
+    const codesRefused = ['XX', 'zz', 'EU', 'UK', 'D', 'DEU', 'ıt', 'd1'];
+    const countryFields: Array<{ label: string; send: (code: string) => Promise<{ statusCode: number; json(): any }>; path: string }> = [
+      { label: 'end-user address', send: (code) => post('/end-users', individualBody({ address: { ...address, country: code } })), path: '/address/country' },
+      { label: 'birthCountry', send: (code) => post('/end-users', individualBody({ birthCountry: code })), path: '/birthCountry' },
+      { label: 'nationality', send: (code) => post('/end-users', individualBody({ nationality: code })), path: '/nationality' },
+      { label: 'identification document', send: (code) => post('/end-users', individualBody({ identificationDocument: { issuingCountry: code } })), path: '/identificationDocument/issuingCountry' },
+      { label: 'incorporationCountry', send: (code) => post('/end-users/businesses', businessBody({}, { incorporationCountry: code })), path: '/business/incorporationCountry' },
+      { label: 'trading address', send: (code) => post('/end-users/businesses', businessBody({}, { tradingAddress: { ...address, country: code } })), path: '/business/tradingAddress/country' },
+      {
+        label: 'business person nationality',
+        send: (code) => {
+          const body = businessBody();
+          Object.assign((body.businessPersons as Array<{ person: Record<string, unknown> }>)[0]!.person, { nationality: code });
+          return post('/end-users/businesses', body);
+        },
+        path: '/businessPersons/0/person/nationality',
+      },
+      { label: 'payee address', send: (code) => post('/payees', payeeBody({ address: { line1: '1 Rue', city: 'Paris', country: code } })), path: '/address/country' },
+      { label: 'payee bank address', send: (code) => post('/payees', payeeBody({ bankDetails: { iban: 'DE89370400440532013000', bankAddressCountry: code } })), path: '/bankDetails/bankAddressCountry' },
+    ];
+
+    it.each(codesRefused)('refuses %s on every country field with 400 naming the field, and stores nothing', async (code) => {
+      const before = { payees: await count('payees'), endUsers: await count('end_users') };
+      for (const field of countryFields) {
+        const response = await field.send(code);
+        expect(response.statusCode, `${field.label}: ${JSON.stringify(response.json())}`).toBe(400);
+        expect(failingPaths(response), field.label).toEqual([field.path]);
+      }
+      const user = await createIndividual(t, alice);
+      const patched = await t.request({ method: 'PATCH', url: `/end-users/${user.id}`, key: alice.key, csrf: true, body: { birthCountry: code } });
+      expect(failingPaths(patched)).toEqual(['/birthCountry']);
+      expect({ payees: await count('payees'), endUsers: await count('end_users') }).toEqual({ ...before, endUsers: before.endUsers + 1 });
+    });
+
+    it('says what it takes', async () => {
+      const response = await post('/end-users', individualBody({ birthCountry: 'XX' }));
+      expect(response.json().error.details.fields).toEqual([{ location: 'body', path: '/birthCountry', reason: 'must be an assigned ISO 3166-1 alpha-2 country code, such as DE' }]);
     });
   });
 

@@ -1,12 +1,11 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import * as limits from '../../config/limits.js';
 import { jsonLimitsKeyword } from '../../http/request-schema.js';
-import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { CountryCode, Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Spec §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
 
 export const datePattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
-export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2' });
 const DateString = Type.String({ pattern: datePattern, description: 'YYYY-MM-DD, a real calendar date' });
 const Email = Type.String({ format: 'email', maxLength: limits.emailLengthMax });
 const Text = (maxLength: number, minLength = 1) => Type.String({ minLength, maxLength });
