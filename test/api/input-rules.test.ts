@@ -66,13 +66,110 @@ describe('request input rules', () => {
       expect(response.json().error.details.fields[0]).toMatchObject({ location: 'query', path: '/status' });
     });
 
-    it('accepts tab, CR and LF, astral characters and a correctly paired surrogate, and lists them back as JSON any decoder reads', async () => {
+    it('accepts tab, astral characters and a correctly paired surrogate, and lists them back as JSON any decoder reads', async () => {
       const name = 'Zoë 𝔘nicode\tcafé';
-      const created = await post('/payees', payeeBody({ name, address: { line1: 'Line one\r\nline two', city: 'Berlin', country: 'DE' } }));
+      const created = await post('/payees', payeeBody({ name, address: { line1: 'Line one\tline two', city: 'Berlin', country: 'DE' } }));
       expect(created.statusCode, created.body).toBe(201);
       const listed = await t.request({ url: '/payees', key: alice.key });
       expect(() => new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(listed.rawPayload))).not.toThrow();
       expect(listed.json().data.map((payee: { payee_name: string }) => payee.payee_name)).toContain(name);
+    });
+  });
+
+  describe('text fields: a single line of visible characters', () => {
+    // One field per kind of text, across endpoints: names, addresses, references, file names, descriptions, tags.
+    const fields: Array<{ label: string; send: (text: string) => Promise<{ statusCode: number; json(): any }>; path: string }> = [
+      { label: 'payee name', send: (text) => post('/payees', payeeBody({ name: `Eve ${text}` })), path: '/name' },
+      { label: 'payee address line', send: (text) => post('/payees', payeeBody({ address: { line1: `1 Main ${text}`, city: 'Berlin', country: 'DE' } })), path: '/address/line1' },
+      { label: 'payee bank name', send: (text) => post('/payees', payeeBody({ bankDetails: { iban: 'DE89370400440532013000', bankName: `Bank ${text}` } })), path: '/bankDetails/bankName' },
+      { label: 'end-user first name', send: (text) => post('/end-users', individualBody({ firstName: `Ada${text}` })), path: '/firstName' },
+      { label: 'end-user tag', send: (text) => post('/end-users', individualBody({ tags: [`vip${text}`] })), path: '/tags/0' },
+      { label: 'end-user report file name', send: (text) => post('/end-users', individualBody({ kycReportFilename: `report${text}.pdf` })), path: '/kycReportFilename' },
+      { label: 'business company name', send: (text) => post('/end-users/businesses', businessBody({}, { companyName: `Engines ${text} Ltd` })), path: '/business/companyName' },
+      {
+        label: 'document file name',
+        send: (text) => post('/documents', { endUserId: '0d4c8f8e-2b7a-4c1e-9f3d-5a6b7c8d9e0f', documentType: 'identity', fileName: `scan${text}gnp.pdf`, fileData: 'JVBERi0=', mimeType: 'application/pdf' }),
+        path: '/fileName',
+      },
+      { label: 'webhook description', send: (text) => post('/webhooks', webhookBody(`Ledger ${text} sync`)), path: '/description' },
+      { label: 'fiat account name', send: (text) => post('/fiat-accounts', { accountName: `Main ${text}`, currency: 'EUR' }), path: '/accountName' },
+      { label: 'wallet display name', send: (text) => post('/wallets', { displayName: `Treasury ${text}` }), path: '/displayName' },
+    ];
+    const characters: Array<[string, string, string]> = [
+      ['LF', '\n', 'a line break'],
+      ['CR', '\r', 'a line break'],
+      ['CR LF', '\r\n', 'a line break'],
+      ['NEL (U+0085)', '\u0085', 'a line break'],
+      ['LINE SEPARATOR (U+2028)', '\u2028', 'a line break'],
+      ['PARAGRAPH SEPARATOR (U+2029)', '\u2029', 'a line break'],
+      ['RIGHT-TO-LEFT OVERRIDE (U+202E)', '\u202E', 'a bidirectional control character'],
+      ['LEFT-TO-RIGHT EMBEDDING (U+202A)', '\u202A', 'a bidirectional control character'],
+      ['RIGHT-TO-LEFT ISOLATE (U+2067)', '\u2067', 'a bidirectional control character'],
+      ['POP DIRECTIONAL ISOLATE (U+2069)', '\u2069', 'a bidirectional control character'],
+      ['LEFT-TO-RIGHT MARK (U+200E)', '\u200E', 'a bidirectional control character'],
+      ['RIGHT-TO-LEFT MARK (U+200F)', '\u200F', 'a bidirectional control character'],
+      ['ARABIC LETTER MARK (U+061C)', '\u061C', 'a bidirectional control character'],
+      ['ZERO WIDTH SPACE (U+200B)', '\u200B', 'an invisible character'],
+      ['WORD JOINER (U+2060)', '\u2060', 'an invisible character'],
+      ['BOM / ZERO WIDTH NO-BREAK SPACE (U+FEFF)', '\uFEFF', 'an invisible character'],
+      ['ZERO WIDTH JOINER between Latin letters (U+200D)', 'a\u200Db', 'zero-width joiner'],
+      ['ZERO WIDTH NON-JOINER between Latin letters (U+200C)', 'a\u200Cb', 'zero-width joiner'],
+    ];
+
+    it.each(characters)('refuses %s in every kind of text field with 400 naming the field, and stores nothing', async (_label, text, kind) => {
+      const before = { payees: await count('payees'), endUsers: await count('end_users'), accounts: await count('fiat_accounts') };
+      for (const field of fields) {
+        const response = await field.send(text);
+        expect(response.statusCode, `${field.label}: ${JSON.stringify(response.json())}`).toBe(400);
+        expect(response.json().error.code).toBe('VALIDATION_ERROR');
+        const failure = (response.json().error.details.fields as Array<{ path: string; reason: string }>).find((entry) => entry.path === field.path);
+        expect(failure?.reason, field.label).toContain(kind);
+      }
+      expect({ payees: await count('payees'), endUsers: await count('end_users'), accounts: await count('fiat_accounts') }).toEqual(before);
+    });
+
+    it('names the character it refuses', async () => {
+      const response = await post('/payees', payeeBody({ name: 'invoice\u202Efdp.exe' }));
+      expect(response.json().error.details.fields).toEqual([
+        { location: 'body', path: '/name', reason: 'must not contain U+202E (a bidirectional control character): text fields are a single line of visible characters' },
+      ]);
+    });
+
+    it('refuses them on PATCH too: an end user and a webhook description', async () => {
+      const user = await createIndividual(t, alice);
+      const patchedUser = await t.request({ method: 'PATCH', url: `/end-users/${user.id}`, key: alice.key, csrf: true, body: { lastName: 'Love\nlace' } });
+      expect(patchedUser.statusCode).toBe(400);
+      expect(failingPaths(patchedUser)).toEqual(['/lastName']);
+      const hook = await post('/webhooks', webhookBody('Ledger sync'));
+      expect(hook.statusCode, hook.body).toBe(201);
+      const patchedHook = await t.request({ method: 'PATCH', url: `/webhooks/${hook.json().data.id}`, key: alice.key, csrf: true, body: { description: 'Ledger\u200B sync' } });
+      expect(patchedHook.statusCode).toBe(400);
+      expect(failingPaths(patchedHook)).toEqual(['/description']);
+      expect((await t.request({ url: `/webhooks/${hook.json().data.id}`, key: alice.key })).json().data.description).toBe('Ledger sync');
+    });
+
+    it.each([
+      ['Arabic', 'محمد عبد الله'],
+      ['Hebrew', 'דוד לוי'],
+      ['Persian with its ZERO WIDTH NON-JOINER', 'می\u200Cخواهم'],
+      ['Devanagari with a ZERO WIDTH JOINER after the virama', 'क्\u200Dष'],
+      ['emoji ZWJ sequences', 'Ada 👩\u200D💻 🏳️\u200D🌈 👩🏽\u200D💻'],
+      ['tabs, accents and astral letters', 'Zoë\t𝔘nicode café'],
+    ])('accepts %s and answers it as sent', async (_label, name) => {
+      const payee = await post('/payees', payeeBody({ name }));
+      expect(payee.statusCode, payee.body).toBe(201);
+      expect(payee.json().data.payee_name).toBe(name);
+      const user = await post('/end-users', individualBody({ firstName: name }));
+      expect(user.statusCode, user.body).toBe(201);
+      expect(user.json().data.first_name).toBe(name);
+    });
+
+    it('keeps free-form JSON as sent: metadata values may hold several lines and any visible or invisible character', async () => {
+      const metadata = { note: 'first line\nsecond line', label: 'a\u202Eb\u200Bc' };
+      const response = await post('/end-users', individualBody({ metadata }));
+      expect(response.statusCode, response.body).toBe(201);
+      const row = await t.storage.db.selectFrom('end_users').select('metadata').where('id', '=', response.json().data.id).executeTakeFirstOrThrow();
+      expect(JSON.parse(row.metadata)).toEqual(metadata);
     });
   });
 

@@ -115,7 +115,7 @@ const ReverseSolicitationAttestation = OpenObject(
   'Checked when present: accepted (boolean), acceptedAt (timestamp), disclosureVersion (1-50)',
 );
 
-const Report = Type.String({ minLength: 1, maxLength: limits.reportLengthMax, description: 'base64 of the report file' });
+const Report = Type.String({ minLength: 1, maxLength: limits.reportLengthMax, contentEncoding: 'base64', description: 'base64 of the report file' });
 const ReportFileName = Type.String({ minLength: 1, maxLength: limits.reportFileNameLengthMax });
 
 const commonOptional = {
