@@ -87,6 +87,14 @@ export const metadataKeysMax = 50;
 export const metadataKeyLengthMax = 40;
 export const metadataDepthMax = 5;
 export const metadataBytesMax = 16 * 1024;
+/**
+ * identificationDocument and reverseSolicitationAttestation, whose inner fields spec §4 does not show: any JSON
+ * object with at most 50 members, nested at most 5 levels, at most 4 KiB as JSON (documents themselves go to
+ * POST /documents).
+ */
+export const openObjectKeysMax = 50;
+export const openObjectDepthMax = 5;
+export const openObjectBytesMax = 4 * 1024;
 export const companyNameLengthMax = 200;
 export const registrationNumberLengthMax = 100;
 export const websiteLengthMax = 255;

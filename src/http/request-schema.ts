@@ -6,12 +6,20 @@
  * - an enum of strings matches regardless of case and hands the service its canonical spelling
  *   (`"DIRECTOR"` → `"director"`, `"eur"` → `"EUR"`);
  * - a `date-time` is any RFC 3339 timestamp and reaches the service as UTC with milliseconds (spec §2);
+ * - a country code (format `iso-3166-1-alpha-2`) is an assigned code in any case and reaches the service in upper
+ *   case (`"de"` → `"DE"`);
+ * - every string is single-line text (text-hygiene.ts), except base64 content (`contentEncoding: "base64"`), whose
+ *   layout allows line breaks; free-form JSON (metadata) declares no strings, so it is stored as sent;
  * - an optional property sent as `null` is taken as absent (records answer `null` for absent values, and clients
  *   that round-trip a record send them back), unless the schema itself allows `null`.
  */
 
 export const caseInsensitiveEnumKeyword = 'caseInsensitiveEnum';
 export const timestampKeyword = 'rfc3339Timestamp';
+export const countryCodeKeyword = 'isoCountryCode';
+export const singleLineKeyword = 'singleLineText';
+/** The format route schemas give a country field; the OpenAPI document shows it as is. */
+export const countryCodeFormat = 'iso-3166-1-alpha-2';
 /** Bounds of a free-form JSON value (metadata): `{ depthMax, bytesMax }`. */
 export const jsonLimitsKeyword = 'x-json-limits';
 
@@ -21,7 +29,11 @@ function isSchemaNode(value: unknown): value is SchemaNode {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** A copy of the schema with string enums and date-times replaced by the keywords above. */
+function declaresString(schema: SchemaNode): boolean {
+  return schema.type === 'string' || (Array.isArray(schema.type) && schema.type.includes('string'));
+}
+
+/** A copy of the schema with string enums, date-times and country codes replaced by the keywords above, and every string single-line. */
 export function prepareRequestSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(prepareRequestSchema);
   if (!isSchemaNode(schema)) return schema;
@@ -35,6 +47,11 @@ export function prepareRequestSchema(schema: unknown): unknown {
     delete prepared.format;
     prepared[timestampKeyword] = true;
   }
+  if (prepared.format === countryCodeFormat) {
+    delete prepared.format;
+    prepared[countryCodeKeyword] = true;
+  }
+  if (declaresString(prepared) && prepared.contentEncoding !== 'base64') prepared[singleLineKeyword] = true;
   return prepared;
 }
 

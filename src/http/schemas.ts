@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { errorStatusByCode, type ErrorCode } from '../errors.js';
+import { countryCodeFormat } from './request-schema.js';
 
 /** Schema primitives shared by every route; TypeBox is the one source of validation, types and OpenAPI. */
 
@@ -10,6 +11,17 @@ export const Uuid = Type.String({
   description: 'UUID',
 });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp with milliseconds' });
+
+/**
+ * Every country field of every body: an assigned ISO 3166-1 alpha-2 code (country-codes.ts) in any case, handed to
+ * the service, stored and answered in upper case (docs/decisions/0005-request-input-rules.md).
+ */
+export const CountryCode = Type.String({
+  minLength: 2,
+  maxLength: 2,
+  format: countryCodeFormat,
+  description: 'An assigned ISO 3166-1 alpha-2 country code, any case (de is DE); stored and answered in upper case',
+});
 
 export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });

@@ -1,9 +1,17 @@
 /**
- * Strings a request may carry (docs/decisions/0005-request-input-rules.md): well-formed Unicode without C0 control
- * characters other than tab, CR and LF. A NUL cannot be stored in a PostgreSQL text column (it answered 500 there
- * and was stored on SQLite), and a lone UTF-16 surrogate cannot be encoded as UTF-8, so one accepted value broke
- * every later list response for strict JSON decoders. Checked at the edge for every part of every request, keys of
- * objects included, so both databases give the same answer.
+ * Strings a request may carry (docs/decisions/0005-request-input-rules.md), two rules:
+ *
+ * - Every string, keys of objects and free-form JSON included: well-formed Unicode without C0 control characters
+ *   other than tab, CR and LF. A NUL cannot be stored in a PostgreSQL text column (it answered 500 there and was
+ *   stored on SQLite), and a lone UTF-16 surrogate cannot be encoded as UTF-8, so one accepted value broke every
+ *   later list response for strict JSON decoders. Checked for every part of every request, so both databases give
+ *   the same answer.
+ * - Every string field a request schema declares (names, references, descriptions, file names, addresses…) is also
+ *   single-line visible text: no line breaks, no bidirectional controls, no invisible characters. These values end
+ *   up in lists, statements, dashboards and Content-Disposition headers, where a right-to-left override shows
+ *   "photo" U+202E "gpj.exe" as "photoexe.jpg", a zero-width space makes two names look alike, and a CR/LF in a file
+ *   name starts a new header line. The schema keyword of validation.ts applies it (request-schema.ts marks the
+ *   strings).
  */
 
 // One character class each: the scan runs over report strings of several megabytes.
@@ -23,6 +31,38 @@ const loneSurrogateText = 'a lone UTF-16 surrogate (not well-formed Unicode)';
 function problemOf(text: string): string | undefined {
   if (controlCharacter.test(text)) return controlCharacterText;
   if (loneSurrogate.test(text)) return loneSurrogateText;
+  return undefined;
+}
+
+/** Characters a single-line field may not carry, checked in one scan; joiners are looked at more closely. */
+const notSingleLine = /[\n\r\u0085\u061C\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF]/g;
+const lineBreak = /[\n\r\u0085\u2028\u2029]/;
+const bidirectionalControl = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const joiner = /[\u200C\u200D]/;
+/**
+ * ZERO WIDTH (NON-)JOINER where writing needs it: between letters or marks of scripts that shape with it (Persian
+ * and other Arabic-script languages, the Indic scripts) and inside emoji sequences (👩‍💻, 🏳️‍🌈). Latin, Greek and
+ * Cyrillic never need one, and between their letters it only makes "admin" and "ad\u200Dmin" look alike.
+ */
+const joinable = '(?![\\p{Script=Latin}\\p{Script=Greek}\\p{Script=Cyrillic}])[\\p{L}\\p{M}\\p{Extended_Pictographic}\\p{Emoji_Modifier}]';
+const joinerInWord = new RegExp(`(?<=${joinable})[\\u200C\\u200D](?=${joinable})`, 'uy');
+
+function codePointName(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** Why `text` is not single-line visible text, as a reason; undefined when it is. */
+export function singleLineProblem(text: string): string | undefined {
+  for (const match of text.matchAll(notSingleLine)) {
+    const character = match[0];
+    if (joiner.test(character)) {
+      joinerInWord.lastIndex = match.index;
+      if (joinerInWord.test(text)) continue;
+      return `must not contain ${codePointName(character)} (a zero-width joiner or non-joiner) outside an emoji sequence or a word of a script that is written with it`;
+    }
+    const kind = lineBreak.test(character) ? 'a line break' : bidirectionalControl.test(character) ? 'a bidirectional control character' : 'an invisible character';
+    return `must not contain ${codePointName(character)} (${kind}): text fields are a single line of visible characters`;
+  }
   return undefined;
 }
 

@@ -4,16 +4,19 @@ import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FastifyInstance } from 'fastify';
 import { normalizeTimestamp } from '../clock.js';
 import { validationError, type FieldError } from '../errors.js';
+import { isAssignedCountryCode } from './country-codes.js';
 import {
   canonicalEnumValue,
   caseInsensitiveEnumKeyword,
+  countryCodeKeyword,
   jsonDepthExceeds,
   jsonLimitsKeyword,
   nullAsAbsent,
   prepareRequestSchema,
+  singleLineKeyword,
   timestampKeyword,
 } from './request-schema.js';
-import { textProblems } from './text-hygiene.js';
+import { singleLineProblem, textProblems } from './text-hygiene.js';
 
 /** Where a modifying keyword writes the value it normalised. */
 interface DataContext {
@@ -56,6 +59,26 @@ const rfc3339Timestamp: KeywordValidator<boolean> = (_enabled, data, _parent, co
   return true;
 };
 
+const countryCode: KeywordValidator<boolean> = (_enabled, data, _parent, context) => {
+  if (typeof data !== 'string') return true;
+  // ASCII letters first: toUpperCase turns "ıt" into "IT" and "ß" into "SS".
+  const code = /^[A-Za-z]{2}$/.test(data) ? data.toUpperCase() : undefined;
+  if (code === undefined || !isAssignedCountryCode(code)) {
+    countryCode.errors = [keywordError('format', 'must be an assigned ISO 3166-1 alpha-2 country code, such as DE')];
+    return false;
+  }
+  if (code !== data) replaceValue(context, code);
+  return true;
+};
+
+const singleLine: KeywordValidator<boolean> = (_enabled, data) => {
+  if (typeof data !== 'string') return true;
+  const problem = singleLineProblem(data);
+  if (problem === undefined) return true;
+  singleLine.errors = [keywordError(singleLineKeyword, problem)];
+  return false;
+};
+
 const jsonLimits: KeywordValidator<{ depthMax: number; bytesMax: number }> = (limits, data) => {
   if (jsonDepthExceeds(data, limits.depthMax)) {
     jsonLimits.errors = [keywordError(jsonLimitsKeyword, `must not nest objects and arrays more than ${limits.depthMax} levels deep`)];
@@ -75,6 +98,8 @@ function makeAjv(options: Options): Ajv {
     ajv.addKeyword({ keyword: name, schemaType, modifying, errors: true, validate: validate as unknown as SchemaValidateFunction });
   keyword(caseInsensitiveEnumKeyword, 'array', true, caseInsensitiveEnum);
   keyword(timestampKeyword, 'boolean', true, rfc3339Timestamp);
+  keyword(countryCodeKeyword, 'boolean', true, countryCode);
+  keyword(singleLineKeyword, 'boolean', false, singleLine);
   keyword(jsonLimitsKeyword, 'object', false, jsonLimits);
   return ajv;
 }
@@ -91,7 +116,8 @@ interface RequestValidator {
  * parameters are dropped rather than refused on every route (cache busters such as `_=123`; removeAdditional only
  * acts where `additionalProperties: false` is declared, which no headers schema does). Every part first passes the
  * text rules of text-hygiene.ts; then optional nulls are dropped and the schema, prepared by request-schema.ts, is
- * checked. allErrors lets one response list every failing field.
+ * checked, the single-line rule for the strings it declares included. allErrors lets one response list every
+ * failing field.
  */
 export function installValidators(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));

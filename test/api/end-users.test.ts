@@ -69,6 +69,53 @@ describe('end users', () => {
       expect(user.disclosure_version).toBe('2.1');
     });
 
+    describe('identificationDocument and reverseSolicitationAttestation: any object within bounds, known fields checked', () => {
+      const storedDocument = async (id: string) =>
+        JSON.parse((await t.storage.db.selectFrom('end_users').select('identification_document').where('id', '=', id).executeTakeFirstOrThrow()).identification_document ?? 'null');
+
+      it.each([
+        ['a shape of its own', { documentType: 'PASSPORT', documentNumber: 'X1' }],
+        ['its own fields beside the known ones, nested values and nulls included', { type: 'passport', number: 'X1', mrz: { line1: 'P<D<<LOVELACE', checked: true }, scans: [1, 2], note: null }],
+        ['an empty object', {}],
+      ])('stores %s as sent', async (_label, identificationDocument) => {
+        const response = await post('/end-users', individualBody({ identificationDocument }));
+        expect(response.statusCode, response.body).toBe(201);
+        expect(await storedDocument(response.json().data.id)).toEqual(identificationDocument);
+      });
+
+      it('hands the known fields on normalised: the type in its listed spelling, the country in upper case', async () => {
+        const response = await post('/end-users', individualBody({ identificationDocument: { type: 'PASSPORT', issuingCountry: 'de', documentNumber: 'X1' } }));
+        expect(response.statusCode, response.body).toBe(201);
+        expect(await storedDocument(response.json().data.id)).toEqual({ type: 'passport', issuingCountry: 'DE', documentNumber: 'X1' });
+      });
+
+      it.each([
+        ['a number that is not a string', { identificationDocument: { number: 123 } }, '/identificationDocument/number'],
+        ['an unknown type', { identificationDocument: { type: 'visa' } }, '/identificationDocument/type'],
+        ['an expiry that is not a real date', { identificationDocument: { documentType: 'PASSPORT', expiryDate: '2030-02-30' } }, '/identificationDocument/expiryDate'],
+        ['an issue date in the future', { identificationDocument: { issueDate: '2999-01-01' } }, '/identificationDocument/issueDate'],
+        ['an object over 4 KiB', { identificationDocument: { scan: 'x'.repeat(4 * 1024) } }, '/identificationDocument'],
+        ['51 members', { identificationDocument: Object.fromEntries(Array.from({ length: 51 }, (_, index) => [`k${index}`, index])) }, '/identificationDocument'],
+        ['6 levels of nesting', { identificationDocument: { a: { b: { c: { d: { e: { f: 1 } } } } } } }, '/identificationDocument'],
+        ['an array', { identificationDocument: ['passport'] }, '/identificationDocument'],
+        ['an attestation accepted as a string', { reverseSolicitationAttestation: { accepted: 'yes' } }, '/reverseSolicitationAttestation/accepted'],
+        ['an attestation time that is not a timestamp', { reverseSolicitationAttestation: { accepted: true, acceptedAt: 'yesterday' } }, '/reverseSolicitationAttestation/acceptedAt'],
+      ])('refuses %s with 400 naming it, and stores nothing', async (_label, overrides, path) => {
+        const before = (await t.request({ url: '/end-users', key: alice.key })).json().data.length;
+        expectFieldError(await post('/end-users', individualBody(overrides)), path);
+        expect((await t.request({ url: '/end-users', key: alice.key })).json().data.length).toBe(before);
+      });
+
+      it('takes an attestation of its own shape: stored fields beyond the known ones do not change what the record says', async () => {
+        const response = await post('/end-users', individualBody({ reverseSolicitationAttestation: { accepted: true, channel: 'web', evidence: { ip: '192.0.2.1' } } }));
+        expect(response.statusCode, response.body).toBe(201);
+        expect(response.json().data).toMatchObject({ reverse_solicitation: { required: true, accepted: true }, disclosure_version: '1.0' });
+        const without = await post('/end-users', individualBody({ reverseSolicitationAttestation: { channel: 'web' } }));
+        expect(without.statusCode, without.body).toBe(201);
+        expect(without.json().data).toMatchObject({ reverse_solicitation: { required: true, accepted: false }, disclosure_accepted_at: null });
+      });
+    });
+
     it.each([
       ['firstName of 1 and lastName of 100 characters', { firstName: 'A', lastName: 'L'.repeat(100) }],
       ['an email of 255 characters', { email: `${'a'.repeat(243)}@example.com` }],
@@ -201,7 +248,7 @@ describe('end users', () => {
     it.each([
       ['a company name of 201 characters', { companyName: 'C'.repeat(201) }, '/business/companyName'],
       ['a registration date that is not a date', { registrationDate: '2015-02-31' }, '/business/registrationDate'],
-      ['an incorporation country in lower case', { incorporationCountry: 'de' }, '/business/incorporationCountry'],
+      ['an incorporation country that is not assigned', { incorporationCountry: 'ZZ' }, '/business/incorporationCountry'],
       ['an unknown business type', { businessType: 'EMPIRE' }, '/business/businessType'],
       ['a website that is not a URL', { website: 'not a url' }, '/business/website'],
     ])('refuses %s with 400 naming the field', async (_label, businessOverrides, path) => {
@@ -257,7 +304,21 @@ describe('end users', () => {
     });
 
     it.each([
-      ['an empty body', {}, ''],
+      ['an empty body', {}],
+      ['nulls alone', { firstName: null, tags: null }],
+      ['the values it has', { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', birthCountry: 'gb', tags: [], metadata: {} }],
+    ])('answers a PATCH with %s with 200 and the record unchanged, updated_at included, and emits no event', async (_label, body) => {
+      const user = await createIndividual(t, alice, { birthCountry: 'GB' });
+      const eventsBefore = await t.storage.db.selectFrom('outbox_events').select('id').where('customer_id', '=', alice.id).execute();
+      t.clock.advance(1000);
+      const response = await patch(user.id, body);
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json().data).toEqual(user);
+      expect((await t.request({ url: `/end-users/${user.id}`, key: alice.key })).json().data).toEqual(user);
+      expect(await t.storage.db.selectFrom('outbox_events').select('id').where('customer_id', '=', alice.id).execute()).toEqual(eventsBefore);
+    });
+
+    it.each([
       ['a firstName of 101 characters', { firstName: 'x'.repeat(101) }, '/firstName'],
       ['an impossible dob', { dob: '2001-02-29' }, '/dob'],
       ['21 tags', { tags: Array.from({ length: 21 }, (_, index) => `t${index}`) }, '/tags'],

@@ -68,8 +68,9 @@ describe('error envelope and catalogue (spec §7)', () => {
       expect(await accountCount()).toBe(before);
     });
 
-    it('refuses an empty body declared as JSON with INVALID_JSON', async () => {
-      expectEnvelope(await post('', 'application/json'), 400, 'INVALID_JSON');
+    it('reads an empty body declared as JSON as {}: VALIDATION_ERROR naming the required fields', async () => {
+      const error = expectEnvelope(await post('', 'application/json'), 400, 'VALIDATION_ERROR');
+      expect((error.details.fields as FieldError[]).map((field) => field.path).sort()).toEqual(['/accountName', '/currency']);
     });
 
     it('refuses a body that smuggles __proto__ or constructor.prototype, writing nothing', async () => {

@@ -188,6 +188,8 @@ describe('hosted onboarding page (sandbox)', () => {
     ['a type the API does not take', { name: 'notes.txt', type: 'text/plain', bytes: Buffer.from('hello') }, 'File type: must be one of application/pdf, image/jpeg, image/png'],
     ['content that is not of its declared type', { name: 'fake.png', type: 'image/png', bytes: Buffer.from('GIF89a not a png at all') }, 'File: content is not a PDF, JPEG or PNG file'],
     ['a PDF declared as a JPEG', { name: 'scan.jpg', type: 'image/jpeg', bytes: pdfFile }, 'File: content is application/pdf, not image/jpeg'],
+    ['a file name that displays backwards (U+202E)', { name: 'scan\u202Egnp.pdf', type: 'application/pdf', bytes: pdfFile }, 'File name: must not contain U+202E (a bidirectional control character)'],
+    ['a file name with a zero-width space', { name: 'pass\u200Bport.png', type: 'image/png', bytes: pngFile }, 'File name: must not contain U+200B (an invisible character)'],
   ])('refuses %s with 400, says why on the page, and stores nothing', async (_case, file, problem) => {
     const user = await hostedEndUser(t, alice);
     const before = await storedFilePaths(t, alice.id);

@@ -1,12 +1,11 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import * as limits from '../../config/limits.js';
 import { jsonLimitsKeyword } from '../../http/request-schema.js';
-import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { CountryCode, Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Spec §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
 
 export const datePattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
-export const CountryCode = Type.String({ pattern: '^[A-Z]{2}$', minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2' });
 const DateString = Type.String({ pattern: datePattern, description: 'YYYY-MM-DD, a real calendar date' });
 const Email = Type.String({ format: 'email', maxLength: limits.emailLengthMax });
 const Text = (maxLength: number, minLength = 1) => Type.String({ minLength, maxLength });
@@ -81,27 +80,42 @@ const LinkedCryptoWallet = Type.Object(
 );
 const LinkedCryptoWallets = Type.Array(LinkedCryptoWallet, { maxItems: limits.linkedCryptoWalletsMax });
 
-const IdentificationDocument = Type.Object(
+/**
+ * Spec §4 shows no inner fields of identificationDocument and reverseSolicitationAttestation: any JSON object within
+ * bounds, whose fields listed here are checked when present; any other member is free-form and stored as sent.
+ */
+function OpenObject<T extends Record<string, TSchema>>(known: T, description: string) {
+  return Type.Object(known, {
+    additionalProperties: true,
+    maxProperties: limits.openObjectKeysMax,
+    [jsonLimitsKeyword]: { depthMax: limits.openObjectDepthMax, bytesMax: limits.openObjectBytesMax },
+    description:
+      `${description}. Any other member is stored as sent. At most ${limits.openObjectKeysMax} members, nested at most ` +
+      `${limits.openObjectDepthMax} levels deep (the object itself counts), at most ${limits.openObjectBytesMax} bytes as JSON`,
+  });
+}
+
+const IdentificationDocument = OpenObject(
   {
-    type: StringEnum(identificationDocumentTypes),
-    number: Text(100),
+    type: Type.Optional(StringEnum(identificationDocumentTypes)),
+    number: Type.Optional(Text(100)),
     issuingCountry: Type.Optional(CountryCode),
     issueDate: Type.Optional(DateString),
     expiryDate: Type.Optional(DateString),
   },
-  { additionalProperties: false },
+  'Checked when present: type, number (1-100), issuingCountry, issueDate and expiryDate (real dates)',
 );
 
-const ReverseSolicitationAttestation = Type.Object(
+const ReverseSolicitationAttestation = OpenObject(
   {
-    accepted: Type.Boolean(),
+    accepted: Type.Optional(Type.Boolean({ description: 'Absent: not accepted' })),
     acceptedAt: Type.Optional(Timestamp),
     disclosureVersion: Type.Optional(Text(50)),
   },
-  { additionalProperties: false },
+  'Checked when present: accepted (boolean), acceptedAt (timestamp), disclosureVersion (1-50)',
 );
 
-const Report = Type.String({ minLength: 1, maxLength: limits.reportLengthMax, description: 'base64 of the report file' });
+const Report = Type.String({ minLength: 1, maxLength: limits.reportLengthMax, contentEncoding: 'base64', description: 'base64 of the report file' });
 const ReportFileName = Type.String({ minLength: 1, maxLength: limits.reportFileNameLengthMax });
 
 const commonOptional = {
@@ -199,7 +213,7 @@ export const CreateBusinessBody = Type.Object(
 );
 export type CreateBusinessInput = Static<typeof CreateBusinessBody>;
 
-/** Spec §4 PATCH /end-users/{endUserId}: the listed fields, with the creation constraints; at least one. */
+/** Spec §4 PATCH /end-users/{endUserId}: the listed fields, with the creation constraints; none given changes nothing. */
 export const UpdateEndUserBody = Type.Object(
   {
     firstName: Type.Optional(Text(limits.personNameLengthMax)),
@@ -216,7 +230,7 @@ export const UpdateEndUserBody = Type.Object(
     metadata: Type.Optional(Metadata),
     linkedCryptoWallets: Type.Optional(LinkedCryptoWallets),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 export type UpdateEndUserInput = Static<typeof UpdateEndUserBody>;
 

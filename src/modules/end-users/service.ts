@@ -185,20 +185,24 @@ export class EndUserService {
     errors.push(...dateErrors([['/dob', input.dob]], today, new Set(['/dob'])));
     if (errors.length > 0) throw validationError(errors);
 
-    const changes: Partial<EndUserRow> = { updated_at: this.clock.now().toISOString() };
-    if (input.firstName !== undefined) changes.first_name = input.firstName;
-    if (input.middleName !== undefined) changes.middle_name = input.middleName;
-    if (input.lastName !== undefined) changes.last_name = input.lastName;
-    if (input.email !== undefined) changes.email = input.email;
-    if (input.dob !== undefined) changes.dob = input.dob;
-    if (input.phone !== undefined) changes.phone = input.phone;
-    if (input.birthCountry !== undefined) changes.birth_country = input.birthCountry;
-    if (input.nationality !== undefined) changes.nationality = input.nationality;
-    if (input.ipAddress !== undefined) changes.ip_address = input.ipAddress;
-    if (input.tags !== undefined) changes.tags = json(input.tags);
-    if (input.signupAt !== undefined) changes.signup_at = input.signupAt;
-    if (input.metadata !== undefined) changes.metadata = json(input.metadata);
-    if (input.linkedCryptoWallets !== undefined) changes.linked_crypto_wallets = json(input.linkedCryptoWallets);
+    const wanted: Partial<EndUserRow> = {};
+    if (input.firstName !== undefined) wanted.first_name = input.firstName;
+    if (input.middleName !== undefined) wanted.middle_name = input.middleName;
+    if (input.lastName !== undefined) wanted.last_name = input.lastName;
+    if (input.email !== undefined) wanted.email = input.email;
+    if (input.dob !== undefined) wanted.dob = input.dob;
+    if (input.phone !== undefined) wanted.phone = input.phone;
+    if (input.birthCountry !== undefined) wanted.birth_country = input.birthCountry;
+    if (input.nationality !== undefined) wanted.nationality = input.nationality;
+    if (input.ipAddress !== undefined) wanted.ip_address = input.ipAddress;
+    if (input.tags !== undefined) wanted.tags = json(input.tags);
+    if (input.signupAt !== undefined) wanted.signup_at = input.signupAt;
+    if (input.metadata !== undefined) wanted.metadata = json(input.metadata);
+    if (input.linkedCryptoWallets !== undefined) wanted.linked_crypto_wallets = json(input.linkedCryptoWallets);
+    // A PATCH that changes nothing (`{}`, or the values the record has) is a no-op: updated_at stays what it was.
+    const changes = Object.fromEntries(Object.entries(wanted).filter(([column, value]) => existing[column as keyof EndUserRow] !== value)) as Partial<EndUserRow>;
+    if (Object.keys(changes).length === 0) return presentEndUser(existing, caller.frOwnerBusinessId);
+    changes.updated_at = this.clock.now().toISOString();
     await updateEndUser(this.storage.db, caller.customerId, existing.id, changes);
     return presentEndUser({ ...existing, ...changes }, caller.frOwnerBusinessId);
   }

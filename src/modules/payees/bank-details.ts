@@ -2,7 +2,6 @@ import {
   ValidationErrorsBIC,
   ValidationErrorsIBAN,
   electronicFormatIBAN,
-  getCountrySpecifications,
   isSEPACountry,
   validateBIC,
   validateIBAN,
@@ -46,13 +45,6 @@ const railsSentence = 'iban (EUR), sortCode with accountNumber (GBP), routingNum
 /** The currency of a SWIFT payee identified by account number and BIC when the request names none. */
 export const swiftPayeeDefaultCurrency: FiatCurrency = 'USD';
 const digitsOnly = /^[0-9]+$/;
-
-/** ISO 3166-1 alpha-2 codes that are assigned (the country table of the IBAN library lists all of them). */
-const countryCodes = new Set(Object.keys(getCountrySpecifications()));
-
-export function isCountryCode(code: string): boolean {
-  return countryCodes.has(code);
-}
 
 /**
  * ABA routing number: 9 digits whose weighted sum 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) is a multiple of 10.
@@ -106,10 +98,6 @@ export function resolveBankDetails(
   if (details.intermediaryBicSwift !== undefined) {
     const problem = bicProblem(details.intermediaryBicSwift.toUpperCase());
     if (problem) at('intermediaryBicSwift', problem);
-  }
-  for (const field of ['bankAddressCountry', 'intermediaryBankAddressCountry'] as const) {
-    const country = details[field];
-    if (country !== undefined && !isCountryCode(country)) at(field, 'is not an assigned ISO 3166-1 alpha-2 country code');
   }
 
   const given = railFields.filter((field) => details[field] !== undefined);

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { CountryCode, Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 import * as limits from './limits.js';
 
@@ -15,8 +15,6 @@ const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 const OptionalText = (maxLength: number, description?: string) =>
   Type.Optional(Type.String({ maxLength, description: description ?? 'Empty string is the same as leaving the field out' }));
 
-/** ISO 3166-1 alpha-2 in upper case; that the code is assigned is checked by the service. */
-const CountryCode = Type.String({ minLength: 2, maxLength: 2, pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, upper case (DE)' });
 const Bic = Type.String({
   minLength: 8,
   maxLength: 11,

@@ -9,7 +9,7 @@ import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
 import { forgetPayeeTarget } from '../payments/accounts.js';
 import { changeStatus } from '../status-change.js';
-import { isCountryCode, resolveBankDetails } from './bank-details.js';
+import { resolveBankDetails } from './bank-details.js';
 import { presentPayee, type StoredBankDetails } from './presenter.js';
 import { findPayee, insertPayee, listPayees, transitionPayeeStatus, type PayeeRow } from './repository.js';
 import type { CreatePayeeInput, PayeeBankDetailsInput, PayeeRecord, PayeeStatus } from './schemas.js';
@@ -53,9 +53,6 @@ export class PayeeService {
     if (input.name.trim() === '') errors.push({ location: 'body', path: '/name', reason: 'must not be blank' });
     if (input.bankDetails.accountHolderName !== undefined && input.bankDetails.accountHolderName.trim() === '') {
       errors.push({ location: 'body', path: '/bankDetails/accountHolderName', reason: 'must not be blank' });
-    }
-    if (!isCountryCode(input.address.country)) {
-      errors.push({ location: 'body', path: '/address/country', reason: 'is not an assigned ISO 3166-1 alpha-2 country code' });
     }
     const bank = resolveBankDetails(input.bankDetails, input.currency);
     errors.push(...bank.errors);

@@ -33,10 +33,6 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
     '/wallets',
     {
       config: { scope: 'wallets:write' },
-      // Every field is optional, so a request without a body asks for a wallet with the defaults.
-      preValidation: async (request) => {
-        if (request.body === undefined) request.body = {};
-      },
       schema: {
         tags,
         summary: 'Create a wallet',
