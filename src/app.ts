@@ -40,7 +40,7 @@ import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { defaultFileStore, type FileStore } from './storage/files.js';
-import { serverSecret } from './storage/server-secrets.js';
+import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { DashboardUserService } from './modules/dashboard-users/service.js';
 import { FormTokens } from './web/form-tokens.js';
@@ -87,6 +87,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const clock = deps.clock ?? systemClock;
   const providers = deps.providers ?? configuredProviders(config);
   const { storage } = deps;
+  // A master key that is missing (production) or cannot be made refuses start-up before the database changes.
+  const masterKeys = masterKeysFor(config, storage.dialect);
   await migrateToLatest(storage);
 
   const app = Fastify({
@@ -134,7 +136,11 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installSecurityHeaders(app);
 
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
-  const csrfTokens = new CsrfTokenService(await serverSecret(storage, 'csrf', clock.now()), clock);
+  const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
+  if (serverSecrets.keys === undefined) {
+    app.log.warn('SECRETS_MASTER_KEY is not set: the CSRF, form and webhook-secret keys are stored unwrapped in the database, so a backup of it forges tokens (docs/operations.md "Server secrets")');
+  }
+  const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
   await installRateLimit(app, {
     perSecond: config.rateLimitPerSecond,
@@ -164,7 +170,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   endUserRoutes(app, endUsers, config.publicUrl);
   const idempotency = new IdempotencyKeys(storage, clock, { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs });
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log };
+  const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);
@@ -178,7 +184,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     config,
     clock,
     storage,
-    formTokens: new FormTokens(await serverSecret(storage, 'dashboard-forms', clock.now())),
+    formTokens: new FormTokens(await serverSecrets.get('dashboard-forms')),
     users: dashboardUsers,
     apiKeys,
     endUsers,

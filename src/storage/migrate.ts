@@ -13,6 +13,7 @@ import { walletMoneyMigration } from './migrations/0010-wallet-money.js';
 import { otcMigration } from './migrations/0011-otc.js';
 import { webhooksMigration } from './migrations/0012-webhooks.js';
 import { dashboardMigration } from './migrations/0013-dashboard.js';
+import { wrappedServerSecretsMigration } from './migrations/0017-wrapped-server-secrets.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -30,6 +31,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0011-otc': otcMigration(),
     '0012-webhooks': webhooksMigration(),
     '0013-dashboard': dashboardMigration(),
+    '0017-wrapped-server-secrets': wrappedServerSecretsMigration(),
   };
 }
 

@@ -40,7 +40,8 @@ import type {
   WebhookSubscriptionRecord,
   WebhookSubscriptionWithSecretRecord,
 } from './schemas.js';
-import { newSigningSecret, type SecretBox } from './secret-box.js';
+import type { SecretBox } from '../../storage/secret-box.js';
+import { newSigningSecret } from './signing-secret.js';
 import { receiverUrlProblems } from './url-policy.js';
 
 const subscriptionLimitReached = () =>
