@@ -36,14 +36,14 @@ import { registerWallets } from './modules/wallets/module.js';
 import { registerOtc } from './modules/otc/module.js';
 import type { HostResolver } from './modules/webhooks/address-guard.js';
 import { registerWebhooks } from './modules/webhooks/module.js';
-import { SecretBox } from './modules/webhooks/secret-box.js';
+import { SecretBox } from './storage/secret-box.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { defaultFileStore, type FileStore } from './storage/files.js';
-import { serverSecret } from './storage/server-secrets.js';
+import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { DashboardUserService } from './modules/dashboard-users/service.js';
 import { FormTokens } from './web/form-tokens.js';
@@ -90,6 +90,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const clock = deps.clock ?? systemClock;
   const providers = deps.providers ?? configuredProviders(config);
   const { storage } = deps;
+  // A master key that is missing (production) or cannot be made refuses start-up before the database changes.
+  const masterKeys = masterKeysFor(config, storage.dialect);
   await migrateToLatest(storage);
 
   const app = Fastify({
@@ -145,7 +147,11 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installSecurityHeaders(app);
 
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
-  const csrfTokens = new CsrfTokenService(await serverSecret(storage, 'csrf', clock.now()), clock);
+  const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
+  if (serverSecrets.keys === undefined) {
+    app.log.warn('SECRETS_MASTER_KEY is not set: the CSRF, form and webhook-secret keys are stored unwrapped in the database, so a backup of it forges tokens (docs/operations.md "Server secrets")');
+  }
+  const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
   const limitRefusal = await installRateLimit(app, {
     perSecond: config.rateLimitPerSecond,
@@ -174,7 +180,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   csrfTokenRoutes(app, csrfTokens);
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
-  const onboardingLinks = new OnboardingLinks(await serverSecret(storage, 'onboarding-links', clock.now()), config.publicUrl);
+  const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
   const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
   const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
   const idempotency = new IdempotencyKeys(
@@ -182,12 +188,12 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     clock,
     { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs },
     // Answers that hold a secret (a new webhook's signing secret) are stored encrypted with a key of the deployment.
-    new SecretBox(await serverSecret(storage, 'idempotency-answers', clock.now())),
+    new SecretBox(await serverSecrets.get('idempotency-answers')),
   );
   fiatAccountRoutes(app, fiatAccounts, idempotency);
   endUserRoutes(app, endUsers, onboardingLinks, idempotency);
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log };
+  const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);
@@ -201,7 +207,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     config,
     clock,
     storage,
-    formTokens: new FormTokens(await serverSecret(storage, 'dashboard-forms', clock.now())),
+    formTokens: new FormTokens(await serverSecrets.get('dashboard-forms')),
     users: dashboardUsers,
     apiKeys,
     endUsers,

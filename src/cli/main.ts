@@ -8,6 +8,7 @@ import { DashboardUserService } from '../modules/dashboard-users/service.js';
 import { FeeService, type SetFeeScheduleInput } from '../modules/fees/service.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import { migrateToLatest } from '../storage/migrate.js';
+import { masterKeysFor, ServerSecrets } from '../storage/server-secrets.js';
 import { verifyLedger } from '../ledger/verify.js';
 
 /** Operator commands (DESIGN §3). Same DATA_DIR / DATABASE_URL as the server; one JSON object on stdout. */
@@ -148,6 +149,22 @@ function buildProgram(): Command {
     .action(async (options: { customer?: string }) => {
       print({ data: await withStorage((storage) => new FeeService(storage, systemClock).listSchedules(options.customer)) });
     });
+  // Server secrets (docs/operations.md "Server secrets"): what every start does, on demand, with a report.
+  const secrets = program.command('secrets').description('server secrets (CSRF, form and webhook-secret keys)');
+  secrets
+    .command('rewrap')
+    .description('wrap every server secret with the newest master key (SECRETS_MASTER_KEY or SECRETS_MASTER_KEY_FILE) and print which key wraps each')
+    .action(async () => {
+      const report = await withStorage(async (storage, config) => {
+        const keys = masterKeysFor(config, storage.dialect);
+        if (keys === undefined) throw new ConfigError('no master key to wrap the server secrets with: set SECRETS_MASTER_KEY or SECRETS_MASTER_KEY_FILE');
+        const serverSecrets = new ServerSecrets(storage, keys, systemClock);
+        const rewrapped = await serverSecrets.rewrap();
+        return { master_key_id: keys.newest.id, rewrapped, secrets: await serverSecrets.wrappingKeys() };
+      });
+      print(report);
+    });
+
   const ledger = program.command('ledger').description('check the books');
   ledger
     .command('verify')

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { ConfigError } from './config-error.js';
+import { masterKeysFromSettings, type MasterKeys } from './master-keys.js';
 import {
   documentStorageQuotaBytesDefault,
   idempotencyLeaseSecondsDefault,
@@ -68,12 +70,14 @@ export interface Config {
   /** Dashboard sessions end after this long without a request, and this long after sign-in whatever happens. */
   readonly dashboardSessionIdleMs: number;
   readonly dashboardSessionMaxMs: number;
+  /**
+   * SECRETS_MASTER_KEY or SECRETS_MASTER_KEY_FILE: the keys that wrap the server secrets, newest first; undefined
+   * when neither is set (storage/server-secrets.ts decides what that means).
+   */
+  readonly secretsMasterKeys: MasterKeys | undefined;
 }
 
-/** A setting that cannot work: the process prints the message as one line and exits non-zero. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 
@@ -256,5 +260,6 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: parsePublicUrl(env.PUBLIC_URL, port),
     dashboardSessionIdleMs: integerSetting(env, 'DASHBOARD_SESSION_IDLE_MINUTES', dashboardSessionIdleMinutesDefault, 1, 7 * 24 * 60) * 60_000,
     dashboardSessionMaxMs: integerSetting(env, 'DASHBOARD_SESSION_MAX_HOURS', dashboardSessionMaxHoursDefault, 1, 30 * 24) * 3_600_000,
+    secretsMasterKeys: masterKeysFromSettings(env.SECRETS_MASTER_KEY, env.SECRETS_MASTER_KEY_FILE),
   });
 }

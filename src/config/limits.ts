@@ -259,3 +259,13 @@ export const onboardingLinkTtlMs = 7 * 24 * 60 * 60 * 1000;
  * what opens the page), unique in practice.
  */
 export const onboardingTokenRandomBytes = 16;
+
+/** Server secrets (docs/operations.md "Server secrets"): random bytes of each (CSRF, form and webhook-secret keys). */
+export const serverSecretRandomBytes = 32;
+/** A master key is an AES-256 key; SECRETS_MASTER_KEY lists at most this many (the newest, then older ones). */
+export const secretsMasterKeyBytes = 32;
+export const secretsMasterKeysMax = 10;
+/** SECRETS_MASTER_KEY_FILE is read only if it is at most this long (ten keys and separators fit easily). */
+export const secretsMasterKeyFileBytesMax = 4096;
+/** Hex characters of a master key's id, stored beside each secret it wraps. */
+export const secretsMasterKeyIdLength = 16;

@@ -68,7 +68,7 @@ export type ReadScope = Scope | readonly Scope[];
  */
 export type OnCreated<T> = (trx: Transaction<Database>, record: T) => Promise<void>;
 
-/** Encrypts the stored answers that hold a secret (webhooks/secret-box.ts). */
+/** Encrypts the stored answers that hold a secret (storage/secret-box.ts). */
 export interface AnswerSeal {
   seal(plaintext: string): string;
   open(sealed: string): string;

@@ -6,6 +6,7 @@ import type { Providers } from '../providers/providers.js';
 import type { Provisioning } from '../providers/provisioning.js';
 import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
+import type { ServerSecrets } from '../storage/server-secrets.js';
 import type { PollingWorker } from '../workers/polling-worker.js';
 import type { EndUserService } from './end-users/service.js';
 
@@ -25,4 +26,6 @@ export interface ModuleContext {
   /** Background loops; add yours here and server.ts starts them. */
   readonly workers: PollingWorker[];
   readonly log: FastifyBaseLogger;
+  /** The deployment's secrets, wrapped with the master key (storage/server-secrets.ts). */
+  readonly serverSecrets: ServerSecrets;
 }

@@ -16,6 +16,7 @@ import { dashboardMigration } from './migrations/0013-dashboard.js';
 import { accountStatusMoneyMigration } from './migrations/0014-account-status-money.js';
 import { idempotencyScopesMigration } from './migrations/0015-idempotency-scopes.js';
 import { onboardingSecretAndDocumentKindMigration } from './migrations/0016-onboarding-secret-and-document-kind.js';
+import { wrappedServerSecretsMigration } from './migrations/0017-wrapped-server-secrets.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -36,6 +37,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0014-account-status-money': accountStatusMoneyMigration(dialect),
     '0015-idempotency-scopes': idempotencyScopesMigration(),
     '0016-onboarding-secret-and-document-kind': onboardingSecretAndDocumentKindMigration(),
+    '0017-wrapped-server-secrets': wrappedServerSecretsMigration(),
   };
 }
 

@@ -69,7 +69,9 @@ export interface OutboxEventsTable {
 
 export interface ServerSecretsTable {
   name: string;
+  /** The secret wrapped with the master key `key_id` (storage/server-secrets.ts), or the secret itself when key_id is null. */
   value: string;
+  key_id: string | null;
   created_at: string;
 }
 
@@ -453,7 +455,7 @@ export interface WebhookSubscriptionsTable {
   /** JSON array of event types. */
   event_types: string;
   is_active: DbBoolean;
-  /** The `whsec_` secret, encrypted (webhooks/secret-box.ts); never returned after creation. */
+  /** The `whsec_` secret, encrypted (storage/secret-box.ts); never returned after creation. */
   secret_encrypted: string;
   signing_secret_prefix: string;
   /** After a rotation, the replaced secret: deliveries carry both signatures until it expires. */

@@ -10,7 +10,7 @@ import {
   type DeliveryRow,
   type SubscriptionRow,
 } from '../modules/webhooks/repository.js';
-import type { SecretBox } from '../modules/webhooks/secret-box.js';
+import type { SecretBox } from '../storage/secret-box.js';
 import type { AttemptOutcome, WebhookSender } from '../modules/webhooks/sender.js';
 import { signedHeaders } from '../modules/webhooks/signing.js';
 import type { Storage } from '../storage/database.js';

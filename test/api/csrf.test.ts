@@ -8,7 +8,7 @@ import { installErrorHandling } from '../../src/http/error-handler.js';
 import { ApiKeyService } from '../../src/modules/api-keys/service.js';
 import { CsrfTokenService } from '../../src/modules/csrf-tokens/service.js';
 import type { Storage } from '../../src/storage/database.js';
-import { serverSecret } from '../../src/storage/server-secrets.js';
+import { masterKeysFor, ServerSecrets } from '../../src/storage/server-secrets.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -195,7 +195,7 @@ describe('CSRF tokens', () => {
       // No refused-authentication limit here: refusals are answered as they are.
       const refusalsAsThey = async (_request: unknown, _reply: unknown, error: unknown) => error;
       installAuthentication(probe, new ApiKeyService(t.storage, t.clock, 'sandbox'), refusalsAsThey);
-      installCsrfProtection(probe, new CsrfTokenService(await serverSecret(t.storage, 'csrf', t.clock.now()), t.clock), refusalsAsThey);
+      installCsrfProtection(probe, new CsrfTokenService(await (await ServerSecrets.open(t.storage, masterKeysFor(t.config, t.storage.dialect), t.clock)).get('csrf'), t.clock), refusalsAsThey);
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
         probe.route({ method, url: '/probe', handler: async () => ({ ok: true }) });
       }

@@ -1,22 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { PassThrough } from 'node:stream';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
 import { documentBodyLimitBytes, documentSizeMaxBytes, documentSyncAttemptsMax } from '../../src/config/limits.js';
 import { ApiKeyService } from '../../src/modules/api-keys/service.js';
 import { CustomerService } from '../../src/modules/customers/service.js';
 import { documentSyncLeaseMs, documentSyncRetryDelayMs } from '../../src/modules/documents/sync-worker.js';
 import { SandboxKycProvider } from '../../src/providers/sandbox/kyc.js';
-import { openStorage } from '../../src/storage/database.js';
 import type { PollingWorker } from '../../src/workers/polling-worker.js';
 import { TestClock } from '../helpers/clock.js';
 import { removeStoredFile, storedFile, storedFilePaths } from '../helpers/files.js';
 import { createIndividual } from '../helpers/fixtures.js';
-import { createTestApp, postgresUrl, temporaryDirectory, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import { durableStorage } from '../helpers/durable-storage.js';
+import { createTestApp, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -615,32 +612,6 @@ describe('documents', () => {
     });
   });
 });
-
-/**
- * A database and DATA_DIR that outlive one app, so a second app can be built on them as after a restart.
- * On PostgreSQL that is a schema of its own; on SQLite the database file in the directory.
- */
-async function durableStorage() {
-  const dataDir = temporaryDirectory();
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: postgresUrl() });
-    await client.connect();
-    await client.query(statement);
-    await client.end();
-  };
-  if (testDialect === 'postgres') await admin(`create schema ${schema}`);
-  const storageConfig = testDialect === 'postgres' ? { dataDir, databaseUrl: postgresUrl(), databasePoolSize: 5 } : { dataDir, databaseUrl: undefined, databasePoolSize: 1 };
-  const config: Config = { ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 'off' }), ...storageConfig };
-  return {
-    config,
-    open: () => openStorage(storageConfig, testDialect === 'postgres' ? { postgresSchema: schema } : {}),
-    drop: async () => {
-      if (testDialect === 'postgres') await admin(`drop schema if exists ${schema} cascade`);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 describe('document sync across a restart', () => {
   it('resumes a pending document from the database after the process restarts, and syncs it', async () => {

@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../helpers/test-app.js';
-import { childEnv, ensureBuilt, freePort, lines, processTestTimeoutMs, run, stackFrame, type ProcessResult } from './support.js';
+import { childEnv, ensureBuilt, freePort, lines, processTestTimeoutMs, run, stackFrame, startApiServer, type ProcessResult, type Spawned } from './support.js';
 
 /**
  * A setting that cannot work stops start-up with one clear line on stderr, a non-zero exit and no stack trace
@@ -97,6 +98,30 @@ describe.concurrent('start-up refuses a setting that cannot work, with one line'
     } finally {
       blocker.close();
     }
+  });
+
+  it('stops start-up with one line naming the setting, not the value, when SECRETS_MASTER_KEY is malformed', async () => {
+    const message = expectOneLineRefusal(await startServer({ SECRETS_MASTER_KEY: 'c2hvcnQga2V5' }));
+    expect(message).toContain('SECRETS_MASTER_KEY');
+    expect(message).not.toContain('c2hvcnQga2V5');
+  });
+
+  it('stops start-up with one line when the master key does not open the server secrets the database holds', async () => {
+    const dataDir = temporaryDirectory('customer-api-startup-');
+    directories.push(dataDir);
+    const [stored, other] = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
+    const servers: Spawned[] = [];
+    try {
+      const { server } = await startApiServer(childEnv({ DATA_DIR: dataDir, HOST: '127.0.0.1', SECRETS_MASTER_KEY: stored }), servers);
+      server.child.kill('SIGTERM');
+      expect((await server.exited).code).toBe(0);
+    } finally {
+      for (const server of servers) server.kill();
+    }
+    const message = expectOneLineRefusal(await startServer({ DATA_DIR: dataDir, SECRETS_MASTER_KEY: other }));
+    expect(message).toContain('SECRETS_MASTER_KEY does not hold the master key');
+    expect(message).not.toContain(stored);
+    expect(message).not.toContain(other);
   });
 
   it('stops start-up with one line when the port is already taken', async () => {

@@ -113,8 +113,12 @@ export async function createTestApp(
   options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream; providers?: Providers; poolSize?: number; resolveHost?: HostResolver } = {},
 ): Promise<TestApp> {
   const { storage, config: storageConfig, drop } = await freshStorage({ ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }) });
+  // Production refuses to start without a master key (docs/operations.md "Server secrets"): a test of production
+  // gets one, unless it says something about the setting itself.
+  const env = options.env ?? {};
+  const masterKey = env.API_ENVIRONMENT === 'production' && !('SECRETS_MASTER_KEY' in env) ? { SECRETS_MASTER_KEY: randomBytes(32).toString('base64') } : {};
   const config: Config = {
-    ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 'off', ...options.env }),
+    ...loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: 'off', ...masterKey, ...env }),
     ...storageConfig,
   };
   const clock = (options.clock as TestClock | undefined) ?? new TestClock();

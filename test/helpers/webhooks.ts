@@ -11,7 +11,7 @@ export async function subscribe(t: TestApp, customer: TestCustomer, body: Record
  * Runs the fan-out and delivery workers until nothing is due: every event in the outbox becomes deliveries, and
  * every due delivery is attempted and recorded. Time does not move (the test's clock decides what is due).
  */
-export async function deliverDue(t: TestApp): Promise<void> {
+export async function deliverDue(t: Pick<TestApp, 'app'>): Promise<void> {
   const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
   const delivery = t.app.workers.find((worker) => worker.name === 'webhook-delivery')!;
   for (let round = 0; round < 100; round += 1) {

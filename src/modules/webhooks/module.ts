@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
-import { serverSecret } from '../../storage/server-secrets.js';
+import { SecretBox } from '../../storage/secret-box.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import { WebhookDeliveryWorker } from '../../workers/webhook-delivery.js';
 import { WebhookFanOut } from '../../workers/webhook-fan-out.js';
 import type { ModuleContext } from '../module-context.js';
 import { systemResolver, type HostResolver } from './address-guard.js';
 import { webhookRoutes } from './routes.js';
-import { SecretBox } from './secret-box.js';
 import { WebhookSender } from './sender.js';
 import { WebhookService } from './service.js';
 
@@ -17,7 +16,7 @@ import { WebhookService } from './service.js';
  */
 export async function registerWebhooks(app: FastifyInstance, context: ModuleContext, resolve: HostResolver = systemResolver): Promise<WebhookService> {
   const { storage, clock, config, log } = context;
-  const secrets = new SecretBox(await serverSecret(storage, 'webhook-signing-secrets', clock.now()));
+  const secrets = new SecretBox(await context.serverSecrets.get('webhook-signing-secrets'));
   const sender = new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivateUrls: config.webhookAllowPrivateUrls, resolve });
   const settings = { retryDelaysMs: config.webhookRetryDelaysMs, disableAfter: config.webhookDisableAfter, timeoutMs: config.webhookTimeoutMs };
   // Each worker wakes the other's loop: new deliveries, or a slot freed by an ended attempt.

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { webhookAttemptsListedMax } from '../../config/limits.js';
 import type { Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
@@ -41,8 +41,10 @@ export async function listSubscriptions(db: Db, customerId: string): Promise<Sub
   return db.selectFrom('webhook_subscriptions').selectAll().where('customer_id', '=', customerId).orderBy('created_at').orderBy('id').execute();
 }
 
-export async function findSubscription(db: Db, customerId: string, id: string): Promise<SubscriptionRow | undefined> {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+/** `forUpdate` (PostgreSQL, in a transaction): the row stays locked until it commits. */
+export async function findSubscription(db: Db, customerId: string, id: string, forUpdate = false): Promise<SubscriptionRow | undefined> {
+  const query = db.selectFrom('webhook_subscriptions').selectAll().where('customer_id', '=', customerId).where('id', '=', id);
+  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
 /**
@@ -118,14 +120,23 @@ export async function recentAttempts(db: Kysely<Database>, deliveryIds: readonly
   return rows as AttemptRow[];
 }
 
-export async function listEvents(db: Kysely<Database>, customerId: string, type: string | undefined, offset: number, limit: number) {
+/** Events of these types; none at all for an empty list (SQL has no empty IN list). */
+function ofTypes(eb: ExpressionBuilder<Database, 'outbox_events'>, types: readonly string[]) {
+  return types.length === 0 ? eb.lit(false) : eb('event_type', 'in', [...types]);
+}
+
+/** `readableTypes`: only events of these types (the key's scopes), or undefined for every type. */
+export async function listEvents(db: Kysely<Database>, customerId: string, type: string | undefined, readableTypes: readonly string[] | undefined, offset: number, limit: number) {
   let query = db.selectFrom('outbox_events').where('customer_id', '=', customerId);
   if (type !== undefined) query = query.where('event_type', '=', type);
+  if (readableTypes !== undefined) query = query.where((eb) => ofTypes(eb, readableTypes));
   return newestFirstPage<Selectable<OutboxEventsTable>>(query, offset, limit);
 }
 
-export async function findEvent(db: Kysely<Database>, customerId: string, id: string): Promise<Selectable<OutboxEventsTable> | undefined> {
-  return db.selectFrom('outbox_events').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+export async function findEvent(db: Kysely<Database>, customerId: string, id: string, readableTypes: readonly string[] | undefined): Promise<Selectable<OutboxEventsTable> | undefined> {
+  let query = db.selectFrom('outbox_events').selectAll().where('customer_id', '=', customerId).where('id', '=', id);
+  if (readableTypes !== undefined) query = query.where((eb) => ofTypes(eb, readableTypes));
+  return query.executeTakeFirst();
 }
 
 /** A replay's events: the customer's, of the given types, from `since` on, oldest first; one more than `limit` tells there are more. */

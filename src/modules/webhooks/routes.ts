@@ -39,6 +39,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, id
         summary: 'Create a webhook subscription',
         description:
           'Answers the record with the whole `signing_secret`, shown only here. 422 LIMIT_EXCEEDED: a customer has at most 10 subscriptions. ' +
+          '403 INSUFFICIENT_SCOPE: eventTypes the key may not read (each type needs its resource’s read scope). ' +
           'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer, secret included, and creates nothing.',
         headers: idempotencyHeaders(false),
         body: CreateWebhookBody,
@@ -76,7 +77,9 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, id
       schema: {
         tags,
         summary: 'Update a webhook subscription',
-        description: 'isActive: true on a disabled subscription clears consecutive_failures, disabled_at and disabled_reason.',
+        description:
+          'isActive: true on a disabled subscription clears consecutive_failures, disabled_at and disabled_reason. 403 INSUFFICIENT_SCOPE: ' +
+          'eventTypes the key may not read, or a new url for a subscription listing types the key may not read.',
         params: WebhookParams,
         body: UpdateWebhookBody,
         response: { 200: DataOf(WebhookSubscription), ...errorResponses(...authenticatedWriteErrors, 404) },
@@ -141,7 +144,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, id
         tags,
         summary: 'Deliver past events again',
         description:
-          'Queues the events created since `since` (at most 30 days ago) of the types the subscription lists, at most 10,000 per call; ' +
+          'Queues the events created since `since` (at most 30 days ago) of the types the subscription lists that the key may read, at most 10,000 per call; ' +
           '`next_since` is where the next call starts when there were more. Answers 202. 422 WEBHOOK_DISABLED.',
         params: WebhookParams,
         body: ReplayBody,
@@ -173,7 +176,8 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, id
       schema: {
         tags,
         summary: 'List events, newest first',
-        description: 'Every event of the customer, in the body a delivery carries; paginated like GET /transactions.',
+        description:
+          'The customer’s events the key may read (each type needs its resource’s read scope), in the body a delivery carries; paginated like GET /transactions.',
         querystring: EventsQuery,
         response: { 200: paginated(Event), ...errorResponses(...authenticatedReadErrors) },
       },
@@ -185,7 +189,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, id
     '/events/:eventId',
     {
       config: { scope: 'webhooks:read' },
-      schema: { tags, summary: 'Get an event', params: EventParams, response: { 200: DataOf(Event), ...errorResponses(...authenticatedReadErrors, 404) } },
+      schema: { tags, summary: 'Get an event', description: '404 also for an event the key may not read.', params: EventParams, response: { 200: DataOf(Event), ...errorResponses(...authenticatedReadErrors, 404) } },
     },
     async (request) => ({ data: await webhooks.event(callerOf(request), request.params.eventId) }),
   );

@@ -7,6 +7,7 @@ import {
   webhookSubscriptionsPerCustomerMax,
 } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
+import { canReadEvent, missingEventReadScopes, readableEventTypes, testEventType } from '../../events/catalog.js';
 import type { OnCreated } from '../../http/idempotency.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
@@ -40,16 +41,29 @@ import type {
   WebhookSubscriptionRecord,
   WebhookSubscriptionWithSecretRecord,
 } from './schemas.js';
-import { newSigningSecret, type SecretBox } from './secret-box.js';
+import type { SecretBox } from '../../storage/secret-box.js';
+import { newSigningSecret } from './signing-secret.js';
 import { receiverUrlProblems } from './url-policy.js';
-
-/** The type of the event POST /webhooks/{id}/test sends; it goes to that subscription only, whatever it lists. */
-export const testEventType = 'webhook.test';
 
 const subscriptionLimitReached = () =>
   new DomainError('LIMIT_EXCEEDED', `A customer has at most ${webhookSubscriptionsPerCustomerMax} webhook subscriptions.`, { limit: webhookSubscriptionsPerCustomerMax });
 const subscriptionDisabled = () =>
   new DomainError('WEBHOOK_DISABLED', 'This subscription is disabled; set isActive to true first.');
+
+/**
+ * A key subscribes only to events it may read (docs/webhooks.md "Scopes"): otherwise a key with webhooks:write alone
+ * could have end users' personal data or payees' bank details sent to a URL of its choosing.
+ */
+function requireReadable(caller: AuthenticatedKey, types: readonly string[]): void {
+  const missing = missingEventReadScopes(caller.scopes, types);
+  if (missing.length === 0) return;
+  const named = missing.join(' and ');
+  const unreadable = collapsed(types).filter((type) => !canReadEvent(caller.scopes, type));
+  throw new DomainError('INSUFFICIENT_SCOPE', `This API key lacks the scope ${named} needed to receive ${unreadable.join(', ')} events.`, {
+    required_scope: named,
+    event_types: unreadable,
+  });
+}
 
 /** Event types in their canonical spelling (the schema already matched them regardless of case), each once, in order. */
 function collapsed(types: readonly string[]): string[] {
@@ -73,6 +87,7 @@ export class WebhookService {
     onCreated?: OnCreated<WebhookSubscriptionWithSecretRecord>,
   ): Promise<WebhookSubscriptionWithSecretRecord> {
     this.checkUrl(input.url);
+    requireReadable(caller, input.eventTypes);
     const { secret, prefix } = newSigningSecret();
     const now = this.clock.now().toISOString();
     const active = input.isActive ?? true;
@@ -114,19 +129,30 @@ export class WebhookService {
 
   /**
    * Spec §4 PATCH. Turning a subscription on clears its run of failures and the reason it was disabled; turning it
-   * off records when and that it was by request.
+   * off records when and that it was by request. New event types must be readable by the key, and so must the
+   * types it lists when the key sends it to another URL: a key cannot redirect events it may not read.
    */
   async update(caller: AuthenticatedKey, id: string, input: UpdateWebhookInput): Promise<WebhookSubscriptionRecord> {
     if (input.url !== undefined) this.checkUrl(input.url);
+    if (input.eventTypes !== undefined) requireReadable(caller, input.eventTypes);
     const now = this.clock.now().toISOString();
     const changes: Partial<SubscriptionRow> = { updated_at: now };
     if (input.url !== undefined) changes.url = input.url;
     if (input.description !== undefined) changes.description = input.description;
     if (input.eventTypes !== undefined) changes.event_types = JSON.stringify(collapsed(input.eventTypes));
-    const updated = await updateSubscription(this.storage.db, caller.customerId, id, changes, input.isActive, now);
+    const updated = await this.storage.transaction(async (trx) => {
+      if (input.url !== undefined && input.eventTypes === undefined) {
+        // Locked until the change commits, so the types checked are the types redirected.
+        const current = await findSubscription(trx, caller.customerId, id, this.storage.dialect === 'postgres');
+        if (!current) throw notFound('webhook subscription');
+        if (current.url !== input.url) requireReadable(caller, JSON.parse(current.event_types) as string[]);
+      }
+      return updateSubscription(trx, caller.customerId, id, changes, input.isActive, now);
+    });
     if (!updated) throw notFound('webhook subscription');
     return presentSubscription(updated);
   }
+
   /** Deletes the subscription with its deliveries and their attempts; the events stay (GET /events). */
   async delete(caller: AuthenticatedKey, id: string): Promise<void> {
     if (!(await this.storage.transaction((trx) => deleteSubscription(trx, caller.customerId, id)))) throw notFound('webhook subscription');
@@ -174,8 +200,9 @@ export class WebhookService {
     }
     const subscription = await this.require(caller, id);
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
-    const types = JSON.parse(subscription.event_types) as string[];
-    const events = await eventsSince(this.storage.db, caller.customerId, types, since, now.toISOString(), webhookReplayEventsMax);
+    // Only what the replaying key may read: a key cannot have events sent that it could not list itself.
+    const types = (JSON.parse(subscription.event_types) as string[]).filter((type) => canReadEvent(caller.scopes, type));
+    const events = types.length === 0 ? [] : await eventsSince(this.storage.db, caller.customerId, types, since, now.toISOString(), webhookReplayEventsMax);
     // When there are more, the batch ends before the first event of the next one's millisecond, so the next call
     // (from that millisecond on) queues each event once.
     const boundary = events.length > webhookReplayEventsMax ? events[webhookReplayEventsMax]!.created_at : null;
@@ -203,12 +230,13 @@ export class WebhookService {
 
   async events(caller: AuthenticatedKey, type: string | undefined, page: number, limit: number) {
     const size = Math.min(limit, pageLimitMax);
-    const { rows, total } = await listEvents(this.storage.db, caller.customerId, type, (page - 1) * size, size);
+    const { rows, total } = await listEvents(this.storage.db, caller.customerId, type, readableEventTypes(caller.scopes), (page - 1) * size, size);
     return { data: rows.map(presentEvent), meta: { pagination: { page, limit: size, total: Number(total) } } };
   }
 
   async event(caller: AuthenticatedKey, id: string): Promise<EventRecord> {
-    const row = await findEvent(this.storage.db, caller.customerId, id);
+    // An event the key may not read answers exactly like an unknown id.
+    const row = await findEvent(this.storage.db, caller.customerId, id, readableEventTypes(caller.scopes));
     if (!row) throw notFound('event');
     return presentEvent(row);
   }

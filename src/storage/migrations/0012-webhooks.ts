@@ -3,7 +3,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 /**
  * Webhooks (docs/webhooks.md): a customer's subscriptions, one delivery per (event, subscription) — its id is the
  * `webhook-id` header, the same on every retry — and the log of every attempt. Signing secrets are stored encrypted
- * (webhooks/secret-box.ts); the previous secret of a rotation is kept, also encrypted, until it expires.
+ * (storage/secret-box.ts); the previous secret of a rotation is kept, also encrypted, until it expires.
  */
 export function webhooksMigration(): Migration {
   return {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageLimitDefault, eventRetentionDays, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
+import { testEventType } from '../../events/catalog.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
 import {
@@ -14,7 +15,6 @@ import {
   type UpdateWebhookInput,
   type WebhookSubscriptionRecord,
 } from '../../modules/webhooks/schemas.js';
-import { testEventType } from '../../modules/webhooks/service.js';
 import { formList, formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { checkListQuery, listQuery, pagerOf } from './lists.js';
