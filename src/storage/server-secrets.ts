@@ -11,7 +11,8 @@ import { makePrivate, privateFileMode } from './files.js';
 import { SecretBox } from './secret-box.js';
 
 /** The secrets of a deployment: the keys of CSRF tokens, dashboard form tokens, webhook signing secrets, hosted onboarding link secrets and stored answers that hold a secret. */
-export type ServerSecretName = 'csrf' | 'dashboard-forms' | 'webhook-signing-secrets' | 'onboarding-links' | 'idempotency-answers';
+export const serverSecretNames = ['csrf', 'dashboard-forms', 'idempotency-answers', 'onboarding-links', 'webhook-signing-secrets'] as const;
+export type ServerSecretName = (typeof serverSecretNames)[number];
 
 /** The embedded sandbox's own master key, in DATA_DIR beside the database file. */
 export const generatedMasterKeyFileName = 'secrets-master.key';

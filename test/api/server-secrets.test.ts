@@ -15,7 +15,7 @@ import { sandboxProviders } from '../../src/providers/providers.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { SecretBox } from '../../src/storage/secret-box.js';
-import { generatedMasterKeyFileName } from '../../src/storage/server-secrets.js';
+import { generatedMasterKeyFileName, serverSecretNames } from '../../src/storage/server-secrets.js';
 import { TestClock } from '../helpers/clock.js';
 import { durableStorage } from '../helpers/durable-storage.js';
 import { temporaryDirectory, testDialect } from '../helpers/test-app.js';
@@ -105,7 +105,7 @@ describe('server secrets wrapped with a master key', () => {
       // What a backup holds: no secret in the clear, each wrapped under the master key's id, and the CSRF key inside
       // the wrapping is the one the tokens are made with.
       const rows = await storedSecrets(instance.storage);
-      expect(rows.map((row) => row.name)).toEqual(['csrf', 'dashboard-forms', 'webhook-signing-secrets']);
+      expect(rows.map((row) => row.name)).toEqual([...serverSecretNames]);
       for (const row of rows) {
         expect(row.value).not.toMatch(hexSecret);
         expect(row.key_id).toBe(masterKeyId(Buffer.from(oldKey, 'base64')));
@@ -132,7 +132,7 @@ describe('server secrets wrapped with a master key', () => {
       // Rotation: the new key first, the previous one after it; the start re-wraps every secret with the new key.
       await instance.app.close();
       instance = await start(durable, { SECRETS_MASTER_KEY: `${newKey},${oldKey}` }, clock, () => apiKey);
-      expect((await storedSecrets(instance.storage)).map((row) => row.key_id)).toEqual(Array(3).fill(masterKeyId(Buffer.from(newKey, 'base64'))));
+      expect((await storedSecrets(instance.storage)).map((row) => row.key_id)).toEqual(Array(serverSecretNames.length).fill(masterKeyId(Buffer.from(newKey, 'base64'))));
       await stillValid();
       await instance.app.close();
       instance = await start(durable, { SECRETS_MASTER_KEY: newKey }, clock, () => apiKey);
@@ -183,7 +183,7 @@ describe('server secrets wrapped with a master key', () => {
         const sealed = await instance.storage.db.selectFrom('webhook_subscriptions').select('secret_encrypted').where('id', '=', hook.id).executeTakeFirstOrThrow();
         expect(new SecretBox(Buffer.from(webhookKey, 'hex')).open(sealed.secret_encrypted)).toBe(hook.signing_secret);
         const rows = await storedSecrets(instance.storage);
-        expect(rows.map((row) => [row.name, row.key_id])).toEqual(['csrf', 'dashboard-forms', 'webhook-signing-secrets'].map((name) => [name, masterKeyId(Buffer.from(masterKey, 'base64'))]));
+        expect(rows.map((row) => [row.name, row.key_id])).toEqual(serverSecretNames.map((name) => [name, masterKeyId(Buffer.from(masterKey, 'base64'))]));
         for (const row of rows) for (const plain of [csrfKey, webhookKey]) expect(row.value).not.toContain(plain);
       } finally {
         await instance.app.close();
@@ -209,7 +209,7 @@ describe('server secrets wrapped with a master key', () => {
         const csrf = (await one!.request('GET', '/csrf-token')).json().data.csrf_token;
         expect((await two!.request('GET', '/csrf-token')).json().data.csrf_token).toBe(csrf);
         expect((await two!.request('POST', '/fiat-accounts', { csrf, body: { accountName: 'Main', currency: 'EUR' } })).statusCode).toBe(201);
-        expect(await storedSecrets(one!.storage)).toHaveLength(3);
+        expect(await storedSecrets(one!.storage)).toHaveLength(serverSecretNames.length);
       } finally {
         await Promise.all([one!.app.close(), two!.app.close()]);
       }

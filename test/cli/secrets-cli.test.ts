@@ -7,13 +7,14 @@ import { masterKeyId } from '../../src/config/master-keys.js';
 import { ApiKeyService } from '../../src/modules/api-keys/service.js';
 import { CustomerService } from '../../src/modules/customers/service.js';
 import { openStorage } from '../../src/storage/database.js';
+import { serverSecretNames } from '../../src/storage/server-secrets.js';
 import { TestClock } from '../helpers/clock.js';
 import { temporaryDirectory } from '../helpers/test-app.js';
 import { childEnv, ensureBuilt, lines, processTestTimeoutMs, run, stackFrame } from '../e2e/support.js';
 
 /** `customer-api secrets rewrap` (docs/operations.md "Server secrets") run as an operator runs it, on a DATA_DIR. */
 
-const secretNames = ['csrf', 'dashboard-forms', 'webhook-signing-secrets'];
+const secretNames = [...serverSecretNames];
 
 describe('customer-api secrets rewrap', { timeout: processTestTimeoutMs }, () => {
   const dataDir = temporaryDirectory('customer-api-secrets-cli-');

@@ -207,9 +207,10 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await reader.goto(`${baseUrl}/docs`, { waitUntil: 'networkidle0' });
     await reader.waitForSelector('.opblock');
     expect(await reader.$eval('.info .title', (title) => title.textContent)).toContain('Customer API');
+    // Swagger UI renders each part after the click before it: wait for it rather than race its rendering.
     await reader.click('[id$="get_health"] .opblock-summary-control');
-    await reader.click('.opblock.is-open .try-out__btn');
-    await reader.click('.opblock.is-open .execute');
+    await (await reader.waitForSelector('.opblock.is-open .try-out__btn'))!.click();
+    await (await reader.waitForSelector('.opblock.is-open .execute'))!.click();
     await reader.waitForSelector('.opblock.is-open .live-responses-table tbody .response-col_status');
     expect(await reader.$eval('.opblock.is-open .live-responses-table tbody .response-col_status', (status) => status.textContent?.trim())).toBe('200');
     expect(refusals).toEqual([]);

