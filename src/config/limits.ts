@@ -124,8 +124,9 @@ export const documentBodyLimitBytes = Math.ceil((Math.ceil(documentSizeMaxBytes 
 /** Large-body requests read at once per process unless UPLOAD_CONCURRENCY says otherwise (http/upload-gate.ts). */
 export const uploadConcurrencyDefault = 2;
 /**
- * Of those, one customer's at once (its API keys' and its hosted onboarding links' together) unless
- * UPLOAD_CONCURRENCY_PER_CUSTOMER says otherwise: one customer cannot take every permit of a process.
+ * Of those, one customer's at once through its API keys (and as many for each hosted onboarding link, on its own)
+ * unless UPLOAD_CONCURRENCY_PER_CUSTOMER says otherwise: one customer cannot take every permit of a process, and
+ * whoever holds a link cannot take the customer's.
  */
 export const uploadConcurrencyPerCustomerDefault = 1;
 /**

@@ -4,7 +4,7 @@ import { DomainError } from '../errors.js';
 import { PerKeyLimiter } from '../storage/per-key-limiter.js';
 
 export interface UploadGateOptions {
-  /** Large bodies read at once per process, and of one customer. */
+  /** Large bodies read at once per process, and of one uploader (a customer's API keys, or one onboarding link). */
   concurrency: number;
   concurrencyPerCustomer: number;
   /** A body arriving slower than this over the last window is cut. */
@@ -19,23 +19,25 @@ interface ResponseEnd {
 }
 const responseEnds = new WeakMap<FastifyRequest, ResponseEnd>();
 
-/** Customers of requests whose caller is not an API key (the hosted onboarding page), set by the route's own hook. */
+/** Uploaders of requests whose caller is not an API key (a hosted onboarding link), set by the route's own hook. */
 const uploaders = new WeakMap<FastifyRequest, string>();
 
 /**
- * The customer a large upload counts against when the route's caller is not an API key: a route without one checks
- * its caller in an onRequest or preParsing hook of its own and names the customer here, before the gate runs.
+ * Who a large upload counts against when the route's caller is not an API key: a route without one checks its
+ * caller in an onRequest or preParsing hook of its own and names it here, before the gate runs. A hosted onboarding
+ * link is its own uploader, not its customer: whoever holds a link must not take the permits of the customer's own
+ * API uploads.
  */
-export function countUploadAgainst(request: FastifyRequest, customerId: string): void {
-  uploaders.set(request, customerId);
+export function countUploadAgainst(request: FastifyRequest, uploader: string): void {
+  uploaders.set(request, uploader);
 }
 
-function customerOf(request: FastifyRequest): string {
-  const customerId = uploaders.get(request) ?? request.apiKey?.customerId;
-  // Every large-body route is private (authenticated on its headers) or names its customer: a permit is never
+function uploaderOf(request: FastifyRequest): string {
+  const uploader = uploaders.get(request) ?? (request.apiKey ? `customer:${request.apiKey.customerId}` : undefined);
+  // Every large-body route is private (authenticated on its headers) or names its uploader: a permit is never
   // given to a caller nobody checked.
-  if (customerId === undefined) throw new Error(`${request.routeOptions.url ?? request.url}: a large-body route must check its caller before the body is read`);
-  return customerId;
+  if (uploader === undefined) throw new Error(`${request.routeOptions.url ?? request.url}: a large-body route must check its caller before the body is read`);
+  return uploader;
 }
 
 /** Waits for a slot of `key` and holds it until `ended` settles (at once if it already has). */
@@ -99,7 +101,8 @@ function cutWhenTooSlow(request: FastifyRequest, reply: FastifyReply, end: Respo
 /**
  * Bounds the memory large uploads take (docs/documents.md "Memory") and what one customer can hold of it: on a
  * route that accepts bodies above the default limit (end users with reports, documents, the hosted onboarding
- * upload), a body larger than that default is read only with a permit of its customer (`concurrencyPerCustomer`)
+ * upload), a body larger than that default is read only with a permit of its uploader (`concurrencyPerCustomer`:
+ * the customer for its API keys, each hosted onboarding link on its own)
  * and one of the process (`concurrency`); further ones wait, unread (TCP holds them back), until one finishes. A
  * 29 MB end-user body costs about 100 MB while it is parsed and decoded; six at once took the server from 105 to
  * 607 MB. Small bodies on those routes (an end user without reports) pass ungated.
@@ -114,7 +117,7 @@ function cutWhenTooSlow(request: FastifyRequest, reply: FastifyReply, end: Respo
  * cannot keep one. Install before the routes: it attaches to each large-body route as it is added.
  */
 export function installUploadGate(app: FastifyInstance, options: UploadGateOptions): void {
-  const perCustomer = new PerKeyLimiter(options.concurrencyPerCustomer);
+  const perUploader = new PerKeyLimiter(options.concurrencyPerCustomer);
   const perProcess = new PerKeyLimiter(options.concurrency);
 
   const watchEnd = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -136,8 +139,8 @@ export function installUploadGate(app: FastifyInstance, options: UploadGateOptio
     if (Number.isFinite(declared) && declared <= bodyLimitDefaultBytes) return;
     const end = responseEnds.get(request);
     if (!end || end.done) return;
-    // The customer's permit first: its queued uploads wait without holding one of the process.
-    await hold(perCustomer, customerOf(request), end.ended);
+    // The uploader's permit first: its queued uploads wait without holding one of the process.
+    await hold(perUploader, uploaderOf(request), end.ended);
     await hold(perProcess, 'process', end.ended);
     if (!end.done) cutWhenTooSlow(request, reply, end, options);
   };

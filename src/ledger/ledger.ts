@@ -11,12 +11,13 @@ export const insufficientFunds = (accountId: string) =>
   new DomainError('INSUFFICIENT_FUNDS', 'The balance of the account does not cover the amount plus the fee.', { account_id: accountId });
 
 /**
- * Money leaves a fiat or virtual account only while it is active (docs/payments.md "Account and payee status"): the
- * statement that debits it checks, so a status change that commits first is never overtaken. A virtual account's
- * master is checked by the debit of the master that pairs with it (its `account_id` is then the master's).
+ * An account whose status refuses the movement (docs/payments.md "Account and payee status"): money leaves a fiat or
+ * virtual account only while it is active, and arrives in one only while it is not closed; a virtual account's
+ * master counts too, and `account_id` names whichever refused. The one builder of this error: the checks made when
+ * an operation loads its accounts, and the statement that debits (which names no `subject`), use it alike.
  */
-export const accountNotActive = (accountId: string, status: string) =>
-  new DomainError('ACCOUNT_NOT_ACTIVE', `The account is ${status}: money cannot leave it.`, { account_id: accountId, status });
+export const accountNotActive = (accountId: string, status: string, subject = 'The account', action: 'send' | 'receive' = 'send') =>
+  new DomainError('ACCOUNT_NOT_ACTIVE', `${subject} is ${status}: it cannot ${action} money.`, { account_id: accountId, status });
 
 /** A wallet's available balance of an asset (its balance less what pending transfers hold) is short of the amount. */
 export const walletFundsShort = (walletId: string, asset: string) =>

@@ -126,7 +126,7 @@ describe('account status on every path that takes money out', () => {
       await otcWorker.runOnce();
       const failed = await order(orderId);
       expect(failed.status).toBe('failed');
-      expect(failed.failureReason).toContain('no longer active');
+      expect(failed.failureReason).toBe('The fiat account is frozen: it cannot send money.');
       expect(await fiatBalance(t, alice, account.id)).toBe(1_000);
       const types = (await outboxEvents(t, alice.id)).filter((event) => event.data.orderId === orderId).map((event) => event.type);
       expect(types).toEqual(['otc_order.created', 'otc_order.status_updated']);
@@ -178,10 +178,39 @@ describe('account status on every path that takes money out', () => {
       await paymentWorker.runOnce();
       const settled = (await t.request({ url: `/payments/${created.id}`, key: alice.key })).json().data;
       expect(settled.status).toBe('failed');
-      expect(settled.failureReason).toContain('no longer active');
+      expect(settled.failureReason).toBe('The fiat account is frozen: it cannot send money.');
       expect(await fiatBalance(t, alice, account.id)).toBe(100);
       // Settled once: failed now, it is settled no more.
       expect((await settleRequest(t, alice, created.id, 'failed')).statusCode).toBe(422);
+    });
+
+    it('does not complete a transfer into an account closed meanwhile: by hand 422 naming it, by its time it fails and the money returns', async () => {
+      const from = await createFiatAccount(t, alice, { accountName: 'Transfer from', currency: 'EUR' });
+      const to = await createFiatAccount(t, alice, { accountName: 'Transfer to', currency: 'EUR' });
+      await deposit(t, alice, from.id, 100);
+      const created = await pay(t, alice, { fromAccountId: from.id, toAccountId: to.id, amount: 30, currency: 'EUR', reference: 'to be closed' });
+      await setStatusElsewhere('fiat-accounts', to.id, 'closed');
+
+      notActive(await settleRequest(t, alice, created.id, 'completed'), to.id, 'closed');
+      t.clock.advance(2_000);
+      await paymentWorker.runOnce();
+      const settled = (await t.request({ url: `/payments/${created.id}`, key: alice.key })).json().data;
+      expect(settled.status).toBe('failed');
+      expect(settled.failureReason).toBe('The fiat account is closed: it cannot receive money.');
+      expect(await fiatBalance(t, alice, from.id)).toBe(100);
+      expect(await fiatBalance(t, alice, to.id)).toBe(0);
+    });
+
+    it('names the frozen master of a virtual account alike on both databases when its payment is settled by hand', async () => {
+      const master = await createFiatAccount(t, alice, { accountName: 'Settle master', currency: 'EUR' });
+      const virtual = await createVirtualAccount(t, alice, master.id);
+      const payee = await createPayee(t, alice);
+      await deposit(t, alice, virtual.id, 100);
+      const created = await pay(t, alice, { fromAccountId: virtual.id, payeeId: payee.id, amount: 10, currency: 'EUR', reference: 'master frozen' });
+      await setStatusElsewhere('fiat-accounts', master.id, 'frozen');
+      const refused = await settleRequest(t, alice, created.id, 'completed');
+      notActive(refused, master.id, 'frozen');
+      expect(refused.json().error.message).toBe("The virtual account's master fiat account is frozen: it cannot send money.");
     });
   });
 

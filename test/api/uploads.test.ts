@@ -96,14 +96,15 @@ describe('large uploads over real connections (UPLOAD_CONCURRENCY=2, one per cus
   const apiHeaders = async (customer: TestCustomer, key = customer.key) => ({ 'x-api-key': key, 'x-csrf-token': await t.csrfToken(key), 'content-type': 'application/json' });
 
   /** Bob's upload of a gated body through the real listener: it must be done promptly. */
-  async function bobUploadsPromptly(): Promise<void> {
+  async function uploadsPromptly(customer: TestCustomer, endUserId: string): Promise<void> {
     const started = performance.now();
-    const body = JSON.stringify({ endUserId: bobUserId, documentType: 'identity', fileName: 'passport.png', fileData: pngBytes(70_000).toString('base64'), mimeType: 'image/png' });
+    const body = JSON.stringify({ endUserId, documentType: 'identity', fileName: 'passport.png', fileData: pngBytes(70_000).toString('base64'), mimeType: 'image/png' });
     expect(Buffer.byteLength(body)).toBeGreaterThan(64 * 1024);
-    const response = await within(promptMs, fetch(`${base}/documents`, { method: 'POST', headers: await apiHeaders(bob), body }), 'Bob’s upload');
+    const response = await within(promptMs, fetch(`${base}/documents`, { method: 'POST', headers: await apiHeaders(customer), body }), 'an upload through the API');
     expect(response.status).toBe(201);
     expect(performance.now() - started).toBeLessThan(promptMs);
   }
+  const bobUploadsPromptly = () => uploadsPromptly(bob, bobUserId);
 
   /** A stalled upload is answered 408 and its connection closed, within a few rate windows and not before one. */
   async function expectCut(upload: StalledUpload, windows: number): Promise<string> {
@@ -133,11 +134,12 @@ describe('large uploads over real connections (UPLOAD_CONCURRENCY=2, one per cus
     expect(again.statusCode).toBe(201);
   });
 
-  it('two stalled uploads on one hosted onboarding link count against its customer and are cut with a page', async () => {
+  it('two stalled uploads on one hosted onboarding link hold the link’s permit, not its customer’s, and are cut with a page', async () => {
     const headers = { 'content-type': 'multipart/form-data; boundary=x' };
     const stalled = [stall(`${aliceLinkPath}/documents`, headers), stall(`${aliceLinkPath}/documents`, headers)];
     await sleep(200);
-    await bobUploadsPromptly();
+    // Whoever holds the link cannot hold Alice's own uploads through her API keys.
+    await uploadsPromptly(alice, (await createIndividual(t, alice)).id);
     for (const [index, upload] of stalled.entries()) {
       const text = await expectCut(upload, index + 1);
       expect(text).toMatch(/\r\ncontent-type: text\/html/i);

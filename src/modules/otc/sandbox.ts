@@ -7,7 +7,7 @@ import type { Network } from '../../ledger/networks.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, stillActiveGuards } from '../payments/accounts.js';
+import { accountPostings, balanceAccountOf, currentCustomerAccount, findCustomerAccount, requireCanSend, unchangedStatusGuards } from '../payments/accounts.js';
 import { incomingRecord } from '../payments/deposits.js';
 import { addBalanceEvents } from '../payments/events.js';
 import { addArrival } from '../wallets/arrival.js';
@@ -16,8 +16,6 @@ import { findOrder } from './repository.js';
 import type { OrderRecord } from './schemas.js';
 
 export type OrderOutcome = 'completed' | 'failed';
-
-const sourceNotActiveReason = 'The account the EUR came from is no longer active (frozen or closed)';
 
 /**
  * The simulated liquidity provider (DESIGN §3): an order's EUR is debited (suspense → clearing), then the crypto is
@@ -59,20 +57,23 @@ export class OtcSandbox {
     return forEachClaimed(due, (order) => (order.status === 'debit_pending' ? this.debitOrFail(order) : this.credit(order)));
   }
 
-  /** The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails. */
+  /** The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why. */
   private async debitOrFail(order: OtcOrdersTable): Promise<OtcOrdersTable> {
     return this.debit(order).catch((error: unknown) => {
-      if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.fail(order, sourceNotActiveReason);
+      if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.fail(order, error.message);
       throw error;
     });
   }
 
   /**
    * debit_pending → debited: the reserved EUR leaves for the liquidity provider; its history record completes. Only
-   * while the account it came from is still active (ACCOUNT_NOT_ACTIVE otherwise, checked as the step commits).
+   * while money may still leave the account it came from (ACCOUNT_NOT_ACTIVE otherwise): decided on its statuses as
+   * stored now, and guarded to be the same when the step commits.
    */
   private async debit(order: OtcOrdersTable): Promise<OtcOrdersTable> {
-    const account = await this.sourceAccount(order);
+    const account = await currentCustomerAccount(this.storage, order.customer_id, order.source_account_id);
+    if (!account) throw new Error(`order ${order.id} names no account of its customer`);
+    requireCanSend(account);
     const now = this.clock.now();
     const nowText = now.toISOString();
     const next: OtcOrdersTable = { ...order, status: 'debited', debited_at: nowText, updated_at: nowText, settle_at: this.nextStepAt(now) };
@@ -82,7 +83,7 @@ export class OtcSandbox {
       { account: { kind: 'system', code: 'clearing' }, asset: 'EUR', amount },
     ]);
     this.guard(plan, order, next, { debited_at: nowText });
-    plan.guards.push(...stillActiveGuards(account, 'the exchange cannot go on'));
+    plan.guards.push(...unchangedStatusGuards(account));
     plan.historyUpdates.push({ id: order.transaction_id, status: 'completed', completed_at: nowText, updated_at: nowText });
     await executeMoneyPlan(this.storage, plan);
     return next;

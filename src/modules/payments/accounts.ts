@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { systemClock } from '../../clock.js';
 import { accountStatusCacheTtlMs, descriptorCacheEntriesMax } from '../../config/limits.js';
 import { DomainError, notFound } from '../../errors.js';
+import { accountNotActive } from '../../ledger/ledger.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { BalanceAccount, Guard, Posting } from '../../ledger/money-plan.js';
 import { ExpiringCache, sharedCache } from '../../storage/cache.js';
@@ -120,13 +121,13 @@ export function forgetCustomerAccounts(storage: Storage, customerId: string): vo
   customerAccounts(storage).deleteWhere((key) => key.startsWith(`${customerId}|`));
 }
 
-const accountNotActive = (account: CustomerAccount, statusOf: 'account' | 'master', status: string, action: string) => {
-  const whose = statusOf === 'account' ? `The ${account.kind.replace('_', ' ')}` : "The virtual account's master fiat account";
-  return new DomainError('ACCOUNT_NOT_ACTIVE', `${whose} is ${status}: it cannot ${action}.`, {
-    account_id: statusOf === 'account' ? account.id : account.fiatAccountId,
-    status,
-  });
-};
+const subjectOf = (account: CustomerAccount, statusOf: 'account' | 'master') =>
+  statusOf === 'master' ? "The virtual account's master fiat account" : `The ${account.kind.replace('_', ' ')}`;
+
+const refusal = (account: CustomerAccount, statusOf: 'account' | 'master', action: 'send' | 'receive') =>
+  statusOf === 'account'
+    ? accountNotActive(account.id, account.status, subjectOf(account, statusOf), action)
+    : accountNotActive(account.fiatAccountId, account.fiatAccountStatus, subjectOf(account, statusOf), action);
 
 /**
  * Money may leave only an `active` account, and a virtual account only while its master is active too (the master
@@ -135,32 +136,41 @@ const accountNotActive = (account: CustomerAccount, statusOf: 'account' | 'maste
  * operation is never overtaken (docs/payments.md "Account and payee status").
  */
 export function requireCanSend(account: CustomerAccount): void {
-  if (account.status !== 'active') throw accountNotActive(account, 'account', account.status, 'send money');
-  if (account.fiatAccountStatus !== 'active') throw accountNotActive(account, 'master', account.fiatAccountStatus, 'send money');
-}
-
-/**
- * Guards of a plan that takes money on from where an earlier plan parked it (a payment's settlement, an OTC order's
- * debit): it fails with ACCOUNT_NOT_ACTIVE unless the account it came from, and a virtual account's master, are
- * still active when it commits. The guard's update changes nothing; it locks the row until the plan commits, so a
- * status change waits for it or is seen by it.
- */
-export function stillActiveGuards(account: Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId'>, action: string): Guard[] {
-  const guard = (table: 'fiat_accounts' | 'virtual_accounts', id: string): Guard => ({
-    table,
-    match: { id, status: 'active' },
-    set: { status: 'active' },
-    error: 'ACCOUNT_NOT_ACTIVE',
-    message: `The account the money came from is no longer active: ${action}.`,
-    details: { account_id: id },
-  });
-  return account.kind === 'fiat_account' ? [guard('fiat_accounts', account.id)] : [guard('virtual_accounts', account.id), guard('fiat_accounts', account.fiatAccountId)];
+  if (account.status !== 'active') throw refusal(account, 'account', 'send');
+  if (account.fiatAccountStatus !== 'active') throw refusal(account, 'master', 'send');
 }
 
 /** Money may arrive in a frozen account, not in a closed one (nor in a virtual account whose master is closed). */
 export function requireCanReceive(account: CustomerAccount): void {
-  if (account.status === 'closed') throw accountNotActive(account, 'account', account.status, 'receive money');
-  if (account.fiatAccountStatus === 'closed') throw accountNotActive(account, 'master', account.fiatAccountStatus, 'receive money');
+  if (account.status === 'closed') throw refusal(account, 'account', 'receive');
+  if (account.fiatAccountStatus === 'closed') throw refusal(account, 'master', 'receive');
+}
+
+/**
+ * The caller's account as stored now, past the cache, or undefined: for a step that commits long after the account
+ * was loaded (a settlement), whose decision must rest on the statuses as they are.
+ */
+export async function currentCustomerAccount(storage: Storage, customerId: string, id: string): Promise<CustomerAccount | undefined> {
+  return readCustomerAccount(storage.db, customerId, id);
+}
+
+/**
+ * Guards that the statuses an account was decided on (`currentCustomerAccount`) are still its statuses when the
+ * plan commits: a status change meanwhile fails the plan with INVALID_STATUS_TRANSITION (the step is tried again
+ * with the new statuses). The guard's update changes nothing; it locks the row until the plan commits, so a status
+ * change waits for it or is seen by it. Each guard names its account, so both databases report the same one.
+ */
+export function unchangedStatusGuards(account: CustomerAccount): Guard[] {
+  const guard = (table: 'fiat_accounts' | 'virtual_accounts', id: string, status: string): Guard => ({
+    table,
+    match: { id, status },
+    set: { status },
+    error: 'INVALID_STATUS_TRANSITION',
+    message: `The status of account ${id} changed meanwhile: try again.`,
+    details: { account_id: id },
+  });
+  const own = guard(account.kind === 'fiat_account' ? 'fiat_accounts' : 'virtual_accounts', account.id, account.status);
+  return account.kind === 'fiat_account' ? [own] : [own, guard('fiat_accounts', account.fiatAccountId, account.fiatAccountStatus)];
 }
 
 /** A payee as a payment needs it. */

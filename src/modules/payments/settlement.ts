@@ -2,12 +2,20 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import { balanceKey, newPlan, plannedEvent, withJournal, type Posting } from '../../ledger/money-plan.js';
+import { balanceKey, newPlan, plannedEvent, withJournal, type Guard, type Posting } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
-import { accountPostings, balanceAccountOf, stillActiveGuards, type CustomerAccount } from './accounts.js';
+import {
+  accountPostings,
+  balanceAccountOf,
+  currentCustomerAccount,
+  requireCanReceive,
+  requireCanSend,
+  unchangedStatusGuards,
+  type CustomerAccount,
+} from './accounts.js';
 import { addBalanceEvents } from './events.js';
 import { presentPayment } from './presenter.js';
 import { findPayment, type PaymentRow } from './repository.js';
@@ -18,8 +26,6 @@ export type SettlementOutcome = 'completed' | 'failed';
 const failingReferencePrefix = 'sandbox-fail';
 
 const bankRejection = 'Rejected by the receiving bank (sandbox)';
-
-const sourceNotActiveReason = 'The account the payment was made from is no longer active (frozen or closed)';
 
 type AccountRef = Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId' | 'currency'>;
 
@@ -64,9 +70,10 @@ export class SettlementService {
     const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now());
     return forEachClaimed(due, async (row) => {
       if (row.reference.toLowerCase().startsWith(failingReferencePrefix)) return this.apply(row, 'failed', 'Rejected by the receiving bank (sandbox reference)');
-      // The bank does not complete a payment from an account frozen or closed meanwhile: it returns the money.
+      // The bank does not complete a payment from an account frozen or closed meanwhile, nor into one closed
+      // meanwhile: it returns the money, saying why.
       return this.apply(row, 'completed').catch((error: unknown) => {
-        if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.apply(row, 'failed', sourceNotActiveReason);
+        if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.apply(row, 'failed', error.message);
         throw error;
       });
     });
@@ -76,6 +83,7 @@ export class SettlementService {
     if (row.status !== 'pending') {
       throw new DomainError('INVALID_STATUS_TRANSITION', `A ${row.status} payment cannot become ${outcome}.`, { from: row.status, to: outcome });
     }
+    const statusGuards = outcome === 'completed' ? await this.completionGuards(row) : [];
     const nowText = this.clock.now().toISOString();
     const currency = row.currency as FiatCurrency;
     const amount = BigInt(row.amount_minor);
@@ -107,7 +115,7 @@ export class SettlementService {
       message: 'The payment was settled meanwhile.',
       details: { to: outcome },
     });
-    if (outcome === 'completed') plan.guards.push(...stillActiveGuards(source, 'the payment cannot complete'));
+    plan.guards.push(...statusGuards);
     plan.historyUpdates.push({ id: row.transaction_id, status: outcome, updated_at: nowText, completed_at: outcome === 'completed' ? nowText : null });
 
     // A record is written for the account credited (a return, or the receiving side of an internal transfer).
@@ -153,5 +161,26 @@ export class SettlementService {
     await addBalanceEvents(this.storage, plan, recordIds);
     await executeMoneyPlan(this.storage, plan);
     return settled;
+  }
+
+  /**
+   * A payment completes only while money may still leave the account it came from, and arrive in its internal
+   * target (ACCOUNT_NOT_ACTIVE otherwise, naming the account): decided on the statuses as stored now, and guarded to
+   * be the same when the settlement commits.
+   */
+  private async completionGuards(row: PaymentRow): Promise<Guard[]> {
+    const source = await this.currentAccount(row, sourceOf(row).id);
+    requireCanSend(source);
+    const target = internalTargetOf(row);
+    if (!target) return unchangedStatusGuards(source);
+    const receiving = await this.currentAccount(row, target.id);
+    requireCanReceive(receiving);
+    return [...unchangedStatusGuards(source), ...unchangedStatusGuards(receiving)];
+  }
+
+  private async currentAccount(row: PaymentRow, id: string): Promise<CustomerAccount> {
+    const account = await currentCustomerAccount(this.storage, row.customer_id, id);
+    if (!account) throw new Error(`payment ${row.id} names no account ${id} of its customer`);
+    return account;
   }
 }

@@ -140,12 +140,13 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
     const upload = {
       ...pageRoute,
       bodyLimit: documentFormBytesMax,
-      // The link is this page's caller: checked on the headers, and its customer's upload permits named, before
-      // the upload gate gives one (http/upload-gate.ts) — an unknown link never holds a permit.
+      // The link is this page's caller: checked on the headers, and named as the uploader, before the upload gate
+      // gives a permit (http/upload-gate.ts) — an unknown link never holds one, and a link holds its own, never the
+      // customer's.
       onRequest: async (request: FastifyRequest<LinkRequest>) => {
         const visit = await openOnboardingLink(services, request.params);
         openedLinks.set(request, visit);
-        countUploadAgainst(request, visit.caller.customerId);
+        countUploadAgainst(request, `onboarding:${visit.endUser.id}`);
       },
     };
     context.post<LinkRequest>(`${link}/documents`, upload, async (request, reply) => {
