@@ -149,7 +149,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
   const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
   if (serverSecrets.keys === undefined) {
-    app.log.warn('SECRETS_MASTER_KEY is not set: the CSRF, form and webhook-secret keys are stored unwrapped in the database, so a backup of it forges tokens (docs/operations.md "Server secrets")');
+    app.log.warn('SECRETS_MASTER_KEY is not set: the server secrets are stored unwrapped in the database, so a backup of it forges tokens, decrypts webhook signing secrets and opens hosted onboarding links (docs/operations.md "Server secrets")');
   }
   const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).

@@ -150,7 +150,7 @@ function buildProgram(): Command {
       print({ data: await withStorage((storage) => new FeeService(storage, systemClock).listSchedules(options.customer)) });
     });
   // Server secrets (docs/operations.md "Server secrets"): what every start does, on demand, with a report.
-  const secrets = program.command('secrets').description('server secrets (CSRF, form and webhook-secret keys)');
+  const secrets = program.command('secrets').description('server secrets (the keys of CSRF and form tokens, webhook signing secrets, onboarding links and stored answers)');
   secrets
     .command('rewrap')
     .description('wrap every server secret with the newest master key (SECRETS_MASTER_KEY or SECRETS_MASTER_KEY_FILE) and print which key wraps each')

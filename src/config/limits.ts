@@ -261,7 +261,7 @@ export const onboardingLinkTtlMs = 7 * 24 * 60 * 60 * 1000;
  */
 export const onboardingTokenRandomBytes = 16;
 
-/** Server secrets (docs/operations.md "Server secrets"): random bytes of each (CSRF, form and webhook-secret keys). */
+/** Server secrets (docs/operations.md "Server secrets", storage/server-secrets.ts serverSecretNames): random bytes of each. */
 export const serverSecretRandomBytes = 32;
 /** A master key is an AES-256 key; SECRETS_MASTER_KEY lists at most this many (the newest, then older ones). */
 export const secretsMasterKeyBytes = 32;

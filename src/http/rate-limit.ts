@@ -10,7 +10,7 @@ export interface RateLimitOptions {
   perSecond: number | undefined;
   /** Per client address, before authentication. */
   perIpPerSecond: number | undefined;
-  /** Refused authentications (401/403) per client address per minute; past it, the address is refused until the minute ends. */
+  /** Refused authentications (401/403) per client address per minute; past it, its further refusals answer 429 until the minute ends (valid keys pass). */
   failedAuthPerIpPerMinute: number | undefined;
   redisUrl: string | undefined;
 }

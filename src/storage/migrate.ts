@@ -17,6 +17,7 @@ import { accountStatusMoneyMigration } from './migrations/0014-account-status-mo
 import { idempotencyScopesMigration } from './migrations/0015-idempotency-scopes.js';
 import { onboardingSecretAndDocumentKindMigration } from './migrations/0016-onboarding-secret-and-document-kind.js';
 import { wrappedServerSecretsMigration } from './migrations/0017-wrapped-server-secrets.js';
+import { reverseSolicitationAttestationMigration } from './migrations/0018-reverse-solicitation-attestation.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -38,6 +39,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0015-idempotency-scopes': idempotencyScopesMigration(),
     '0016-onboarding-secret-and-document-kind': onboardingSecretAndDocumentKindMigration(),
     '0017-wrapped-server-secrets': wrappedServerSecretsMigration(),
+    '0018-reverse-solicitation-attestation': reverseSolicitationAttestationMigration(),
   };
 }
 

@@ -115,6 +115,8 @@ export interface EndUsersTable {
   disclosure_version: string | null;
   reverse_solicitation_required: DbBoolean;
   reverse_solicitation_accepted: DbBoolean;
+  /** The attestation as the customer sent it (JSON), or null. */
+  reverse_solicitation_attestation: string | null;
   verification_completed_at: string | null;
   verification_reason: string | null;
   sandbox_decision: string | null;

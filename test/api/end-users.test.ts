@@ -106,10 +106,13 @@ describe('end users', () => {
         expect((await t.request({ url: '/end-users', key: alice.key })).json().data.length).toBe(before);
       });
 
-      it('takes an attestation of its own shape: stored fields beyond the known ones do not change what the record says', async () => {
-        const response = await post('/end-users', individualBody({ reverseSolicitationAttestation: { accepted: true, channel: 'web', evidence: { ip: '192.0.2.1' } } }));
+      it('takes an attestation of its own shape: stored as sent, fields beyond the known ones do not change what the record says', async () => {
+        const attestation = { accepted: true, channel: 'web', evidence: { ip: '192.0.2.1' } };
+        const response = await post('/end-users', individualBody({ reverseSolicitationAttestation: attestation }));
         expect(response.statusCode, response.body).toBe(201);
         expect(response.json().data).toMatchObject({ reverse_solicitation: { required: true, accepted: true }, disclosure_version: '1.0' });
+        const stored = await t.storage.db.selectFrom('end_users').select('reverse_solicitation_attestation').where('id', '=', response.json().data.id).executeTakeFirstOrThrow();
+        expect(JSON.parse(stored.reverse_solicitation_attestation ?? 'null')).toEqual(attestation);
         const without = await post('/end-users', individualBody({ reverseSolicitationAttestation: { channel: 'web' } }));
         expect(without.statusCode, without.body).toBe(201);
         expect(without.json().data).toMatchObject({ reverse_solicitation: { required: true, accepted: false }, disclosure_accepted_at: null });

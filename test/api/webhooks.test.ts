@@ -153,6 +153,22 @@ describe('webhook subscriptions', () => {
     await remove(alice, created.id);
   });
 
+  it.each([
+    ['{}', {}],
+    ['the values it has', { description: 'Same', eventTypes: ['PAYEE.created'], isActive: true }],
+  ])('answers a PATCH with %s with 200 and the record unchanged, updated_at included', async (_label, body) => {
+    const created = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'], description: 'Same' });
+    t.clock.advance(60_000);
+    const response = await patch(alice, created.id, { ...body, ...('eventTypes' in body ? { url: created.url } : {}) });
+    expect(response.statusCode, response.body).toBe(200);
+    const { signing_secret: _secret, ...record } = created;
+    expect(response.json().data).toEqual(record);
+    // A change still moves updated_at.
+    const changed = await patch(alice, created.id, { description: 'Other' });
+    expect(changed.json().data.updated_at).toBe(t.clock.now().toISOString());
+    await remove(alice, created.id);
+  });
+
   it('answers another customer’s subscription exactly like an unknown one, on every operation', async () => {
     const mine = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
     const operations = (id: string) => [

@@ -1,18 +1,17 @@
 import { Type, type Static } from 'typebox';
 import { documentBase64LengthMax, documentFileNameLengthMax, documentSizeMaxBytes } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
-import { identificationDocumentTypes } from '../end-users/schemas.js';
+import { identityDocumentKinds } from '../end-users/schemas.js';
 import { documentMimeTypes } from './file-types.js';
 
 /** Spec §4 POST /documents: the documentType values a client may upload. */
 export const uploadDocumentTypes = ['IDENTITY_VERIFICATION', 'BUSINESS_REGISTRATION', 'identity', 'proof_of_address', 'other'] as const;
 
 /** The upload documentTypes of an identity document: the only ones a documentKind describes. */
-export const identityDocumentTypes: ReadonlySet<string> = new Set<(typeof uploadDocumentTypes)[number]>(['IDENTITY_VERIFICATION', 'identity']);
+export const identityUploadTypes: ReadonlySet<string> = new Set<(typeof uploadDocumentTypes)[number]>(['IDENTITY_VERIFICATION', 'identity']);
 
 /** Additive (docs/documents.md): which identity document a file is — the kinds of an end user's identificationDocument. */
-export const documentKinds = identificationDocumentTypes;
-export type DocumentKind = (typeof documentKinds)[number];
+export type DocumentKind = (typeof identityDocumentKinds)[number];
 
 /** Sync states of a stored document (spec §3 shows only `pending`; docs/documents.md has the rest). */
 export const documentSyncStatuses = ['pending', 'synced', 'failed'] as const;
@@ -31,7 +30,7 @@ export const UploadDocumentBody = Type.Object(
     }),
     mimeType: StringEnum(documentMimeTypes, { description: 'Checked against the decoded content by its magic bytes' }),
     documentKind: Type.Optional(
-      StringEnum(documentKinds, { description: 'Additive: which identity document this is; only with documentType identity or IDENTITY_VERIFICATION' }),
+      StringEnum(identityDocumentKinds, { description: 'Additive: which identity document this is; only with documentType identity or IDENTITY_VERIFICATION' }),
     ),
   },
   { additionalProperties: false },
@@ -60,7 +59,7 @@ export const Document = Type.Object(
     document_type: Type.String({ description: 'An upload documentType, or kyc_report / kyb_report / provider_report for end-user reports' }),
     document_kind: Type.Unsafe<DocumentKind | null>({
       type: ['string', 'null'],
-      enum: [...documentKinds, null],
+      enum: [...identityDocumentKinds, null],
       description: 'Additive: the documentKind of an identity document; null when none was given',
     }),
     file_name: Type.String(),

@@ -8,7 +8,7 @@ import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
 import { presentDocument, presentUploadResult } from './presenter.js';
 import { findDocument, listDocumentsOfEndUser } from './repository.js';
-import { identityDocumentTypes, type DocumentRecord, type DocumentUploadResultRecord, type UploadDocumentInput } from './schemas.js';
+import { identityUploadTypes, type DocumentRecord, type DocumentUploadResultRecord, type UploadDocumentInput } from './schemas.js';
 import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from './stored-document.js';
 import { checkFile } from './upload.js';
 
@@ -29,7 +29,7 @@ export class DocumentService {
    */
   async upload(caller: AuthenticatedKey, input: UploadDocumentInput, onCreated?: OnCreated<DocumentUploadResultRecord>): Promise<DocumentUploadResultRecord> {
     const errors: FieldError[] = [];
-    if (input.documentKind !== undefined && !identityDocumentTypes.has(input.documentType)) {
+    if (input.documentKind !== undefined && !identityUploadTypes.has(input.documentType)) {
       errors.push({
         location: 'body',
         path: '/documentKind',

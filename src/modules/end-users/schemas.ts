@@ -41,7 +41,8 @@ export const sectors = [
   'TRANSPORTATION',
   'OTHER_PRODUCTS_SERVICES',
 ] as const;
-export const identificationDocumentTypes = ['passport', 'national_id', 'driving_licence', 'residence_permit'] as const;
+/** The kinds of identity document: an identificationDocument's `type`, and a document's `documentKind` (docs/documents.md). */
+export const identityDocumentKinds = ['passport', 'national_id', 'driving_licence', 'residence_permit'] as const;
 
 /** Spec §4: address with line1, city, postalCode, country required; line2, state optional. */
 export const Address = Type.Object(
@@ -97,7 +98,7 @@ function OpenObject<T extends Record<string, TSchema>>(known: T, description: st
 
 const IdentificationDocument = OpenObject(
   {
-    type: Type.Optional(StringEnum(identificationDocumentTypes)),
+    type: Type.Optional(StringEnum(identityDocumentKinds)),
     number: Type.Optional(Text(100)),
     issuingCountry: Type.Optional(CountryCode),
     issueDate: Type.Optional(DateString),

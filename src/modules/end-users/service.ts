@@ -115,6 +115,7 @@ export class EndUserService {
       // An attestation means the customer relies on reverse solicitation for this person (docs/end-users.md).
       reverse_solicitation_required: attestation ? 1 : 0,
       reverse_solicitation_accepted: attestation?.accepted ? 1 : 0,
+      reverse_solicitation_attestation: attestation ? json(attestation) : null,
       disclosure_accepted_at: attestation?.accepted ? (attestation.acceptedAt ?? this.clock.now().toISOString()) : null,
       disclosure_version: attestation?.accepted ? (attestation.disclosureVersion ?? defaultDisclosureVersion) : null,
       ...this.commonColumns(input),
@@ -291,6 +292,7 @@ export class EndUserService {
       disclosure_version: null,
       reverse_solicitation_required: 0,
       reverse_solicitation_accepted: 0,
+      reverse_solicitation_attestation: null,
       verification_completed_at: null,
       verification_reason: null,
       sandbox_decision: decideAt === null ? null : (registered.upcomingDecision ?? null),

@@ -70,6 +70,16 @@ function collapsed(types: readonly string[]): string[] {
   return [...new Set(types)];
 }
 
+/** Whether a PATCH would change the subscription: a value it does not have, or an `isActive` that does something. */
+function changesAnything(current: SubscriptionRow, changes: Partial<SubscriptionRow>, isActive: boolean | undefined): boolean {
+  const differs = (['url', 'description', 'event_types'] as const).some((column) => changes[column] !== undefined && changes[column] !== current[column]);
+  if (differs) return true;
+  const active = Number(current.is_active) === 1;
+  // Turning it on also clears a run of failures; turning it off matters only to an active one.
+  if (isActive === true) return !active || Number(current.consecutive_failures) !== 0 || current.failing_since !== null || current.disabled_at !== null;
+  return isActive === false && active;
+}
+
 export class WebhookService {
   constructor(
     private readonly storage: Storage,
@@ -141,12 +151,15 @@ export class WebhookService {
     if (input.description !== undefined) changes.description = input.description;
     if (input.eventTypes !== undefined) changes.event_types = JSON.stringify(collapsed(input.eventTypes));
     const updated = await this.storage.transaction(async (trx) => {
-      if (input.url !== undefined && input.eventTypes === undefined) {
-        // Locked until the change commits, so the types checked are the types redirected.
-        const current = await findSubscription(trx, caller.customerId, id, this.storage.dialect === 'postgres');
-        if (!current) throw notFound('webhook subscription');
-        if (current.url !== input.url) requireReadable(caller, JSON.parse(current.event_types) as string[]);
+      // Locked until the change commits: the types checked are the types redirected, and what is compared is what
+      // would be written over (the delivery worker may disable it meanwhile).
+      const current = await findSubscription(trx, caller.customerId, id, this.storage.dialect === 'postgres');
+      if (!current) throw notFound('webhook subscription');
+      if (input.url !== undefined && input.eventTypes === undefined && current.url !== input.url) {
+        requireReadable(caller, JSON.parse(current.event_types) as string[]);
       }
+      // A PATCH that changes nothing ({}, or the values it has) writes nothing: updated_at keeps its value.
+      if (!changesAnything(current, changes, input.isActive)) return current;
       return updateSubscription(trx, caller.customerId, id, changes, input.isActive, now);
     });
     if (!updated) throw notFound('webhook subscription');

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardFormBytesMax } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
 import { countUploadAgainst } from '../../http/upload-gate.js';
-import { identityDocumentTypes, uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
+import { identityUploadTypes, uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/schemas.js';
 import type { EndUserStatus } from '../../modules/end-users/schemas.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { WebServices } from '../dashboard/services.js';
@@ -31,7 +31,7 @@ const outcomeWords: Record<VerificationOutcome, string> = { verified: 'Verified'
 const undecidedStatuses = new Set(['pending_verification', 'review_required']);
 /** What the person uploads here (end-user reports the customer attached are the customer's, not shown). */
 const personUploadTypes = new Set<string>(uploadDocumentTypes);
-const isIdentityDocument = (document: DocumentRecord) => identityDocumentTypes.has(document.document_type);
+const isIdentityDocument = (document: DocumentRecord) => identityUploadTypes.has(document.document_type);
 /** What each document is, in words: its kind when one was given, else its type. */
 const documentTypeWords: Record<string, string> = {
   identity: 'Identity document',
