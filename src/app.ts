@@ -10,7 +10,7 @@ import { installCsrfProtection } from './http/csrf.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
 import { IdempotencyKeys } from './http/idempotency.js';
 import { installStrictJsonParser } from './http/json-body.js';
-import { loggedUrl } from './http/log-redaction.js';
+import { loggedHeaders, loggedUrl } from './http/log-redaction.js';
 import { installMetrics } from './http/metrics.js';
 import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
@@ -99,8 +99,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
       level: config.logLevel,
       redact: { paths: redactedLogPaths, censor: '[redacted]' },
       serializers: {
-        // Headers that carry secrets are redacted above; credentials in the URL (page tokens, query keys) here.
-        req: (request) => ({ method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip, headers: request.headers }),
+        // Headers that carry secrets are redacted above; credentials elsewhere in the URL and headers here.
+        req: (request) => ({ method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip, headers: loggedHeaders(request.headers) }),
       },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },

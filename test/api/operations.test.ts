@@ -374,4 +374,30 @@ describe('log redaction', () => {
     const urls = loggedUrls(from);
     for (const [sent, logged] of spellings) expect(urls, sent).toContain(logged);
   });
+
+  it('never writes an API key or a link token put anywhere else: a path segment, a ; parameter, a link in a query value, a header', async () => {
+    const customer = await t.createCustomer('Elsewhere Ltd');
+    const token = `Tok${randomBytes(24).toString('base64url')}`;
+    const from = chunks.length;
+    const sent: Array<[url: string, headers: Record<string, string>]> = [
+      [`/fiat-accounts/${customer.key}`, {}],
+      [`/fiat-accounts;api_key=${customer.key}`, {}],
+      [`/x/${encodeURIComponent(customer.key).replace(/_/g, '%5F')}`, {}],
+      [`/dashboard/sign-in?next=/dashboard/link/${token}`, {}],
+      [`/x?r=${encodeURIComponent(`/onboarding/${token}`)}`, {}],
+      [`/onboarding\\${token}`, {}],
+      ['/fiat-accounts', { 'user-agent': `script ${customer.key}`, 'x-forwarded-host': customer.key, referer: `http://localhost:3000/onboarding/${token}?page=1` }],
+    ];
+    for (const [url, headers] of sent) await t.app.inject({ url, headers });
+
+    const logText = chunks.slice(from).join('');
+    for (const value of [customer.key, customer.key.slice('sk_test_'.length), token]) expect(logText).not.toContain(value);
+    const urls = loggedUrls(from);
+    expect(urls).toContain('/fiat-accounts/[redacted]');
+    expect(urls).toContain('/fiat-accounts;api_key=[redacted]');
+    expect(urls).toContain('/dashboard/sign-in?next=[redacted]');
+    const lines = logText.trim().split('\n').map((line) => JSON.parse(line) as { req?: { headers?: Record<string, string> } });
+    const headers = lines.flatMap((line) => (line.req?.headers?.referer ? [line.req.headers] : []));
+    expect(headers[0]).toMatchObject({ 'user-agent': 'script [redacted]', 'x-forwarded-host': '[redacted]', referer: 'http://localhost:3000/onboarding/[redacted]?page=1' });
+  });
 });
