@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { base58, bech32, bech32m, createBase58check } from '@scure/base';
-import { getAddress, isAddress } from 'viem';
 import type { AddressFormat } from './networks.js';
 
 /**
- * On-chain address encodings, through the field's libraries (viem for EIP-55, @scure/base for base58, base58check
- * and bech32) rather than codecs of our own. The payload is the raw key hash or public key the address encodes.
+ * On-chain address encodings, through the field's libraries (@scure/base for base58, base58check and bech32,
+ * @noble/hashes for EIP-55's Keccak-256) rather than codecs of our own. The payload is the raw key hash or public key
+ * the address encodes.
  */
 
 /** Bytes of the payload each format encodes. */
@@ -25,7 +27,7 @@ export function encodeAddress(format: AddressFormat, payload: Uint8Array): strin
   if (payload.length !== addressPayloadBytes[format]) throw new Error(`a ${format} address encodes ${addressPayloadBytes[format]} bytes, not ${payload.length}`);
   switch (format) {
     case 'evm':
-      return getAddress(`0x${Buffer.from(payload).toString('hex')}`);
+      return checksummedEvmAddress(bytesToHex(payload));
     case 'solana':
       return base58.encode(payload);
     case 'tron':
@@ -63,7 +65,7 @@ export function canonicalAddress(format: AddressFormat, text: string): string | 
   try {
     switch (format) {
       case 'evm':
-        return isAddress(text, { strict: true }) ? getAddress(text) : undefined;
+        return canonicalEvmAddress(text);
       case 'solana':
         return base58.decode(text).length === addressPayloadBytes.solana ? text : undefined;
       case 'tron': {
@@ -77,6 +79,30 @@ export function canonicalAddress(format: AddressFormat, text: string): string | 
     // The libraries throw on characters outside the alphabet, on mixed case in bech32 and on bad checksums.
     return undefined;
   }
+}
+
+/** An EVM address: `0x` and 40 hex digits. */
+const evmAddressPattern = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * EIP-55: a letter of the hex address is upper case where the same hex digit of Keccak-256 of the lower-case address
+ * (as ASCII, without 0x) is 8 or more. The EIP's own definition is this one loop; the hash comes from the library.
+ */
+function checksummedEvmAddress(hex: string): string {
+  const lower = hex.toLowerCase();
+  const hash = bytesToHex(keccak_256(utf8ToBytes(lower)));
+  let checksummed = '0x';
+  for (let index = 0; index < lower.length; index++) {
+    checksummed += Number.parseInt(hash[index]!, 16) >= 8 ? lower[index]!.toUpperCase() : lower[index]!;
+  }
+  return checksummed;
+}
+
+/** All lower case carries no checksum and is taken; any other case must be exactly the EIP-55 checksummed form. */
+function canonicalEvmAddress(text: string): string | undefined {
+  if (!evmAddressPattern.test(text)) return undefined;
+  const checksummed = checksummedEvmAddress(text.slice(2));
+  return text === text.toLowerCase() || text === checksummed ? checksummed : undefined;
 }
 
 /** BIP-141 witness programs: version 0 of 20 or 32 bytes (bech32), versions 1-16 of 2-40 bytes (bech32m; Taproot is v1, 32). */

@@ -135,7 +135,23 @@ function makeDatabaseFilesPrivate(file: string): void {
   for (const candidate of [file, `${file}-wal`, `${file}-shm`]) makePrivate(candidate, privateFileMode);
 }
 
+/**
+ * better-sqlite3 ships its binary inside the npm package, built for Node-API 10 (Node 24, and Node 22 from 22.14). An
+ * older Node (Debian's Node 20, Node 22.12) loads it and then dies of a segmentation fault when the first database
+ * opens, without a word: refuse with a sentence instead (docs/decisions/0010-node-24-runtime.md).
+ */
+const sqliteDriverNodeApiVersion = 10;
+
+export function checkSqliteDriverRuntime(versions: { node: string; napi?: string | undefined } = process.versions): void {
+  if (Number(versions.napi ?? 0) < sqliteDriverNodeApiVersion) {
+    throw new ConfigError(
+      `the SQLite driver needs Node.js 24 (Node-API ${sqliteDriverNodeApiVersion}), this is Node.js ${versions.node}; the README's requirements say how to install it`,
+    );
+  }
+}
+
 export function openSqliteDatabase(dataDir: string): BetterSqlite3.Database {
+  checkSqliteDriverRuntime();
   ensureWritableDirectory(dataDir);
   const file = path.join(dataDir, sqliteFileName);
   let database: BetterSqlite3.Database;

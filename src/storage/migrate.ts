@@ -1,4 +1,5 @@
-import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { sql } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import type { Storage, Dialect } from './database.js';
 import { foundationMigration } from './migrations/0001-foundation.js';
 import { onboardingMigration } from './migrations/0002-onboarding.js';

@@ -441,11 +441,22 @@ export class GroupCommitDriver implements Driver {
   }
 }
 
+/**
+ * SQLite's adapter, except that the driver takes several connections at once: for a SQLite dialect Kysely (0.29 on)
+ * hands out one connection at a time behind a mutex, and a group could never hold more than one transaction. The
+ * driver's sessions share the writing connection through its own WriterLock, and reads have a connection of their own.
+ */
+class GroupCommitSqliteAdapter extends SqliteAdapter {
+  override get supportsMultipleConnections(): boolean {
+    return true;
+  }
+}
+
 export class GroupCommitSqliteDialect implements Dialect {
   constructor(private readonly driver: GroupCommitDriver) {}
 
   createAdapter(): DialectAdapter {
-    return new SqliteAdapter();
+    return new GroupCommitSqliteAdapter();
   }
 
   createDriver(): Driver {

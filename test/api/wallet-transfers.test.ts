@@ -1,9 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { base58, bech32, createBase58check } from '@scure/base';
-import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import type { PollingWorker } from '../../src/workers/polling-worker.js';
+import { eip55, eip55Examples } from '../helpers/addresses.js';
 import { outboxEvents, timestampPattern, uuidPattern } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
@@ -17,7 +17,7 @@ const transferFields = [
 
 // Addresses and transaction ids made and checked with the field's libraries, not with the server's code.
 const tronCheck = createBase58check((data: Uint8Array) => new Uint8Array(createHash('sha256').update(data).digest()));
-const evmAddress = () => getAddress(`0x${randomBytes(20).toString('hex')}`);
+const evmAddress = () => eip55(randomBytes(20).toString('hex'));
 const solanaAddress = () => base58.encode(randomBytes(32));
 const tronAddress = () => tronCheck.encode(Uint8Array.of(0x41, ...randomBytes(20)));
 const bitcoinAddress = () => bech32.encode('bc', [0, ...bech32.toWords(randomBytes(20))]);
@@ -253,7 +253,7 @@ describe('wallet money: deposits, balances, transfers', () => {
     });
 
     it.each([
-      ['ETH in lower case, presented checksummed', 'USDC', 'ETH', () => evmAddress().toLowerCase(), (sent: string) => getAddress(sent)],
+      ['ETH in lower case, presented checksummed', 'USDC', 'ETH', () => evmAddress().toLowerCase(), (sent: string) => eip55(sent)],
       ['Solana', 'USDC', 'SOL', solanaAddress, (sent: string) => sent],
       ['Tron', 'USDT', 'TRX', tronAddress, (sent: string) => sent],
       ['Bitcoin in upper case, presented in lower case', 'BTC', 'BTC', () => bitcoinAddress().toUpperCase(), (sent: string) => sent.toLowerCase()],
@@ -306,6 +306,18 @@ describe('wallet money: deposits, balances, transfers', () => {
       expect(response.statusCode).toBe(400);
       expect(response.json().error.details.fields).toEqual([expect.objectContaining({ location: 'body', path: '/destination' })]);
       expect(await balance(wallet.local_id)).toMatchObject({ available: '10.000000' });
+    });
+
+    it("takes EIP-55's own examples as written, and presents each sent in lower case as the EIP writes it", async () => {
+      const wallet = await newWallet();
+      await fund(wallet.local_id, '10');
+      for (const example of eip55Examples) {
+        for (const sent of [example, example.toLowerCase()]) {
+          const response = await transferRequest(wallet.local_id, { asset: 'USDC', network: 'ETH', amount: '0.1', destination: sent });
+          expect(response.statusCode, sent).toBe(201);
+          expect(response.json().data.destination, sent).toBe(example);
+        }
+      }
     });
 
     it('holds the mixed-case checksum rule both ways: a correct checksum passes, one flipped letter fails', async () => {

@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoAssets, fiatCurrencies } from '../../src/ledger/assets.js';
 import { networkRegistry } from '../../src/ledger/networks.js';
-import { openSqliteDatabase, openStorage, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
+import { ConfigError } from '../../src/config/config.js';
+import { checkSqliteDriverRuntime, openSqliteDatabase, openStorage, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, temporaryDirectory, testDialect } from '../helpers/test-app.js';
@@ -154,6 +155,13 @@ describe.skipIf(testDialect !== 'sqlite')('the embedded SQLite database', () => 
     } finally {
       database.close();
     }
+  });
+
+  it('refuses with a sentence a Node older than the driver\'s Node-API 10, where opening a database would crash the process', () => {
+    expect(() => checkSqliteDriverRuntime({ node: '20.20.2', napi: '9' })).toThrow(ConfigError);
+    expect(() => checkSqliteDriverRuntime({ node: '22.13.1', napi: '9' })).toThrow(/needs Node\.js 24 \(Node-API 10\), this is Node\.js 22\.13\.1/);
+    expect(() => checkSqliteDriverRuntime({ node: '22.14.0', napi: '10' })).not.toThrow();
+    expect(() => checkSqliteDriverRuntime()).not.toThrow();
   });
 
   it('runs the storage connection itself with foreign keys on', async () => {

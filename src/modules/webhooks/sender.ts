@@ -53,6 +53,7 @@ export class WebhookSender {
     this.agent = new Agent({
       connect: guardedConnector({ resolve: settings.resolve, allowPrivate: settings.allowPrivateUrls, timeoutMs: settings.timeoutMs }),
       // No per-origin cap: receivers of several customers may share a host, and the delivery worker bounds attempts.
+      allowH2: false,
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
     });

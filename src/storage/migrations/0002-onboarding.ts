@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /** End users, their documents, payees and virtual accounts. */
 export function onboardingMigration(): Migration {

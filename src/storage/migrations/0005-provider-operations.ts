@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Provider operations and the per-customer document quota (docs/providers.md, docs/documents.md).

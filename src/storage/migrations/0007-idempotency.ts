@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Idempotency keys (spec §4 rule 8; docs/idempotency.md). One row per (customer, key), inserted before the operation

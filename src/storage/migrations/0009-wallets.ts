@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Wallets and their receive addresses (docs/wallets.md). The CHECKs list the crypto assets and networks of the

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * OTC exchange of EUR into crypto (docs/otc.md): quotes, and the orders confirmed from them. A quote is confirmed

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Webhooks (docs/webhooks.md): a customer's subscriptions, one delivery per (event, subscription) — its id is the

@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * The customer dashboard (docs/dashboard.md): its users, their one-time sign-in links and their sessions, and the

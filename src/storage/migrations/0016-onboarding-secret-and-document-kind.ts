@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Hosted onboarding links carry a server secret beside the customer's onboarding_url_token (decision 0009): only
