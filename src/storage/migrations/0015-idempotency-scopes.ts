@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * What reading a stored Idempotency-Key answer takes (docs/idempotency.md "Scopes"), and whether the answer is kept

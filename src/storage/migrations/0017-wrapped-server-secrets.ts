@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * Server secrets wrapped with the operator's master key (docs/operations.md "Server secrets"): `value` holds the

@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Migration } from 'kysely/migration';
 
 /**
  * The reverse solicitation attestation of an end user is kept as the customer sent it (docs/end-users.md): spec §4
