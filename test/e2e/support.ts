@@ -18,6 +18,12 @@ export const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 /** Per-test timeout of the files that start processes: generous, because a loaded 2-CPU machine is slow to start node. */
 export const processTestTimeoutMs = 120_000;
 
+/**
+ * How long a stopping server may take to exit. Shutdown is quick; the window is wide only for a loaded machine.
+ * It stays below SHUTDOWN_TIMEOUT_MS (10 s), the deadline a stuck shutdown would hit (exiting 1).
+ */
+export const shutdownWindowMs = 8_000;
+
 /** The stack frame prefix Node prints; none may reach an operator's terminal. */
 export const stackFrame = '    at ';
 
@@ -169,6 +175,23 @@ export async function waitForHealth(baseUrl: string, server: Spawned, timeoutMs 
 /** Resolves with the exit, or with 'timeout' if the process is still running after ms. */
 export function exitWithin(server: Spawned, ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'timeout'> {
   return Promise.race([server.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms))]);
+}
+
+/** Resolves with the connection error code, or 'connected'. */
+export function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+/** The SQLite WAL file exists while a connection is open and is removed when the last one closes cleanly. */
+export function walFileExists(dataDir: string): boolean {
+  return fs.existsSync(path.join(dataDir, 'customer-api.sqlite-wal'));
 }
 
 /** The stderr of a failed command as lines, for "one line, no stack" assertions. */
