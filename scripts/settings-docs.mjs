@@ -1,0 +1,7 @@
+// `npm run docs:settings`: rewrites the docs generated from src/config/settings.ts (the README's settings table)
+// from the build in dist/, which the npm script makes first.
+import fs from 'node:fs';
+import { withSettingsTable } from '../dist/config/settings-docs.js';
+
+const readme = new URL('../README.md', import.meta.url);
+fs.writeFileSync(readme, withSettingsTable(fs.readFileSync(readme, 'utf8')));
