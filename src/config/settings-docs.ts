@@ -1,7 +1,7 @@
 import { settings, settingSections, type SettingDeclaration } from './settings.js';
 
 /**
- * The docs generated from the settings' declarations (settings.ts): the README's settings table, between marker
+ * The docs generated from the settings' declarations (settings.ts): the README's settings tables, between marker
  * comments, and .env.example. `npm run docs:settings` writes them (scripts/settings-docs.mjs); a test regenerates
  * them in memory and fails when the committed files differ.
  */
@@ -55,4 +55,41 @@ export function withSettingsTable(document: string): string {
   const end = document.indexOf(settingsTableEnd);
   if (start === -1 || end < start) throw new Error(`the settings markers ${settingsTableStart} … ${settingsTableEnd} are missing`);
   return `${document.slice(0, start + settingsTableStart.length)}\n${renderSettingsTable()}\n\n${document.slice(end)}`;
+}
+
+/** Comment lines of at most this many characters, like the rest of the repository. */
+const envExampleLineLengthMax = 120;
+
+function comment(text: string): string[] {
+  const lines: string[] = [];
+  let line = '#';
+  for (const word of text.split(' ')) {
+    if (line.length > 1 && line.length + 1 + word.length > envExampleLineLengthMax) {
+      lines.push(line);
+      line = '#';
+    }
+    line += ` ${word}`;
+  }
+  return [...lines, line];
+}
+
+/**
+ * .env.example: every variable commented out, under its doc line, the values it takes and its default; the line
+ * holds the default's text, so uncommenting it changes nothing until it is edited. A secret never has a value.
+ */
+export function renderEnvExample(): string {
+  const parts = [
+    ...comment('Settings of the Customer API: copy this file to .env and uncomment the lines you change. `npm start` and the CLI (`npx customer-api`) read .env from the directory they run in; a variable set in the environment wins over the file.'),
+    ...comment(`Generated from src/config/settings.ts by \`${settingsDocsCommand}\`: edit there, not here (README.md "Configuration" lists the same).`),
+  ];
+  for (const section of settingSections) {
+    parts.push('', `# --- ${section} ---`);
+    for (const [name, declaration] of declarations.filter(([, declaration]) => declaration.section === section)) {
+      if (declaration.secret && declaration.default !== undefined) throw new Error(`${name} is secret: it cannot have a default to show`);
+      const see = declaration.see ? ` See ${declaration.see.page}${declaration.see.heading ? ` "${declaration.see.heading}"` : ''}.` : '';
+      const defaultText = declaration.defaultText ? ` Default: ${declaration.defaultText}.` : '';
+      parts.push('', ...comment(`${declaration.doc}${see} Values: ${declaration.type.accepts}.${defaultText}`), `# ${name}=${declaration.secret ? '' : defaultValue(declaration)}`);
+    }
+  }
+  return `${parts.join('\n')}\n`;
 }

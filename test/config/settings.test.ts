@@ -2,13 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { settingsDocsCommand, withSettingsTable } from '../../src/config/settings-docs.js';
+import { renderEnvExample, settingsDocsCommand, withSettingsTable } from '../../src/config/settings-docs.js';
 import { settings, type SettingName } from '../../src/config/settings.js';
 import { checkout } from '../e2e/support.js';
 
 /**
  * The settings are declared once (src/config/settings.ts): loadConfig reads them with one parser per kind of
- * value, and the README's table is generated from the same declarations.
+ * value, and the README's tables and .env.example are generated from the same declarations.
  */
 
 function refusal(env: Record<string, string>): string {
@@ -25,6 +25,16 @@ describe('the generated docs', () => {
   it('the README settings table is the one src/config/settings.ts gives', () => {
     const readme = fs.readFileSync(path.join(checkout, 'README.md'), 'utf8');
     expect(readme === withSettingsTable(readme), `README.md's settings table is stale: run \`${settingsDocsCommand}\``).toBe(true);
+  });
+
+  it('.env.example is the one src/config/settings.ts gives: every variable commented out, no secret given a value', () => {
+    const example = fs.readFileSync(path.join(checkout, '.env.example'), 'utf8');
+    expect(example === renderEnvExample(), `.env.example is stale: run \`${settingsDocsCommand}\``).toBe(true);
+    const variableLines = example.split('\n').filter((line) => /^# [A-Z_]+=/.test(line));
+    expect(variableLines.map((line) => line.slice(2, line.indexOf('=')))).toEqual(Object.keys(settings));
+    for (const [name, declaration] of Object.entries(settings)) {
+      if (declaration.secret) expect(variableLines).toContain(`# ${name}=`);
+    }
   });
 });
 
