@@ -1,16 +1,8 @@
 import path from 'node:path';
 import { ConfigError } from './config-error.js';
-import { masterKeysFromSettings, type MasterKeys } from './master-keys.js';
-import {
-  documentStorageQuotaBytesDefault,
-  idempotencyLeaseSecondsDefault,
-  idempotencyRetentionHoursDefault,
-  idempotencyRetentionHoursMin,
-  otcQuoteTtlSecondsDefault,
-  otcSpreadBpsDefault,
-  otcSpreadBpsMax,
-  metricsPortDefault,
-  uploadConcurrencyDefault, uploadConcurrencyPerCustomerDefault, uploadMinBytesPerSecondDefault, uploadRateWindowMsDefault, uploadRateWindowMsMin, requestTimeoutMs, webhookDisableAfterFailingMsDefault, webhookRetryDelaysDefault, webhookTimeoutMsDefault, rateLimitFailedAuthPerIpPerMinuteDefault, rateLimitPerIpPerSecondDefault, rateLimitPerSecondDefault, shutdownTimeoutMsDefault, dashboardSessionIdleMinutesDefault, dashboardSessionMaxHoursDefault } from './limits.js';
+import type { MasterKeys } from './master-keys.js';
+import { webhookDisableAfterFailingMsDefault } from './limits.js';
+import { readSettings, type SettingValues } from './settings.js';
 
 export type ApiEnvironment = 'sandbox' | 'production';
 
@@ -21,7 +13,7 @@ export interface Config {
   /** PostgreSQL connection string; undefined means the embedded SQLite database in dataDir. */
   readonly databaseUrl: string | undefined;
   readonly databasePoolSize: number;
-  /** PostgreSQL: one customer's money operations running at once per process; undefined = half the pool. */
+  /** PostgreSQL: one customer's money operations running at once per process (always set by loadConfig). */
   readonly moneyOperationsPerCustomer: number | undefined;
   readonly apiEnvironment: ApiEnvironment;
   readonly logLevel: string;
@@ -79,187 +71,63 @@ export interface Config {
 
 export { ConfigError };
 
-type Env = Record<string, string | undefined>;
-
-const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-function parseDatabaseUrl(raw: string | undefined): string | undefined {
-  const value = raw?.trim();
-  if (!value) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError('DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)');
-  }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql://, got "${url.protocol}//"`);
-  }
-  return value;
-}
-
-function parseTrustProxy(raw: string | undefined): Config['trustProxy'] {
-  const value = raw?.trim();
-  if (!value || value === 'false') return false;
-  if (value === 'true') return true;
-  if (/^[0-9]+$/.test(value)) return Number(value);
-  return value.split(',').map((entry) => entry.trim()).filter(Boolean);
-}
-
-function parseRateLimit(name: string, raw: string | undefined, fallback: number): number | undefined {
-  const value = raw?.trim();
-  if (!value) return fallback;
-  if (value === 'off') return undefined;
-  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000) {
-    throw new ConfigError(`${name} must be a whole number from 1 to 1000000 or "off", got "${value}"`);
-  }
-  return Number(value);
-}
-
-function parseAutoSettle(raw: string | undefined): number | undefined {
-  const value = raw?.trim();
-  if (!value) return 2000;
-  if (value === 'off') return undefined;
-  if (!/^[0-9]+$/.test(value) || Number(value) > 86_400_000) {
-    throw new ConfigError(`SANDBOX_AUTO_SETTLE_MS must be a whole number of milliseconds up to 86400000 or "off", got "${value}"`);
-  }
-  return Number(value);
-}
-
-function parseMetricsPort(env: Env): number | undefined {
-  if (env.METRICS_PORT?.trim() === 'off') return undefined;
-  return integerSetting(env, 'METRICS_PORT', metricsPortDefault, 0, 65535);
-}
-
 /**
- * CORS_ORIGINS: unset, no other origin (pages of this server's own origin need no CORS); `*`, any; otherwise origins
- * as a browser sends them, each checked so that a path or a trailing slash, which would never match, stops start-up.
+ * Reads the environment once into a frozen Config. Every variable, its default and its bounds are declared in
+ * settings.ts (listed in the README); here each Config field is made of them.
  */
-function parseCorsOrigins(raw: string | undefined): Config['corsOrigins'] {
-  const value = raw?.trim();
-  if (!value) return [];
-  if (value === '*') return true;
-  return value.split(',').map((entry) => entry.trim()).filter(Boolean).map((origin) => {
-    let url: URL | undefined;
-    try {
-      url = new URL(origin);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== origin) {
-      throw new ConfigError(`CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (scheme, host and port, lower case, no path), got "${origin}"`);
-    }
-    return origin;
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const settings = readSettings(env);
+  return Object.freeze({
+    port: settings.PORT,
+    host: settings.HOST,
+    dataDir: path.resolve(settings.DATA_DIR),
+    databaseUrl: settings.DATABASE_URL,
+    databasePoolSize: settings.DATABASE_POOL_SIZE,
+    moneyOperationsPerCustomer: settings.MONEY_OPERATIONS_PER_CUSTOMER,
+    apiEnvironment: settings.API_ENVIRONMENT,
+    logLevel: settings.LOG_LEVEL,
+    trustProxy: settings.TRUST_PROXY,
+    rateLimitPerSecond: settings.RATE_LIMIT_PER_SECOND,
+    rateLimitPerIpPerSecond: settings.RATE_LIMIT_PER_IP_PER_SECOND,
+    rateLimitFailedAuthPerIpPerMinute: settings.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE,
+    redisUrl: settings.REDIS_URL,
+    corsOrigins: settings.CORS_ORIGINS,
+    shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
+    sandboxAutoSettleMs: settings.SANDBOX_AUTO_SETTLE_MS,
+    metricsHost: settings.METRICS_HOST,
+    metricsPort: settings.METRICS_PORT,
+    metricsToken: settings.METRICS_TOKEN,
+    idempotencyLeaseMs: settings.IDEMPOTENCY_LEASE_SECONDS * 1000,
+    idempotencyRetentionMs: settings.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+    otcQuoteTtlSeconds: settings.OTC_QUOTE_TTL_SECONDS,
+    otcSpreadBps: settings.OTC_SPREAD_BPS,
+    uploadConcurrency: settings.UPLOAD_CONCURRENCY,
+    uploadConcurrencyPerCustomer: settings.UPLOAD_CONCURRENCY_PER_CUSTOMER,
+    uploadMinBytesPerSecond: settings.UPLOAD_MIN_BYTES_PER_SECOND,
+    uploadRateWindowMs: settings.UPLOAD_RATE_WINDOW_MS,
+    documentStorageQuotaBytes: settings.DOCUMENT_STORAGE_QUOTA_BYTES,
+    webhookAllowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
+    webhookRetryDelaysMs: Object.freeze([...settings.WEBHOOK_RETRY_DELAYS]),
+    webhookDisableAfter: Object.freeze(disableAfter(settings)),
+    webhookTimeoutMs: settings.WEBHOOK_TIMEOUT_MS,
+    publicUrl: settings.PUBLIC_URL ?? `http://localhost:${settings.PORT}`,
+    dashboardSessionIdleMs: settings.DASHBOARD_SESSION_IDLE_MINUTES * 60_000,
+    dashboardSessionMaxMs: settings.DASHBOARD_SESSION_MAX_HOURS * 3_600_000,
+    secretsMasterKeys: masterKeys(settings),
   });
-}
-
-const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** "5s,5m,30m,2h": each a whole number with a unit (ms, s, m, h, d), at most 7 days each, 1-20 of them. */
-function parseRetryDelays(raw: string | undefined): number[] {
-  const value = raw?.trim() || webhookRetryDelaysDefault;
-  const delays = value.split(',').map((entry) => {
-    const match = /^([0-9]{1,9})(ms|s|m|h|d)$/.exec(entry.trim());
-    const delayMs = match ? Number(match[1]) * durationUnitsMs[match[2]!]! : NaN;
-    if (!(delayMs >= 0 && delayMs <= 7 * 86_400_000)) {
-      throw new ConfigError(`WEBHOOK_RETRY_DELAYS must be a comma-separated list of durations such as 5s,5m,30m,2h (each at most 7d), got "${value}"`);
-    }
-    return delayMs;
-  });
-  if (delays.length > 20) throw new ConfigError(`WEBHOOK_RETRY_DELAYS lists at most 20 delays, got ${delays.length}`);
-  return delays;
 }
 
 /**
  * WEBHOOK_DISABLE_AFTER=N disables after N consecutive failed attempts. Unset: once a whole retry schedule has
  * failed in a row and the failures have lasted at least five days, so a receiver down for a weekend is not dropped.
  */
-function parseDisableAfter(env: Env, retryDelaysMs: readonly number[]): Config['webhookDisableAfter'] {
-  if (!env.WEBHOOK_DISABLE_AFTER?.trim()) return { failures: retryDelaysMs.length + 1, failingMs: webhookDisableAfterFailingMsDefault };
-  return { failures: integerSetting(env, 'WEBHOOK_DISABLE_AFTER', 1, 1, 1_000_000), failingMs: 0 };
+function disableAfter(settings: SettingValues): Config['webhookDisableAfter'] {
+  if (settings.WEBHOOK_DISABLE_AFTER === undefined) return { failures: settings.WEBHOOK_RETRY_DELAYS.length + 1, failingMs: webhookDisableAfterFailingMsDefault };
+  return { failures: settings.WEBHOOK_DISABLE_AFTER, failingMs: 0 };
 }
 
-/** PUBLIC_URL: an absolute http(s) URL without query or fragment; by default this machine's PORT on localhost. */
-function parsePublicUrl(raw: string | undefined, port: number): string {
-  const value = raw?.trim();
-  if (!value) return `http://localhost:${port}`;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`PUBLIC_URL must be an absolute URL such as https://api.example.com, got "${value}"`);
-  }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`PUBLIC_URL must be an http(s) URL without credentials, query or fragment, got "${value}"`);
-  }
-  return url.toString().replace(/\/+$/, '');
-}
-
-function parseBoolean(name: string, raw: string | undefined): boolean {
-  const value = raw?.trim().toLowerCase();
-  if (!value || value === 'false') return false;
-  if (value === 'true') return true;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
-}
-
-/** Reads the environment once into a frozen Config; every setting and default is listed in the README. */
-export function loadConfig(env: Env = process.env): Config {
-  const apiEnvironment = (env.API_ENVIRONMENT?.trim() || 'sandbox') as ApiEnvironment;
-  if (apiEnvironment !== 'sandbox' && apiEnvironment !== 'production') {
-    throw new ConfigError(`API_ENVIRONMENT must be "sandbox" or "production", got "${env.API_ENVIRONMENT}"`);
-  }
-  const logLevel = env.LOG_LEVEL?.trim() || 'info';
-  if (!logLevels.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
-  }
-  const retryDelaysMs = parseRetryDelays(env.WEBHOOK_RETRY_DELAYS);
-  const port = integerSetting(env, 'PORT', 3000, 0, 65535);
-  return Object.freeze({
-    port,
-    host: env.HOST?.trim() || '0.0.0.0',
-    dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
-    databaseUrl: parseDatabaseUrl(env.DATABASE_URL),
-    databasePoolSize: integerSetting(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
-    moneyOperationsPerCustomer: env.MONEY_OPERATIONS_PER_CUSTOMER?.trim() ? integerSetting(env, 'MONEY_OPERATIONS_PER_CUSTOMER', 1, 1, 1000) : undefined,
-    apiEnvironment,
-    logLevel,
-    trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    rateLimitPerSecond: parseRateLimit('RATE_LIMIT_PER_SECOND', env.RATE_LIMIT_PER_SECOND, rateLimitPerSecondDefault),
-    rateLimitPerIpPerSecond: parseRateLimit('RATE_LIMIT_PER_IP_PER_SECOND', env.RATE_LIMIT_PER_IP_PER_SECOND, rateLimitPerIpPerSecondDefault),
-    rateLimitFailedAuthPerIpPerMinute: parseRateLimit('RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE', env.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE, rateLimitFailedAuthPerIpPerMinuteDefault),
-    redisUrl: env.REDIS_URL?.trim() || undefined,
-    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
-    shutdownTimeoutMs: integerSetting(env, 'SHUTDOWN_TIMEOUT_MS', shutdownTimeoutMsDefault, 0, 600_000),
-    sandboxAutoSettleMs: parseAutoSettle(env.SANDBOX_AUTO_SETTLE_MS),
-    metricsHost: env.METRICS_HOST?.trim() || '127.0.0.1',
-    metricsPort: parseMetricsPort(env),
-    metricsToken: env.METRICS_TOKEN?.trim() || undefined,
-    idempotencyLeaseMs: integerSetting(env, 'IDEMPOTENCY_LEASE_SECONDS', idempotencyLeaseSecondsDefault, 1, 86_400) * 1000,
-    idempotencyRetentionMs:
-      integerSetting(env, 'IDEMPOTENCY_RETENTION_HOURS', idempotencyRetentionHoursDefault, idempotencyRetentionHoursMin, 24 * 365) * 60 * 60 * 1000,
-    otcQuoteTtlSeconds: integerSetting(env, 'OTC_QUOTE_TTL_SECONDS', otcQuoteTtlSecondsDefault, 1, 3600),
-    otcSpreadBps: integerSetting(env, 'OTC_SPREAD_BPS', otcSpreadBpsDefault, 0, otcSpreadBpsMax),
-    uploadConcurrency: integerSetting(env, 'UPLOAD_CONCURRENCY', uploadConcurrencyDefault, 1, 1000),
-    uploadConcurrencyPerCustomer: integerSetting(env, 'UPLOAD_CONCURRENCY_PER_CUSTOMER', uploadConcurrencyPerCustomerDefault, 1, 1000),
-    uploadMinBytesPerSecond: integerSetting(env, 'UPLOAD_MIN_BYTES_PER_SECOND', uploadMinBytesPerSecondDefault, 1, 1_000_000_000),
-    uploadRateWindowMs: integerSetting(env, 'UPLOAD_RATE_WINDOW_MS', uploadRateWindowMsDefault, uploadRateWindowMsMin, requestTimeoutMs),
-    documentStorageQuotaBytes: integerSetting(env, 'DOCUMENT_STORAGE_QUOTA_BYTES', documentStorageQuotaBytesDefault, 0, Number.MAX_SAFE_INTEGER),
-    webhookAllowPrivateUrls: parseBoolean('WEBHOOK_ALLOW_PRIVATE_URLS', env.WEBHOOK_ALLOW_PRIVATE_URLS),
-    webhookRetryDelaysMs: Object.freeze(retryDelaysMs),
-    webhookDisableAfter: Object.freeze(parseDisableAfter(env, retryDelaysMs)),
-    webhookTimeoutMs: integerSetting(env, 'WEBHOOK_TIMEOUT_MS', webhookTimeoutMsDefault, 100, 120_000),
-    publicUrl: parsePublicUrl(env.PUBLIC_URL, port),
-    dashboardSessionIdleMs: integerSetting(env, 'DASHBOARD_SESSION_IDLE_MINUTES', dashboardSessionIdleMinutesDefault, 1, 7 * 24 * 60) * 60_000,
-    dashboardSessionMaxMs: integerSetting(env, 'DASHBOARD_SESSION_MAX_HOURS', dashboardSessionMaxHoursDefault, 1, 30 * 24) * 3_600_000,
-    secretsMasterKeys: masterKeysFromSettings(env.SECRETS_MASTER_KEY, env.SECRETS_MASTER_KEY_FILE),
-  });
+/** The master keys come from SECRETS_MASTER_KEY or SECRETS_MASTER_KEY_FILE, never from two sources that could differ. */
+function masterKeys(settings: SettingValues): MasterKeys | undefined {
+  if (settings.SECRETS_MASTER_KEY && settings.SECRETS_MASTER_KEY_FILE) throw new ConfigError('set SECRETS_MASTER_KEY or SECRETS_MASTER_KEY_FILE, not both');
+  return settings.SECRETS_MASTER_KEY ?? settings.SECRETS_MASTER_KEY_FILE;
 }

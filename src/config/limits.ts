@@ -146,6 +146,15 @@ export const documentSyncAttemptsMax = 6;
 export const documentSyncBackoffBaseMs = 1000;
 export const documentSyncBackoffMaxMs = 5 * 60 * 1000;
 
+/**
+ * PostgreSQL: money operations of one customer let into the database at once per process, unless
+ * MONEY_OPERATIONS_PER_CUSTOMER says otherwise. They take the customer's history-sequence row lock one after another
+ * in the database: two in flight keep that lock busy (one runs while the next is ready), more would only wait inside
+ * PostgreSQL, each holding a pooled connection. Measured on the 2-core benchmark machine: throughput of one
+ * customer's payments is highest at 2 (docs/benchmarks.md).
+ */
+export const moneyOperationsPerCustomerDefault = 2;
+
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
 
@@ -206,7 +215,7 @@ export const webhookSecretPrefixLength = 12;
 /** After a rotation, deliveries are signed with the old secret too for this long. */
 export const webhookPreviousSecretTtlMs = 24 * 60 * 60 * 1000;
 /** DESIGN §3: the default retry schedule is Svix's, 5s, 5m, 30m, 2h, 5h, 10h, 10h (WEBHOOK_RETRY_DELAYS). */
-export const webhookRetryDelaysDefault = '5s,5m,30m,2h,5h,10h,10h';
+export const webhookRetryDelaysMsDefault: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** With WEBHOOK_DISABLE_AFTER unset, a subscription is disabled after failing this long (and the schedule exhausted). */
 export const webhookDisableAfterFailingMsDefault = 5 * 24 * 60 * 60 * 1000;
 /** One delivery attempt, connection included, unless WEBHOOK_TIMEOUT_MS says otherwise. */

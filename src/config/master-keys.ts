@@ -86,13 +86,3 @@ export function readMasterKeyFile(file: string, source: string): MasterKeys {
   }
   return parseMasterKeys(text, source);
 }
-
-/** SECRETS_MASTER_KEY (the keys themselves) or SECRETS_MASTER_KEY_FILE (a file holding them); undefined when neither is set. */
-export function masterKeysFromSettings(inline: string | undefined, file: string | undefined): MasterKeys | undefined {
-  const keys = inline?.trim();
-  const path = file?.trim();
-  if (keys && path) throw new ConfigError('set SECRETS_MASTER_KEY or SECRETS_MASTER_KEY_FILE, not both');
-  if (keys) return parseMasterKeys(keys, 'SECRETS_MASTER_KEY');
-  if (path) return readMasterKeyFile(path, 'SECRETS_MASTER_KEY_FILE');
-  return undefined;
-}

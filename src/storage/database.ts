@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
+import { moneyOperationsPerCustomerDefault } from '../config/limits.js';
 import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
 import { makePrivate, privateDirectoryMode, privateFileMode } from './files.js';
 import { PerKeyLimiter } from './per-key-limiter.js';
@@ -38,14 +39,6 @@ export interface Storage {
   perCustomer<T>(customerId: string, work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
-
-/**
- * A customer's money operations take its history-sequence row lock one after another in the database: two in flight
- * keep that lock busy (one runs while the next is ready), more would only wait inside PostgreSQL, each holding a
- * pooled connection. Measured on the 2-core benchmark machine: throughput of one customer's payments is highest at
- * 2 (docs/benchmarks.md).
- */
-const defaultMoneyOperationsPerCustomer = 2;
 
 /** Attempts of a transaction before a transient failure is passed on. */
 export const transactionAttemptsMax = 5;
@@ -243,7 +236,7 @@ export async function openStorage(
     const result = await pool.query<unknown[]>({ text: query.sql, values: [...query.parameters], rowMode: 'array' });
     return result.rows;
   };
-  const perCustomer = new PerKeyLimiter(config.moneyOperationsPerCustomer ?? defaultMoneyOperationsPerCustomer);
+  const perCustomer = new PerKeyLimiter(config.moneyOperationsPerCustomer ?? moneyOperationsPerCustomerDefault);
   return {
     db,
     dialect: 'postgres',

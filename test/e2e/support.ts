@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { settings } from '../../src/config/settings.js';
 import { temporaryDirectory } from '../helpers/test-app.js';
 
 /**
@@ -17,6 +18,12 @@ export const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 
 /** Per-test timeout of the files that start processes: generous, because a loaded 2-CPU machine is slow to start node. */
 export const processTestTimeoutMs = 120_000;
+
+/**
+ * How long a stopping server may take to exit. Shutdown is quick; the window is wide only for a loaded machine.
+ * It stays below SHUTDOWN_TIMEOUT_MS (10 s), the deadline a stuck shutdown would hit (exiting 1).
+ */
+export const shutdownWindowMs = 8_000;
 
 /** The stack frame prefix Node prints; none may reach an operator's terminal. */
 export const stackFrame = '    at ';
@@ -44,12 +51,15 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
   });
 }
 
-/** The environment of a child process: this one's, without settings of the developer's shell that would change it. */
+/**
+ * The environment of a child process: this one's, with every setting the server reads (src/config/settings.ts)
+ * set but empty, which is unset for the server, unless the test gives it. Neither the developer's shell nor a .env
+ * in the checkout (which `npm start` and the CLI read, and whose variables yield to the environment's, even empty
+ * ones) can change what a test runs.
+ */
 export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'TEST_DB', 'METRICS_HOST', 'SECRETS_MASTER_KEY', 'SECRETS_MASTER_KEY_FILE']) {
-    delete env[name];
-  }
+  const env: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(Object.keys(settings).map((name) => [name, ''])) };
+  delete env.TEST_DB;
   // Servers of parallel tests would all want the default metrics port; each gets a free one unless a test says.
   return { ...env, METRICS_PORT: '0', ...overrides };
 }
@@ -113,17 +123,23 @@ export function freePort(): Promise<number> {
 export interface Spawned {
   child: ChildProcess;
   output(): string;
+  /** What it wrote to stderr alone. */
+  errorOutput(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Kills the process if it is still running (its whole process group when spawned detached). */
   kill(): void;
 }
 
-export function spawnServer(command: string, args: string[], env: NodeJS.ProcessEnv, options: { detached?: boolean } = {}): Spawned {
-  const child = spawn(command, args, { cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+export function spawnServer(command: string, args: string[], env: NodeJS.ProcessEnv, options: { detached?: boolean; cwd?: string } = {}): Spawned {
+  const child = spawn(command, args, { cwd: options.cwd ?? checkout, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
   let output = '';
+  let errorOutput = '';
   // Drained always: a full pipe would block the server's logging and with it the server.
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    errorOutput += chunk.toString();
+  });
   let running = true;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => {
@@ -134,6 +150,7 @@ export function spawnServer(command: string, args: string[], env: NodeJS.Process
   return {
     child,
     output: () => output,
+    errorOutput: () => errorOutput,
     exited,
     kill() {
       if (child.pid === undefined) return;
@@ -169,6 +186,23 @@ export async function waitForHealth(baseUrl: string, server: Spawned, timeoutMs 
 /** Resolves with the exit, or with 'timeout' if the process is still running after ms. */
 export function exitWithin(server: Spawned, ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null } | 'timeout'> {
   return Promise.race([server.exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), ms))]);
+}
+
+/** Resolves with the connection error code, or 'connected'. */
+export function tryConnect(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve('connected');
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+/** The SQLite WAL file exists while a connection is open and is removed when the last one closes cleanly. */
+export function walFileExists(dataDir: string): boolean {
+  return fs.existsSync(path.join(dataDir, 'customer-api.sqlite-wal'));
 }
 
 /** The stderr of a failed command as lines, for "one line, no stack" assertions. */
