@@ -47,7 +47,7 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
 /** The environment of a child process: this one's, without settings of the developer's shell that would change it. */
 export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'TEST_DB', 'METRICS_HOST', 'SECRETS_MASTER_KEY', 'SECRETS_MASTER_KEY_FILE']) {
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'TEST_DB', 'METRICS_HOST', 'SECRETS_MASTER_KEY', 'SECRETS_MASTER_KEY_FILE', 'PUBLIC_URL']) {
     delete env[name];
   }
   // Servers of parallel tests would all want the default metrics port; each gets a free one unless a test says.
