@@ -42,6 +42,7 @@ import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { recordDeploymentSetting } from './storage/deployment-settings.js';
 import { defaultFileStore, type FileStore } from './storage/files.js';
 import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
@@ -93,6 +94,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // A master key that is missing (production) or cannot be made refuses start-up before the database changes.
   const masterKeys = masterKeysFor(config, storage.dialect);
   await migrateToLatest(storage);
+  // The CLI runs in another process, often without PORT or PUBLIC_URL: the links it prints start with this.
+  await recordDeploymentSetting(storage, 'public_url', config.publicUrl, clock);
 
   const app = Fastify({
     logger: {

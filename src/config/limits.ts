@@ -4,6 +4,8 @@
 export const pageLimitDefault = 50;
 export const pageLimitMax = 100;
 export const pageDefault = 1;
+/** The highest page number a list accepts (the operator CLI's `customers list --page`). */
+export const pageMax = 1_000_000_000;
 
 /** Spec §8: payment amounts (and fee previews, deposits) are greater than 0 and at most 10,000,000 major units. */
 export const paymentAmountMax = 10_000_000;

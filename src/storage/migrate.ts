@@ -19,6 +19,7 @@ import { idempotencyScopesMigration } from './migrations/0015-idempotency-scopes
 import { onboardingSecretAndDocumentKindMigration } from './migrations/0016-onboarding-secret-and-document-kind.js';
 import { wrappedServerSecretsMigration } from './migrations/0017-wrapped-server-secrets.js';
 import { reverseSolicitationAttestationMigration } from './migrations/0018-reverse-solicitation-attestation.js';
+import { deploymentSettingsMigration } from './migrations/0019-deployment-settings.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -41,6 +42,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0016-onboarding-secret-and-document-kind': onboardingSecretAndDocumentKindMigration(),
     '0017-wrapped-server-secrets': wrappedServerSecretsMigration(),
     '0018-reverse-solicitation-attestation': reverseSolicitationAttestationMigration(),
+    '0019-deployment-settings': deploymentSettingsMigration(),
   };
 }
 

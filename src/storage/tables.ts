@@ -75,6 +75,13 @@ export interface ServerSecretsTable {
   created_at: string;
 }
 
+/** Settings the running server records for the CLI (storage/deployment-settings.ts). */
+export interface DeploymentSettingsTable {
+  name: string;
+  value: string;
+  updated_at: string;
+}
+
 export interface EndUsersTable {
   id: string;
   customer_id: string;
@@ -536,6 +543,7 @@ export interface Database {
   fiat_accounts: FiatAccountsTable;
   outbox_events: OutboxEventsTable;
   server_secrets: ServerSecretsTable;
+  deployment_settings: DeploymentSettingsTable;
   end_users: EndUsersTable;
   documents: DocumentsTable;
   payees: PayeesTable;

@@ -224,6 +224,11 @@ describe.concurrent('customer-api CLI', { timeout: processTestTimeoutMs }, () =>
       expectOneLineFailure(await cli(['keys', 'list', '--customer', '00000000-0000-4000-8000-000000000000'], env));
     });
 
+    it('an unknown customer for users list, as keys list refuses it', async () => {
+      const message = expectOneLineFailure(await cli(['users', 'list', '--customer', '00000000-0000-4000-8000-000000000000'], env));
+      expect(message).toBe('customer-api: no customer with id 00000000-0000-4000-8000-000000000000');
+    });
+
     it('an unknown key id for keys revoke', async () => {
       expectOneLineFailure(await cli(['keys', 'revoke', '00000000-0000-4000-8000-000000000000'], env));
     });

@@ -99,6 +99,25 @@ describe('the quick start, as a newcomer plays it', { timeout: processTestTimeou
     expect(((await unversioned.json()) as { data: Array<{ id: string }> }).data.map((entry) => entry.id)).toEqual([account.id]);
   });
 
+  it('sets up a sandbox with `npx customer-api sandbox init`, whose printed export line and first call answer in a shell', async () => {
+    const result = await run('npx', ['--no', 'customer-api', 'sandbox', 'init'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const sandbox = JSON.parse(result.stdout) as { export: string; first_call: string; csrf_token_call: string; dashboard_user: { sign_in_url: string } };
+    // The server runs on another port than 3000 and the CLI's shell does not say so: the lines point at the server.
+    expect(sandbox.first_call).toContain(`http://localhost:${port}/v1/`);
+    const shell = await run('bash', ['-c', `${sandbox.export} && ${sandbox.first_call} && echo && ${sandbox.csrf_token_call}`], { env });
+    expect(shell.code, shell.stderr).toBe(0);
+    const [accounts, token] = shell.stdout.split('\n');
+    expect(JSON.parse(accounts!)).toEqual({ data: [] });
+    expect(JSON.parse(token!).data.csrf_token).toMatch(/^[0-9a-f]{64}$/);
+    expect((await fetch(sandbox.dashboard_user.sign_in_url)).status).toBe(200);
+
+    // The same in one line, as the README offers it.
+    const evaluated = await run('bash', ['-c', `eval "$(npx --no customer-api sandbox init --shell)" && ${sandbox.first_call}`], { env });
+    expect(evaluated.code, evaluated.stderr).toBe(0);
+    expect(JSON.parse(evaluated.stdout)).toEqual({ data: [] });
+  });
+
   it('refuses the write without the CSRF token and without a key, as the quick start warns', async () => {
     const { key } = await customerWithKey(env);
     const body = JSON.stringify({ accountName: 'No token', currency: 'EUR' });

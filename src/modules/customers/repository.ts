@@ -1,5 +1,8 @@
 import type { Kysely } from 'kysely';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type { Database } from '../../storage/tables.js';
+
+const customerColumns = ['id', 'name', 'fr_owner_business_id', 'created_at'] as const;
 
 export interface CustomerRow {
   id: string;
@@ -13,5 +16,16 @@ export async function insertCustomer(db: Kysely<Database>, row: CustomerRow): Pr
 }
 
 export async function findCustomer(db: Kysely<Database>, id: string): Promise<CustomerRow | undefined> {
-  return db.selectFrom('customers').select(['id', 'name', 'fr_owner_business_id', 'created_at']).where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('customers').select(customerColumns).where('id', '=', id).executeTakeFirst();
+}
+
+/** The first customer created with this exact name (names need not be unique). */
+export async function findCustomerByName(db: Kysely<Database>, name: string): Promise<CustomerRow | undefined> {
+  return db.selectFrom('customers').select(customerColumns).where('name', '=', name).orderBy('created_at').orderBy('id').limit(1).executeTakeFirst();
+}
+
+/** One page of all customers, newest first, with their number; only the columns of CustomerRow (not the counters). */
+export async function listCustomers(db: Kysely<Database>, offset: number, limit: number): Promise<{ rows: CustomerRow[]; total: bigint }> {
+  const { rows, total } = await newestFirstPage<CustomerRow>(db.selectFrom('customers'), offset, limit);
+  return { rows: rows.map(({ id, name, fr_owner_business_id, created_at }) => ({ id, name, fr_owner_business_id, created_at })), total };
 }

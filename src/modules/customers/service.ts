@@ -1,12 +1,20 @@
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
-import { customerNameLengthMax } from '../../config/limits.js';
+import { customerNameLengthMax, pageLimitMax } from '../../config/limits.js';
 import type { Storage } from '../../storage/database.js';
 import { providerId } from '../../providers/provider-ids.js';
-import { findCustomer, insertCustomer, type CustomerRow } from './repository.js';
+import { findCustomer, findCustomerByName, insertCustomer, listCustomers, type CustomerRow } from './repository.js';
 
 export class InvalidInputError extends Error {
   override name = 'InvalidInputError';
+}
+
+function checkedName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length < 1 || trimmed.length > customerNameLengthMax) {
+    throw new InvalidInputError(`--name must be 1-${customerNameLengthMax} characters`);
+  }
+  return trimmed;
 }
 
 /** Operator-side customer management (the CLI); customers are not created through the public API. */
@@ -17,13 +25,9 @@ export class CustomerService {
   ) {}
 
   async create(name: string): Promise<CustomerRow> {
-    const trimmed = name.trim();
-    if (trimmed.length < 1 || trimmed.length > customerNameLengthMax) {
-      throw new InvalidInputError(`--name must be 1-${customerNameLengthMax} characters`);
-    }
     const row: CustomerRow = {
       id: newId(),
-      name: trimmed,
+      name: checkedName(name),
       fr_owner_business_id: providerId('busi'),
       created_at: this.clock.now().toISOString(),
     };
@@ -33,5 +37,17 @@ export class CustomerService {
 
   async get(id: string): Promise<CustomerRow | undefined> {
     return findCustomer(this.storage.db, id.toLowerCase());
+  }
+
+  /** The oldest customer of this name (trimmed, exact), if any. */
+  async findByName(name: string): Promise<CustomerRow | undefined> {
+    return findCustomerByName(this.storage.db, checkedName(name));
+  }
+
+  /** A page of all customers, newest first (pages are 1-based, the size clamped as the API's), in the API's list shape. */
+  async list(page: number, limit: number): Promise<{ data: CustomerRow[]; meta: { pagination: { page: number; limit: number; total: number } } }> {
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await listCustomers(this.storage.db, (page - 1) * size, size);
+    return { data: rows, meta: { pagination: { page, limit: size, total: Number(total) } } };
   }
 }

@@ -67,6 +67,13 @@ export interface DashboardSession {
 const emailPattern = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
 const isEmailAddress = (email: string) => email.length <= dashboardEmailLengthMax && emailPattern.test(email);
 
+/** The address as stored (trimmed, lower case); text that is no address is refused. */
+function checkedEmail(emailText: string): string {
+  const email = emailText.trim().toLowerCase();
+  if (!isEmailAddress(email)) throw new InvalidInputError(`--email "${emailText}" is not an email address`);
+  return email;
+}
+
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 const newToken = () => randomBytes(dashboardTokenRandomBytes).toString('base64url');
 
@@ -100,10 +107,8 @@ export class DashboardUserService {
   ) {}
 
   async create(customerId: string, emailText: string): Promise<DashboardUserView & SignInLink> {
-    const customer = await findCustomer(this.storage.db, customerId.toLowerCase());
-    if (!customer) throw new InvalidInputError(`no customer with id ${customerId}`);
-    const email = emailText.trim().toLowerCase();
-    if (!isEmailAddress(email)) throw new InvalidInputError(`--email "${emailText}" is not an email address`);
+    const customer = await this.customer(customerId);
+    const email = checkedEmail(emailText);
     if (await findUserByEmail(this.storage.db, email)) throw new InvalidInputError(`a dashboard user with email ${email} exists; use "users link --email ${email}" for a new sign-in link`);
     const now = this.clock.now().toISOString();
     const row: DashboardUserRow = { id: newId(), customer_id: customer.id, email, password_hash: null, created_at: now, updated_at: now };
@@ -118,8 +123,16 @@ export class DashboardUserService {
     return { ...present(row), ...(await this.newLink(row.id)) };
   }
 
+  /** The user of this address, if any; text that is no address is refused. */
+  async findByEmail(emailText: string): Promise<DashboardUserView | undefined> {
+    const row = await findUserByEmail(this.storage.db, checkedEmail(emailText));
+    return row ? present(row) : undefined;
+  }
+
+  /** A customer's users; an unknown customer is refused, as `keys list` refuses it. */
   async list(customerId: string): Promise<DashboardUserView[]> {
-    return (await listUsers(this.storage.db, customerId.toLowerCase())).map(present);
+    const customer = await this.customer(customerId);
+    return (await listUsers(this.storage.db, customer.id)).map(present);
   }
 
   /** The user a sign-in link is for, while it can still be used. */
@@ -202,6 +215,12 @@ export class DashboardUserService {
   async deleteExpired(limit: number): Promise<number> {
     const nowMs = this.clock.now().getTime();
     return deleteExpired(this.storage.db, new Date(nowMs).toISOString(), new Date(nowMs - this.settings.idleMs).toISOString(), limit);
+  }
+
+  private async customer(customerId: string) {
+    const customer = await findCustomer(this.storage.db, customerId.toLowerCase());
+    if (!customer) throw new InvalidInputError(`no customer with id ${customerId}`);
+    return customer;
   }
 
   private async newLink(userId: string): Promise<SignInLink> {
