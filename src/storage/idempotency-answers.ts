@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './tables.js';
+import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { Database, IdempotencyKeysTable } from './tables.js';
 
 /** The reservation one attempt holds on an Idempotency-Key. */
 export interface KeyHold {
@@ -8,28 +8,29 @@ export interface KeyHold {
   attemptId: string;
 }
 
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Changes the key's row only while this attempt still holds it, in progress; false when it was taken over or released. */
+async function changeHeldKey(db: Db, hold: KeyHold, changes: Updateable<IdempotencyKeysTable>): Promise<boolean> {
+  const changed = await db
+    .updateTable('idempotency_keys')
+    .set(changes)
+    .where('customer_id', '=', hold.customerId)
+    .where('key', '=', hold.key)
+    .where('attempt_id', '=', hold.attemptId)
+    .where('status', '=', 'in_progress')
+    .executeTakeFirst();
+  return changed.numUpdatedRows === 1n;
+}
+
 /**
  * Stores the answer on a key this attempt still holds; false when the reservation was taken over or released
  * meanwhile. The SQLite money plan calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
  * UPDATE), a create inside the transaction that writes what it created, the HTTP wrapper after a refusal that
  * changed nothing. `sealed`: the body is encrypted (it holds a secret).
  */
-export async function storeIdempotentAnswer(
-  db: Kysely<Database> | Transaction<Database>,
-  hold: KeyHold,
-  status: number,
-  body: string,
-  sealed = false,
-): Promise<boolean> {
-  const stored = await db
-    .updateTable('idempotency_keys')
-    .set({ status: 'completed', response_status: status, response_body: body, ...(sealed ? { response_sealed: 1 } : {}) })
-    .where('customer_id', '=', hold.customerId)
-    .where('key', '=', hold.key)
-    .where('attempt_id', '=', hold.attemptId)
-    .where('status', '=', 'in_progress')
-    .executeTakeFirst();
-  return stored.numUpdatedRows === 1n;
+export async function storeIdempotentAnswer(db: Db, hold: KeyHold, status: number, body: string, sealed = false): Promise<boolean> {
+  return changeHeldKey(db, hold, { status: 'completed', response_status: status, response_body: body, ...(sealed ? { response_sealed: 1 } : {}) });
 }
 
 /**
@@ -37,13 +38,5 @@ export async function storeIdempotentAnswer(
  * virtual account); false when the reservation is no longer this attempt's.
  */
 export async function narrowIdempotentReadScope(db: Kysely<Database>, hold: KeyHold, readScope: string): Promise<boolean> {
-  const narrowed = await db
-    .updateTable('idempotency_keys')
-    .set({ read_scope: readScope })
-    .where('customer_id', '=', hold.customerId)
-    .where('key', '=', hold.key)
-    .where('attempt_id', '=', hold.attemptId)
-    .where('status', '=', 'in_progress')
-    .executeTakeFirst();
-  return narrowed.numUpdatedRows === 1n;
+  return changeHeldKey(db, hold, { read_scope: readScope });
 }
