@@ -9,6 +9,11 @@ export const pageMax = 1_000_000_000;
 
 /** Spec §8: payment amounts (and fee previews, deposits) are greater than 0 and at most 10,000,000 major units. */
 export const paymentAmountMax = 10_000_000;
+/**
+ * Spec §4 POST /payments: reference length 1-200. Deposits take the same bound, and so do the `reference` filters
+ * of GET /payments and GET /transactions (a longer one could match nothing).
+ */
+export const paymentReferenceLengthMax = 200;
 
 /** Spec §4 POST /fiat-accounts and POST /virtual-accounts: accountName length 1-200. */
 export const accountNameLengthMax = 200;

@@ -20,6 +20,7 @@ import { onboardingSecretAndDocumentKindMigration } from './migrations/0016-onbo
 import { wrappedServerSecretsMigration } from './migrations/0017-wrapped-server-secrets.js';
 import { reverseSolicitationAttestationMigration } from './migrations/0018-reverse-solicitation-attestation.js';
 import { deploymentSettingsMigration } from './migrations/0019-deployment-settings.js';
+import { reconciliationIndexesMigration } from './migrations/0020-reconciliation-indexes.js';
 
 /** The one migration set for both dialects, in order; names never change once released. */
 function migrations(dialect: Dialect): Record<string, Migration> {
@@ -43,6 +44,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0017-wrapped-server-secrets': wrappedServerSecretsMigration(),
     '0018-reverse-solicitation-attestation': reverseSolicitationAttestationMigration(),
     '0019-deployment-settings': deploymentSettingsMigration(),
+    '0020-reconciliation-indexes': reconciliationIndexesMigration(),
   };
 }
 

@@ -89,7 +89,8 @@ describe('transactions', () => {
     await deposit(t, tina, virtual.id, 20, { reference: 'Into VA' }); // 106
 
     const bobsAccount = await createFiatAccount(t, bob, { accountName: 'Bob', currency: 'EUR' });
-    bobsRecord = await deposit(t, bob, bobsAccount.id, 1);
+    // The same reference as one of Tina's: a reference filter must never show it to her.
+    bobsRecord = await deposit(t, bob, bobsAccount.id, 1, { reference: 'D42' });
 
     const first = (await list('?limit=100')).json().data as Record_[];
     const second = (await list('?limit=100&page=2')).json().data as Record_[];
@@ -249,10 +250,54 @@ describe('transactions', () => {
         expect(clamped.json().data).toHaveLength(100);
       });
 
-      it('shows nothing of another customer’s account', async () => {
+      it('reference: exact and case-sensitive, one record or several, combined with the other filters', async () => {
+        const byReference = (reference: string) => everything.filter((record) => record.reference === reference);
+        await expectFilter('?reference=D42', byReference('D42'));
+        expect(byReference('D42')).toHaveLength(1);
+        // Not a prefix, not another case, not trimmed: the reference a client chose, exactly.
+        await expectFilter('?reference=D', []);
+        await expectFilter('?reference=d42', []);
+        await expectFilter('?reference=D42%20', []);
+        await expectFilter(`?reference=${encodeURIComponent('Into VA')}`, [everything[0]!]);
+        // A transfer between own accounts: its outgoing record and, once completed, the incoming one on the target.
+        await expectFilter('?reference=Transfer', [everything[4]!, everything[5]!]);
+        await expectFilter('?reference=Transfer&direction=outgoing', [everything[5]!]);
+        await expectFilter(`?reference=Transfer&account_id=${b.id}`, [everything[4]!]);
+        await expectFilter('?reference=Bounced&status=failed', [everything[2]!]);
+        await expectFilter(`?reference=Transfer&created_from=${at(201)}`, [everything[4]!]);
+        await expectFilter(`?reference=Transfer&created_to=${at(201)}`, [everything[5]!]);
+        await expectFilter(`?reference=D42&created_from=${at(43)}`, []);
+      });
+
+      it('reference: paginated with the filtered total', async () => {
+        const first = await list('?reference=Transfer&limit=1');
+        expect(first.json().meta.pagination).toEqual({ page: 1, limit: 1, total: 2 });
+        expect(first.json().data.map((record: Record_) => record.id)).toEqual([everything[4]!.id]);
+        const second = await list('?reference=Transfer&limit=1&page=2');
+        expect(second.json().meta.pagination).toEqual({ page: 2, limit: 1, total: 2 });
+        expect(second.json().data.map((record: Record_) => record.id)).toEqual([everything[5]!.id]);
+        expect((await list('?reference=Transfer&limit=1&page=3')).json()).toEqual({ data: [], meta: { pagination: { page: 3, limit: 1, total: 2 } } });
+      });
+
+      it('reference: 1-200 characters of one line, like a payment’s (400 naming the query parameter otherwise)', async () => {
+        const longest = await list(`?reference=${'r'.repeat(200)}`);
+        expect(longest.statusCode, longest.body).toBe(200);
+        expect(longest.json().meta.pagination.total).toBe(0);
+        for (const reference of ['', 'r'.repeat(201), 'D42%0A', 'D42%E2%80%AE']) {
+          const response = await list(`?reference=${reference}`);
+          expect(response.statusCode, reference).toBe(400);
+          expect(response.json().error.code).toBe('VALIDATION_ERROR');
+          expect(response.json().error.details.fields).toEqual([expect.objectContaining({ location: 'query', path: '/reference' })]);
+        }
+      });
+
+      it('shows nothing of another customer’s account or records, even with their reference', async () => {
         const response = await list(`?account_id=${bobsRecord.account_id}`);
         expect(response.statusCode).toBe(200);
         expect(response.json()).toEqual({ data: [], meta: { pagination: { page: 1, limit: 50, total: 0 } } });
+        const tinas = (await list('?reference=D42')).json().data as Record_[];
+        expect(tinas.map((record) => record.id)).not.toContain(bobsRecord.id);
+        expect((await list('?reference=D42', bob)).json()).toEqual({ data: [bobsRecord], meta: { pagination: { page: 1, limit: 50, total: 1 } } });
       });
     });
 

@@ -9,8 +9,19 @@ export async function findPayment(db: Db, customerId: string, id: string): Promi
   return db.selectFrom('payments').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function listPayments(db: Db, customerId: string, offset: number, limit: number): Promise<{ rows: PaymentRow[]; total: bigint }> {
-  return newestFirstPage<PaymentRow>(db.selectFrom('payments').where('customer_id', '=', customerId), offset, limit);
+export interface PaymentFilters {
+  reference?: string;
+  createdFrom?: string;
+  createdTo?: string;
+}
+
+export async function listPayments(db: Db, customerId: string, filters: PaymentFilters, offset: number, limit: number): Promise<{ rows: PaymentRow[]; total: bigint }> {
+  let query = db.selectFrom('payments').where('customer_id', '=', customerId);
+  // `=` compares text exactly on both databases (SQLite's BINARY collation, PostgreSQL's deterministic one).
+  if (filters.reference !== undefined) query = query.where('reference', '=', filters.reference);
+  if (filters.createdFrom !== undefined) query = query.where('created_at', '>=', filters.createdFrom);
+  if (filters.createdTo !== undefined) query = query.where('created_at', '<', filters.createdTo);
+  return newestFirstPage<PaymentRow>(query, offset, limit);
 }
 
 /** Moves a pending payment to its outcome; false when it was no longer pending (settled meanwhile). */

@@ -10,7 +10,7 @@ import type { DepositService } from './deposits.js';
 import type { PaymentService } from './service.js';
 import type { SettlementService } from './settlement.js';
 import { FeePreview } from '../fees/schemas.js';
-import { CreatePaymentBody, DepositBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, SettleBody } from './schemas.js';
+import { CreatePaymentBody, DepositBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody } from './schemas.js';
 
 export function paymentRoutes(app: FastifyInstance, payments: PaymentService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -25,7 +25,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
         if (request.headers['idempotency-key'] !== undefined) {
           throw new DomainError(
             'IDEMPOTENCY_KEY_NOT_SUPPORTED',
-            'POST /payments does not accept Idempotency-Key: a retry would create a second payment. Use a unique reference and reconcile through GET /transactions before retrying.',
+            'POST /payments does not accept Idempotency-Key: a retry would create a second payment. Use a unique reference and, before retrying, look it up with GET /payments?reference= (or GET /transactions?reference=): docs/payments.md.',
             { fields: [{ location: 'headers', path: '/idempotency-key', reason: 'is not accepted by POST /payments' }] },
           );
         }
@@ -66,18 +66,15 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
       schema: {
         tags,
         summary: 'List payments, newest first (paginated like GET /transactions)',
-        querystring: Type.Object(
-          // limit has no maximum: like GET /transactions (spec §4 rule 5), a larger limit is clamped to 100, not refused.
-          { page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })), limit: Type.Optional(Type.Integer({ minimum: 1, default: 50 })) },
-          { additionalProperties: false },
-        ),
+        description: 'Filter by `reference` and `created_from` to reconcile a POST /payments whose answer never arrived (docs/payments.md).',
+        querystring: PaymentsQuery,
         response: {
           200: Type.Object({ data: Type.Array(Payment), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false }),
           ...errorResponses(...authenticatedReadErrors),
         },
       },
     },
-    async (request) => payments.list(callerOf(request), request.query.page ?? 1, request.query.limit ?? 50),
+    async (request) => payments.list(callerOf(request), request.query),
   );
 
   routes.get(

@@ -1,11 +1,11 @@
 import { Type, type Static } from 'typebox';
-import { paymentAmountMax } from '../../config/limits.js';
+import { pageLimitMax, paymentAmountMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { reconciliationFilters } from '../transactions/schemas.js';
 import { feeTransactionTypes, paymentSchemes } from '../fees/fee-quote.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 
-/** Spec §4 POST /payments: reference 1-200; paymentScheme up to 50. */
-export const paymentReferenceLengthMax = 200;
+/** Spec §4 POST /payments: paymentScheme up to 50 (reference: config/limits.ts). */
 export const paymentSchemeLengthMax = 50;
 export const payeeVerificationIdLengthMax = 100;
 
@@ -81,6 +81,18 @@ export const Payment = Type.Object(
 );
 export type PaymentRecord = Static<typeof Payment>;
 export type PaymentCreatedRecord = Static<typeof PaymentCreated>;
+
+/** GET /payments: paginated like GET /transactions, filtered by the reference and a creation window like it too. */
+export const PaymentsQuery = Type.Object(
+  {
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    // No maximum: like GET /transactions (spec §4 rule 5), a larger limit is clamped to 100, not refused.
+    limit: Type.Optional(Type.Integer({ minimum: 1, default: 50, description: `Clamped to ${pageLimitMax}` })),
+    ...reconciliationFilters,
+  },
+  { additionalProperties: false },
+);
+export type PaymentsQueryType = Static<typeof PaymentsQuery>;
 
 export const PaymentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const SettleBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });

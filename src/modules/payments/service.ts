@@ -25,8 +25,8 @@ import {
 } from './accounts.js';
 import { addBalanceEvents } from './events.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
-import { findPayment, listPayments, type PaymentRow } from './repository.js';
-import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord } from './schemas.js';
+import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';
+import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord, PaymentsQueryType } from './schemas.js';
 
 /** The schemes that can reach a payee of each currency; the first is the default (docs/payments.md). */
 const payeeSchemesByCurrency: Record<FiatCurrency, readonly PaymentScheme[]> = {
@@ -207,9 +207,16 @@ export class PaymentService {
     return presentPayment(row);
   }
 
-  async list(caller: AuthenticatedKey, page: number, limit: number) {
-    const size = Math.min(limit, pageLimitMax);
-    const { rows, total } = await listPayments(this.storage.db, caller.customerId, (page - 1) * size, size);
+  async list(caller: AuthenticatedKey, query: PaymentsQueryType) {
+    const page = query.page ?? 1;
+    const size = Math.min(query.limit ?? 50, pageLimitMax);
+    const filters: PaymentFilters = {
+      ...(query.reference !== undefined ? { reference: query.reference } : {}),
+      // The validator hands over timestamps as UTC with milliseconds, the form created_at is stored in (sorts as text).
+      ...(query.created_from !== undefined ? { createdFrom: query.created_from } : {}),
+      ...(query.created_to !== undefined ? { createdTo: query.created_to } : {}),
+    };
+    const { rows, total } = await listPayments(this.storage.db, caller.customerId, filters, (page - 1) * size, size);
     return { data: rows.map(presentPayment), meta: { pagination: { page, limit: size, total: Number(total) } } };
   }
 

@@ -97,6 +97,7 @@ export interface TransactionFilters {
   accountId?: string;
   status?: string;
   direction?: 'incoming' | 'outgoing';
+  reference?: string;
   createdFrom?: string;
   createdTo?: string;
 }
@@ -109,6 +110,8 @@ function filtered(db: Db, customerId: string, filters: TransactionFilters) {
   }
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
   if (filters.direction !== undefined) query = query.where('direction', '=', filters.direction);
+  // `=` compares text exactly on both databases (SQLite's BINARY collation, PostgreSQL's deterministic one).
+  if (filters.reference !== undefined) query = query.where('reference', '=', filters.reference);
   if (filters.createdFrom !== undefined) query = query.where('created_at', '>=', filters.createdFrom);
   if (filters.createdTo !== undefined) query = query.where('created_at', '<', filters.createdTo);
   return query;

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { pageLimitMax } from '../../config/limits.js';
+import { pageLimitMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Spec §2 transaction record (EU rails); `account_id` and `payment_id` are additive. */
@@ -36,6 +36,18 @@ export const TransactionRecord = Type.Object(
 );
 export type TransactionRecordType = Static<typeof TransactionRecord>;
 
+/**
+ * The filters a client reconciles with (docs/payments.md "Reconciling a payment without an answer"), the same on
+ * GET /transactions and GET /payments: the reference it chose, exactly, and a window of creation times.
+ */
+export const reconciliationFilters = {
+  reference: Type.Optional(
+    Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax, description: 'Exactly this reference: case-sensitive, whole, not trimmed' }),
+  ),
+  created_from: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after this moment (inclusive), RFC 3339' })),
+  created_to: Type.Optional(Type.String({ format: 'date-time', description: 'Created before this moment (exclusive), RFC 3339' })),
+};
+
 /** Spec §4.5: page (default 1) and limit (default 50, clamped to 100), plus additive filters. */
 export const TransactionsQuery = Type.Object(
   {
@@ -45,8 +57,7 @@ export const TransactionsQuery = Type.Object(
     account_id: Type.Optional(Uuid),
     status: Type.Optional(StringEnum(['pending', 'completed', 'failed'] as const)),
     direction: Type.Optional(StringEnum(['incoming', 'outgoing'] as const)),
-    created_from: Type.Optional(Timestamp),
-    created_to: Type.Optional(Timestamp),
+    ...reconciliationFilters,
   },
   { additionalProperties: false },
 );

@@ -25,6 +25,7 @@ export class TransactionService {
       ...(query.account_id !== undefined ? { accountId: query.account_id.toLowerCase() } : {}),
       ...(query.status !== undefined ? { status: query.status } : {}),
       ...(query.direction !== undefined ? { direction: query.direction } : {}),
+      ...(query.reference !== undefined ? { reference: query.reference } : {}),
       ...(query.created_from !== undefined ? { createdFrom: new Date(query.created_from).toISOString() } : {}),
       ...(query.created_to !== undefined ? { createdTo: new Date(query.created_to).toISOString() } : {}),
     };
