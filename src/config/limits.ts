@@ -163,6 +163,11 @@ export const workerPollIntervalMs = 250;
 /** Idempotency-Key (docs/idempotency.md): how long a reservation is its request's, and how long keys are kept. */
 export const idempotencyLeaseSecondsDefault = 60;
 export const idempotencyRetentionHoursDefault = 24;
+/**
+ * A request renews its key's lease this many times per lease while it runs: a renewal that fails or comes late
+ * (the database slow, the event loop busy) leaves two more chances before the lease runs out under the request.
+ */
+export const idempotencyLeaseRenewalsPerLease = 3;
 /** Spec §4 rule 8 replays a retry: a key is kept at least a day, so a client retrying the next morning is safe. */
 export const idempotencyRetentionHoursMin = 24;
 /** The reaper deletes at most this many expired keys per pass, and looks again this often when it found none. */

@@ -180,7 +180,7 @@ export const settings = {
     section: 'Requests and uploads',
     type: integer({ min: 1, max: 86_400 }),
     default: idempotencyLeaseSecondsDefault,
-    doc: 'How long a reserved Idempotency-Key waits for its request before a retry may take it over.',
+    doc: 'How long a reserved Idempotency-Key stays its request\'s without renewal: a running request renews it three times a lease; a retry may take it over once it ran out (its process stopped).',
     see: { page: 'docs/idempotency.md' },
   }),
   IDEMPOTENCY_RETENTION_HOURS: setting({
