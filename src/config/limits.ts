@@ -69,6 +69,12 @@ export const metricsPortDefault = 9464;
 
 /** Graceful shutdown gives in-flight requests this long before the process exits anyway. */
 export const shutdownTimeoutMsDefault = 10_000;
+/**
+ * Stopping, a kept-alive connection on which no byte arrives for this long is closed (http/connection-drain.ts):
+ * clients sending one request after another get their next request answered (503, `Connection: close`) well within
+ * it; a client quiet this long is not sending. Well below the shutdown timeout, so the process still exits cleanly.
+ */
+export const shutdownIdleConnectionGraceMs = 2_000;
 
 /** Spec §4 POST /end-users and PATCH /end-users: field limits (those "not shown" are decided in docs/end-users.md). */
 export const personNameLengthMax = 100;

@@ -100,7 +100,7 @@ export const settings = {
     type: integer({ min: 0, max: 600_000 }),
     default: shutdownTimeoutMsDefault,
     doc: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).',
-    see: { page: 'docs/operations.md', heading: 'Starting and stopping' },
+    see: { page: 'docs/operations.md', heading: 'Stopping' },
   }),
 
   DATA_DIR: setting({
