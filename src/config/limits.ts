@@ -163,6 +163,13 @@ export const documentSyncBackoffMaxMs = 5 * 60 * 1000;
  */
 export const moneyOperationsPerCustomerDefault = 2;
 
+/**
+ * Sandbox settlement workers (workers/claim.ts): a claimed settlement is its instance's this long unless
+ * SETTLEMENT_LEASE_SECONDS says otherwise; then, if still due, any instance takes it. An instance that stopped
+ * mid-pass delays its settlements by as much.
+ */
+export const settlementLeaseSecondsDefault = 60;
+
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
 

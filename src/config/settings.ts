@@ -14,6 +14,7 @@ import {
   rateLimitFailedAuthPerIpPerMinuteDefault,
   rateLimitPerIpPerSecondDefault,
   rateLimitPerSecondDefault,
+  settlementLeaseSecondsDefault,
   requestTimeoutMs,
   shutdownTimeoutMsDefault,
   uploadConcurrencyDefault,
@@ -227,6 +228,13 @@ export const settings = {
     type: orOff(integer({ min: 0, max: 86_400_000 })),
     default: 2000,
     doc: 'Sandbox: payments and wallet transfers settle, OTC orders move one step, and magic-name end users are decided, this long after creation; `off` leaves it to the simulation endpoints.',
+  }),
+  SETTLEMENT_LEASE_SECONDS: setting({
+    section: 'Sandbox and OTC',
+    type: integer({ min: 1, max: 3600 }),
+    default: settlementLeaseSecondsDefault,
+    doc: 'Sandbox: how long a payment, wallet transfer or OTC step claimed for settlement is its instance\'s; one that stopped mid-way leaves it to another instance this long after.',
+    see: { page: 'docs/operations.md', heading: 'Several instances' },
   }),
   OTC_QUOTE_TTL_SECONDS: setting({
     section: 'Sandbox and OTC',
