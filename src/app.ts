@@ -16,6 +16,7 @@ import { installOpenApi } from './http/openapi.js';
 import { installRateLimit } from './http/rate-limit.js';
 import { installRequestIdHeader, requestIdFor } from './http/request-id.js';
 import { installSecurityHeaders } from './http/security-headers.js';
+import { installShutdownRefusal } from './http/shutdown-refusal.js';
 import { installUploadGate } from './http/upload-gate.js';
 import { installValidators } from './http/validation.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
@@ -148,6 +149,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installApiVersioning(app);
   installRequestIdHeader(app);
   installSecurityHeaders(app);
+  // Before the rate limits and the key: a request refused while stopping costs nothing.
+  installShutdownRefusal(app);
 
   const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
   const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);

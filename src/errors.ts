@@ -38,6 +38,7 @@ export const errorStatusByCode = {
   INTERNAL_ERROR: 500,
   PROVIDER_UNAVAILABLE: 502,
   NOT_READY: 503,
+  SHUTTING_DOWN: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatusByCode;

@@ -1,12 +1,14 @@
-import type { ServerResponse } from 'node:http';
 import { ConfigError, loadConfig } from './config/config.js';
+import { shutdownIdleConnectionGraceMs } from './config/limits.js';
+import { trackConnections } from './http/connection-drain.js';
 import { configuredProviders } from './providers/providers.js';
 import type { MetricsListener } from './http/metrics.js';
 import { openStorage, type Storage } from './storage/database.js';
 
 /**
  * Process entry: config, database, app, listen; SIGTERM/SIGINT stop accepting connections, let in-flight
- * requests finish, close the database and exit. A setting that cannot work stops start-up with one line.
+ * requests finish, refuse (503) the ones still arriving on open connections, close the database and exit. A
+ * setting that cannot work stops start-up with one line.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -20,28 +22,14 @@ async function main(): Promise<void> {
     const app = await buildApp(config, { storage, providers });
     // Metrics first: a port that cannot be had stops start-up before the API answers anything.
     metrics = config.metricsPort === undefined ? undefined : await listenForMetrics(app, config.metricsHost, config.metricsPort, config.metricsToken);
+    // Quiet connections are closed halfway through the shutdown timeout at the latest, so the process still exits 0.
+    const connections = trackConnections(app.server, Math.max(1, Math.min(shutdownIdleConnectionGraceMs, config.shutdownTimeoutMs / 2)));
     await app.listen({ port: config.port, host: config.host });
     for (const worker of app.workers) worker.start();
     app.log.info(
       { database: storage.location, environment: config.apiEnvironment, metrics: metrics ? `${config.metricsHost}:${metrics.address.port}` : 'off' },
       'customer-api ready',
     );
-
-    // Closing the server closes only the keep-alive connections idle at that moment: a connection whose request
-    // was still in flight stayed open after its response, so app.close() waited for the keep-alive timeout and the
-    // process hit the shutdown deadline (exit 1, database not closed); test/e2e/quickstart.test.ts proves it.
-    // Responses in flight when the signal arrives therefore end their connection.
-    const inFlight = new Set<ServerResponse>();
-    app.server.on('request', (_request, response: ServerResponse) => {
-      inFlight.add(response);
-      response.on('close', () => inFlight.delete(response));
-    });
-    const endConnectionsAfterResponses = () => {
-      for (const response of inFlight) {
-        if (!response.headersSent) response.setHeader('connection', 'close');
-        else response.on('finish', () => setImmediate(() => app.server.closeIdleConnections()));
-      }
-    };
 
     let stopping = false;
     const stop = (signal: string) => {
@@ -53,14 +41,19 @@ async function main(): Promise<void> {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       deadline.unref();
-      endConnectionsAfterResponses();
-      Promise.all([app.close(), metrics?.close()]).then(
-        () => process.exit(0),
-        (error: unknown) => {
-          app.log.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
+      // No request a client sent is reset (http/connection-drain.ts): requests still arriving are refused 503, each
+      // connection ends once its last answer is sent, and only then do the workers stop and the database close.
+      app.refuseNewRequests();
+      connections
+        .drain()
+        .then(() => Promise.all([app.close(), metrics?.close()]))
+        .then(
+          () => process.exit(0),
+          (error: unknown) => {
+            app.log.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));

@@ -31,6 +31,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Sandbox: delay after which simulated decisions and settlements happen by themselves; undefined = never. */
   readonly sandboxAutoSettleMs: number | undefined;
+  /** Sandbox: how long a claimed settlement is its instance's before another may take it (workers/claim.ts). */
+  readonly settlementLeaseMs: number;
   /** The metrics listener (http/metrics.ts); undefined port = no listener. */
   readonly metricsHost: string;
   readonly metricsPort: number | undefined;
@@ -94,6 +96,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: settings.CORS_ORIGINS,
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     sandboxAutoSettleMs: settings.SANDBOX_AUTO_SETTLE_MS,
+    settlementLeaseMs: settings.SETTLEMENT_LEASE_SECONDS * 1000,
     metricsHost: settings.METRICS_HOST,
     metricsPort: settings.METRICS_PORT,
     metricsToken: settings.METRICS_TOKEN,

@@ -74,6 +74,12 @@ export const metricsPortDefault = 9464;
 
 /** Graceful shutdown gives in-flight requests this long before the process exits anyway. */
 export const shutdownTimeoutMsDefault = 10_000;
+/**
+ * Stopping, a kept-alive connection on which no byte arrives for this long is closed (http/connection-drain.ts):
+ * clients sending one request after another get their next request answered (503, `Connection: close`) well within
+ * it; a client quiet this long is not sending. Well below the shutdown timeout, so the process still exits cleanly.
+ */
+export const shutdownIdleConnectionGraceMs = 2_000;
 
 /** Spec §4 POST /end-users and PATCH /end-users: field limits (those "not shown" are decided in docs/end-users.md). */
 export const personNameLengthMax = 100;
@@ -162,12 +168,24 @@ export const documentSyncBackoffMaxMs = 5 * 60 * 1000;
  */
 export const moneyOperationsPerCustomerDefault = 2;
 
+/**
+ * Sandbox settlement workers (workers/claim.ts): a claimed settlement is its instance's this long unless
+ * SETTLEMENT_LEASE_SECONDS says otherwise; then, if still due, any instance takes it. An instance that stopped
+ * mid-pass delays its settlements by as much.
+ */
+export const settlementLeaseSecondsDefault = 60;
+
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
 
 /** Idempotency-Key (docs/idempotency.md): how long a reservation is its request's, and how long keys are kept. */
 export const idempotencyLeaseSecondsDefault = 60;
 export const idempotencyRetentionHoursDefault = 24;
+/**
+ * A request renews its key's lease this many times per lease while it runs: a renewal that fails or comes late
+ * (the database slow, the event loop busy) leaves two more chances before the lease runs out under the request.
+ */
+export const idempotencyLeaseRenewalsPerLease = 3;
 /** Spec §4 rule 8 replays a retry: a key is kept at least a day, so a client retrying the next morning is safe. */
 export const idempotencyRetentionHoursMin = 24;
 /** The reaper deletes at most this many expired keys per pass, and looks again this often when it found none. */

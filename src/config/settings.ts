@@ -14,6 +14,7 @@ import {
   rateLimitFailedAuthPerIpPerMinuteDefault,
   rateLimitPerIpPerSecondDefault,
   rateLimitPerSecondDefault,
+  settlementLeaseSecondsDefault,
   requestTimeoutMs,
   shutdownTimeoutMsDefault,
   uploadConcurrencyDefault,
@@ -100,7 +101,7 @@ export const settings = {
     type: integer({ min: 0, max: 600_000 }),
     default: shutdownTimeoutMsDefault,
     doc: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway (exit 1).',
-    see: { page: 'docs/operations.md', heading: 'Starting and stopping' },
+    see: { page: 'docs/operations.md', heading: 'Stopping' },
   }),
 
   DATA_DIR: setting({
@@ -180,7 +181,7 @@ export const settings = {
     section: 'Requests and uploads',
     type: integer({ min: 1, max: 86_400 }),
     default: idempotencyLeaseSecondsDefault,
-    doc: 'How long a reserved Idempotency-Key waits for its request before a retry may take it over.',
+    doc: 'How long a reserved Idempotency-Key stays its request\'s without renewal: a running request renews it three times a lease; a retry may take it over once it ran out (its process stopped).',
     see: { page: 'docs/idempotency.md' },
   }),
   IDEMPOTENCY_RETENTION_HOURS: setting({
@@ -227,6 +228,13 @@ export const settings = {
     type: orOff(integer({ min: 0, max: 86_400_000 })),
     default: 2000,
     doc: 'Sandbox: payments and wallet transfers settle, OTC orders move one step, and magic-name end users are decided, this long after creation; `off` leaves it to the simulation endpoints.',
+  }),
+  SETTLEMENT_LEASE_SECONDS: setting({
+    section: 'Sandbox and OTC',
+    type: integer({ min: 1, max: 3600 }),
+    default: settlementLeaseSecondsDefault,
+    doc: 'Sandbox: how long a payment, wallet transfer or OTC step claimed for settlement is its instance\'s; one that stopped mid-way leaves it to another instance this long after.',
+    see: { page: 'docs/operations.md', heading: 'Several instances' },
   }),
   OTC_QUOTE_TTL_SECONDS: setting({
     section: 'Sandbox and OTC',

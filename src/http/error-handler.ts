@@ -129,6 +129,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof DomainError) {
       // Spec §7 rule 2: the first request with the key is unfinished; a retry in a second is reasonable.
       if (error.code === 'IDEMPOTENCY_KEY_IN_USE') reply.header('retry-after', '1');
+      // The instance is stopping: retry at once, on a new connection (this one closes after the answer).
+      if (error.code === 'SHUTTING_DOWN') reply.header('retry-after', '1').header('connection', 'close');
       return send(reply, error.code, error.message, error.details);
     }
     if (error.validation) {

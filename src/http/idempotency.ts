@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Transaction } from 'kysely';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
+import { idempotencyLeaseRenewalsPerLease } from '../config/limits.js';
 import { DomainError } from '../errors.js';
 import { idempotencyKeyLost } from '../ledger/ledger.js';
 import { grants, type Scope } from '../modules/api-keys/scopes.js';
 import type { Storage } from '../storage/database.js';
-import { narrowIdempotentReadScope, storeIdempotentAnswer, type KeyHold } from '../storage/idempotency-answers.js';
+import { narrowIdempotentReadScope, renewIdempotentLease, storeIdempotentAnswer, type KeyHold } from '../storage/idempotency-answers.js';
 import type { Database } from '../storage/tables.js';
 import { callerOf } from './auth.js';
 import { errorAnswer } from './error-handler.js';
@@ -28,8 +29,12 @@ import { errorAnswer } from './error-handler.js';
  *    while the reservation is still this attempt's. Every refusal of the operation (400, 403, 404, 422) is stored
  *    afterwards: nothing was committed with it, and a retry replays it. A 5xx or an unexpected error committed
  *    nothing either but is no outcome of the operation: the key is released and a later retry runs.
- * 4. A reservation whose process stopped becomes retryable when its lease runs out; what it may have committed was
- *    committed with its answer, or not at all. Keys are kept for IDEMPOTENCY_RETENTION_HOURS (at least 24).
+ * 4. While the operation runs, the lease is renewed: a slow request keeps its key. A reservation whose process
+ *    stopped becomes retryable when its lease runs out; what it may have committed was committed with its answer, or
+ *    not at all. Keys are kept for IDEMPOTENCY_RETENTION_HOURS (at least 24).
+ * 5. An attempt whose key was taken over all the same (its renewals failed) answers what the key's owner answers —
+ *    409 while the owner runs, its stored answer once it finished — never an outcome of its own: its commit was
+ *    refused, and a refusal it met (the owner confirmed the quote, spent the balance) is the owner's doing.
  */
 
 /**
@@ -72,6 +77,13 @@ export type OnCreated<T> = (trx: Transaction<Database>, record: T) => Promise<vo
 export interface AnswerSeal {
   seal(plaintext: string): string;
   open(sealed: string): string;
+}
+
+/** A completed key's answer, and the scopes that may read it (space-separated, any one). */
+interface StoredAnswer {
+  status: number;
+  body: string;
+  readScope: string;
 }
 
 export interface IdempotencySettings {
@@ -131,30 +143,92 @@ export class IdempotencyKeys {
     const caller = callerOf(request);
     const reservation: Reservation = { customerId: caller.customerId, key: header.toLowerCase(), attemptId: randomUUID() };
     const replay = await this.reserve(reservation, `${request.method} ${request.routeOptions.url ?? request.url}`, scopesText(readScope));
-    if (replay) {
-      // A key reused on another endpoint must not read what the caller could not read directly.
-      const readScopes = replay.readScope.split(scopeSeparator) as Scope[];
-      if (!readScopes.some((scope) => grants(caller.scopes, scope))) throw answerNotReadable(readScopes);
-      return send(reply, replay.status, replay.body, true);
-    }
+    if (replay) return this.replay(request, reply, replay);
 
-    let answer: Answer;
+    const renewal = this.renewWhileRunning(reservation, request.log);
+    let answer: Answer | 'taken over';
     try {
-      answer = await operation(reservation);
+      answer = await this.runUnderKey(reservation, operation);
+      // A refusal is stored only on a key this attempt still holds: never over the answer of one that took it over.
+      if (answer !== 'taken over' && !answer.stored && !(await storeIdempotentAnswer(this.storage.db, reservation, answer.status, answer.body))) {
+        answer = 'taken over';
+      }
+    } finally {
+      renewal.stop();
+    }
+    if (answer !== 'taken over') return send(reply, answer.status, answer.body, false);
+    // Taken over while it ran (its lease ran out all the same): nothing of it was committed, and what it met — a quote
+    // confirmed, a balance spent — was the new holder's doing. The key has one answer: the new holder's.
+    request.log.warn('an Idempotency-Key was taken over while its request ran: answering what its new holder answers');
+    return this.answerOfHolder(request, reply, reservation);
+  }
+
+  /**
+   * Runs the operation; 'taken over' when it found the reservation no longer this attempt's (its commit refused).
+   * Nothing was committed otherwise on a throw (what an operation commits goes with its answer). A refusal — a value
+   * the operation found invalid included — is its outcome: to be stored and replayed. A 5xx (the provider was
+   * unavailable: "retry later") or an unexpected error is not: the key is released, and a retry runs the operation.
+   */
+  private async runUnderKey(reservation: Reservation, operation: (reservation: Reservation) => Promise<Answer>): Promise<Answer | 'taken over'> {
+    try {
+      return await operation(reservation);
     } catch (error) {
-      // Taken over meanwhile: the new holder's answer is the one that counts.
-      if (error instanceof DomainError && error.code === 'IDEMPOTENCY_KEY_IN_USE') throw error;
-      // Nothing was committed (what an operation commits goes with its answer). A refusal — a value the operation
-      // found invalid included — is its outcome: stored and replayed. A 5xx (the provider was unavailable: "retry
-      // later") or an unexpected error is not: the key is released, and a retry runs the operation.
+      if (error instanceof DomainError && error.code === 'IDEMPOTENCY_KEY_IN_USE') return 'taken over';
       if (!(error instanceof DomainError) || error.statusCode >= 500) {
         await this.release(reservation);
         throw error;
       }
-      answer = { ...errorAnswer(error), stored: false };
+      return { ...errorAnswer(error), stored: false };
     }
-    if (!answer.stored) await storeIdempotentAnswer(this.storage.db, reservation, answer.status, answer.body);
-    return send(reply, answer.status, answer.body, false);
+  }
+
+  /** A stored answer, sent again — to a caller allowed to read it: a key reused elsewhere must not show more than a GET would. */
+  private replay(request: FastifyRequest, reply: FastifyReply, stored: StoredAnswer): FastifyReply {
+    const readScopes = stored.readScope.split(scopeSeparator) as Scope[];
+    if (!readScopes.some((scope) => grants(callerOf(request).scopes, scope))) throw answerNotReadable(readScopes);
+    return send(reply, stored.status, stored.body, true);
+  }
+
+  /** What the key's current holder answers: its stored answer once it finished, 409 while it runs. */
+  private async answerOfHolder(request: FastifyRequest, reply: FastifyReply, reservation: Reservation): Promise<FastifyReply> {
+    const stored = await this.findKey(reservation);
+    if (stored?.answer === undefined) throw keyInUse();
+    return this.replay(request, reply, stored.answer);
+  }
+
+  /**
+   * Keeps the reservation this attempt's while its operation runs: several times a lease, the lease moves a whole
+   * lease ahead (only while this attempt still holds it). A slow request — queued behind the per-customer limit,
+   * waiting on a provider or a busy database — is so never taken over, and a retry meanwhile gets 409; only an attempt
+   * whose process stopped lets its lease run out. A renewal that fails is logged and tried again at the next beat;
+   * should the lease run out all the same, the commit is fenced by the attempt (step 3 above) and step 5 answers.
+   */
+  private renewWhileRunning(reservation: Reservation, log: FastifyBaseLogger): { stop(): void } {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const beat = async () => {
+      try {
+        const leaseUntil = new Date(this.clock.now().getTime() + this.settings.leaseMs).toISOString();
+        // Not held any more (taken over, or finished as this ran): nothing left to keep.
+        if (!(await renewIdempotentLease(this.storage.db, reservation, leaseUntil))) return;
+      } catch (error) {
+        log.warn({ err: error }, 'could not renew the lease of an Idempotency-Key; trying again');
+      }
+      schedule();
+    };
+    const schedule = () => {
+      if (stopped) return;
+      timer = setTimeout(() => void beat(), this.settings.leaseMs / idempotencyLeaseRenewalsPerLease);
+      // A request in flight keeps the process up; its renewals alone must not.
+      timer.unref();
+    };
+    schedule();
+    return {
+      stop() {
+        stopped = true;
+        clearTimeout(timer);
+      },
+    };
   }
 
   /**
@@ -187,7 +261,7 @@ export class IdempotencyKeys {
   }
 
   /** Reserves the key for this attempt; answers the stored answer instead when there is one. */
-  private async reserve(reservation: Reservation, operation: string, readScope: string): Promise<{ status: number; body: string; readScope: string } | undefined> {
+  private async reserve(reservation: Reservation, operation: string, readScope: string): Promise<StoredAnswer | undefined> {
     const now = this.clock.now();
     const inserted = await this.storage.db
       .insertInto('idempotency_keys')
@@ -208,19 +282,11 @@ export class IdempotencyKeys {
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows === 1n) return undefined;
 
-    const existing = await this.storage.db
-      .selectFrom('idempotency_keys')
-      .select(['status', 'attempt_id', 'lease_until', 'response_status', 'response_body', 'read_scope', 'response_sealed'])
-      .where('customer_id', '=', reservation.customerId)
-      .where('key', '=', reservation.key)
-      .executeTakeFirst();
+    const existing = await this.findKey(reservation);
     // Expired and reaped between the two statements: as good as new, but let the client retry rather than race.
     if (!existing) throw keyInUse();
-    if (existing.status === 'completed' && existing.response_body !== null) {
-      const body = Number(existing.response_sealed) === 1 ? this.answerSeal.open(existing.response_body) : existing.response_body;
-      return { status: Number(existing.response_status), body, readScope: existing.read_scope };
-    }
-    if (existing.lease_until > now.toISOString()) throw keyInUse();
+    if (existing.answer) return existing.answer;
+    if (existing.leaseUntil > now.toISOString()) throw keyInUse();
     // The attempt that held it stopped: take the reservation over, unless another request just did. The operation
     // runs again from the start, so what reads its answer is declared again.
     const taken = await this.storage.db
@@ -228,11 +294,26 @@ export class IdempotencyKeys {
       .set({ attempt_id: reservation.attemptId, lease_until: new Date(now.getTime() + this.settings.leaseMs).toISOString(), read_scope: readScope })
       .where('customer_id', '=', reservation.customerId)
       .where('key', '=', reservation.key)
-      .where('attempt_id', '=', existing.attempt_id)
+      .where('attempt_id', '=', existing.attemptId)
       .where('status', '=', 'in_progress')
       .executeTakeFirst();
     if (taken.numUpdatedRows !== 1n) throw keyInUse();
     return undefined;
+  }
+
+  /** The key's row as it stands: its stored answer once completed, else who holds it and until when. */
+  private async findKey(reservation: Reservation): Promise<{ answer?: StoredAnswer; attemptId: string; leaseUntil: string } | undefined> {
+    const row = await this.storage.db
+      .selectFrom('idempotency_keys')
+      .select(['status', 'attempt_id', 'lease_until', 'response_status', 'response_body', 'read_scope', 'response_sealed'])
+      .where('customer_id', '=', reservation.customerId)
+      .where('key', '=', reservation.key)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const found = { attemptId: row.attempt_id, leaseUntil: row.lease_until };
+    if (row.status !== 'completed' || row.response_body === null) return found;
+    const body = Number(row.response_sealed) === 1 ? this.answerSeal.open(row.response_body) : row.response_body;
+    return { ...found, answer: { status: Number(row.response_status), body, readScope: row.read_scope } };
   }
 
   private async release(reservation: Reservation): Promise<void> {

@@ -16,15 +16,17 @@ const swaggerLogoStyleHash = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99
 /**
  * Completes each operation with what the edge guarantees for every route but a route's own schema may not list.
  * Version resolution runs before any route (spec §9), so every operation can answer the flat 400 of spec §7
- * rule 4, and the last-resort 500 of rule 6 exists everywhere; without this, /health and /ready documented no
- * 4xx at all. Writes also need X-CSRF-Token (spec §5 rule 4), which the document declared as a scheme but
- * required nowhere, so a generated client would not send it.
+ * rule 4, the last-resort 500 of rule 6 exists everywhere, and so does the 503 of an instance shutting down
+ * (http/shutdown-refusal.ts); without this, /health and /ready documented no 4xx at all. Writes also need
+ * X-CSRF-Token (spec §5 rule 4), which the document declared as a scheme but required nowhere, so a generated
+ * client would not send it.
  */
 function documentEdgeBehaviour({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
   if (schema === undefined || schema === null || (schema as { hide?: boolean }).hide) return { schema, url };
   const response: Record<string, unknown> = { ...(schema.response as Record<string, unknown> | undefined) };
   if (!('400' in response)) response['400'] = { ...VersionErrorBody, description: 'Unsupported API version (flat body)' };
   if (!('500' in response)) response['500'] = { ...ErrorEnvelope, description: 'Internal error' };
+  if (!('503' in response)) response['503'] = { ...ErrorEnvelope, description: 'The instance is shutting down (SHUTTING_DOWN); retry after Retry-After' };
   const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((method) => method.toUpperCase());
   const needsCsrf = !route.config?.public && schema.security === undefined && methods.some((method) => writeMethods.has(method));
   const security = needsCsrf ? [{ apiKey: [], csrfToken: [] }, { bearer: [], csrfToken: [] }] : schema.security;

@@ -34,6 +34,14 @@ export async function storeIdempotentAnswer(db: Db, hold: KeyHold, status: numbe
 }
 
 /**
+ * Moves the lease of a key this attempt still holds to `leaseUntil`, while its request runs; false when the
+ * reservation was taken over, released or completed meanwhile (there is nothing left to keep).
+ */
+export async function renewIdempotentLease(db: Kysely<Database>, hold: KeyHold, leaseUntil: string): Promise<boolean> {
+  return changeHeldKey(db, hold, { lease_until: leaseUntil });
+}
+
+/**
  * Narrows what reading the key's answer takes, once the operation knows what it acts on (a deposit: a fiat or a
  * virtual account); false when the reservation is no longer this attempt's.
  */

@@ -64,18 +64,18 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
   return result.rows;
 }
 
-/** A claimed settlement is the claimer's for this long; then, if still pending, any instance may take it. */
-const settlementLeaseMs = 60_000;
 const settlementBatchSize = 100;
 
 /**
  * The sandbox settlement workers' claim (payments, wallet transfers, OTC orders): rows in one of `statuses` whose
- * `settle_at` has come, oldest first, their `settle_at` moved a lease ahead.
+ * `settle_at` has come, oldest first, their `settle_at` moved `leaseMs` ahead (SETTLEMENT_LEASE_SECONDS): the
+ * claimer's for that long; then, if still due, any instance may take them.
  */
 export async function claimDueSettlements<Row>(
   storage: Storage,
   table: 'payments' | 'wallet_transfers' | 'otc_orders',
   now: Date,
+  leaseMs: number,
   statuses: readonly string[] = ['pending'],
 ): Promise<Row[]> {
   return claimDue<Row>(storage, {
@@ -83,7 +83,7 @@ export async function claimDueSettlements<Row>(
     due: sql`status in (${sql.join(statuses)}) and settle_at is not null`,
     leaseColumn: 'settle_at',
     now: now.toISOString(),
-    leaseUntil: new Date(now.getTime() + settlementLeaseMs).toISOString(),
+    leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
     orderBy: 'settle_at',
     limit: settlementBatchSize,
   });

@@ -146,6 +146,7 @@ describe('reading the settings', () => {
       UPLOAD_RATE_WINDOW_MS: 'x',
       DOCUMENT_STORAGE_QUOTA_BYTES: 'x',
       SANDBOX_AUTO_SETTLE_MS: 'x',
+      SETTLEMENT_LEASE_SECONDS: '0',
       OTC_QUOTE_TTL_SECONDS: 'x',
       OTC_SPREAD_BPS: 'x',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'x',

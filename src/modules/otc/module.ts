@@ -13,7 +13,7 @@ export function registerOtc(app: FastifyInstance, context: ModuleContext): void 
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
   otcRoutes(app, new OtcService(storage, clock, context.providers.otc, new WalletOwnership(storage), settings), context.idempotency);
   if (config.apiEnvironment === 'sandbox') {
-    const sandbox = new OtcSandbox(storage, clock, config.sandboxAutoSettleMs);
+    const sandbox = new OtcSandbox(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs);
     sandboxOtcRoutes(app, sandbox);
     context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
   }

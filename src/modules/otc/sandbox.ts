@@ -28,6 +28,8 @@ export class OtcSandbox {
     private readonly clock: Clock,
     /** Each step happens this long after the previous one; undefined = only by hand. */
     private readonly autoSettleMs: number | undefined,
+    /** How long a claimed step is this instance's (SETTLEMENT_LEASE_SECONDS). */
+    private readonly settlementLeaseMs: number,
   ) {}
 
   /**
@@ -53,7 +55,7 @@ export class OtcSandbox {
 
   /** Moves the orders whose time has come one step on, each claimed first (workers/claim.ts). */
   async settleDueOrders(): Promise<number> {
-    const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), ['debit_pending', 'debited']);
+    const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), this.settlementLeaseMs, ['debit_pending', 'debited']);
     return forEachClaimed(due, (order) => (order.status === 'debit_pending' ? this.debitOrFail(order) : this.credit(order)));
   }
 

@@ -20,7 +20,7 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   paymentRoutes(app, payments);
   transactionRoutes(app, transactions);
   if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
-  const settlement = new SettlementService(storage, clock);
+  const settlement = new SettlementService(storage, clock, config.settlementLeaseMs);
   const deposits = new DepositService(storage, clock);
   sandboxPaymentRoutes(app, deposits, settlement, context.idempotency);
   // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live

@@ -54,6 +54,8 @@ export class SettlementService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    /** How long a claimed settlement is this instance's (SETTLEMENT_LEASE_SECONDS). */
+    private readonly settlementLeaseMs: number,
   ) {}
 
   async settle(customerId: string, paymentId: string, outcome: SettlementOutcome, failureReason?: string) {
@@ -67,7 +69,7 @@ export class SettlementService {
    * moves a lease ahead, workers/claim.ts), so several instances never settle one payment at once.
    */
   async settleDuePayments(): Promise<number> {
-    const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now());
+    const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now(), this.settlementLeaseMs);
     return forEachClaimed(due, async (row) => {
       if (row.reference.toLowerCase().startsWith(failingReferencePrefix)) return this.apply(row, 'failed', 'Rejected by the receiving bank (sandbox reference)');
       // The bank does not complete a payment from an account frozen or closed meanwhile, nor into one closed

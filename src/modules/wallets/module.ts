@@ -19,7 +19,7 @@ export function registerWallets(app: FastifyInstance, context: ModuleContext): W
   const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
   walletRoutes(app, wallets, transfers, context.idempotency);
   if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
-  const sandbox = new WalletSandbox(storage, clock, ownership);
+  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs);
   sandboxWalletRoutes(app, sandbox, context.idempotency);
   context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
   return { wallets, transfers, sandbox };

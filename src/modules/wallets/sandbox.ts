@@ -34,6 +34,8 @@ export class WalletSandbox {
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly ownership: WalletOwnership,
+    /** How long a claimed settlement is this instance's (SETTLEMENT_LEASE_SECONDS). */
+    private readonly settlementLeaseMs: number,
   ) {}
 
   /** Credits the wallet as an on-chain deposit to its address of the pair; recorded as a completed incoming transfer. */
@@ -70,7 +72,7 @@ export class WalletSandbox {
 
   /** Settles the transfers whose automatic settlement time has come, each claimed first (workers/claim.ts). */
   async settleDueTransfers(): Promise<number> {
-    const due = await claimDueSettlements<WalletTransferRow>(this.storage, 'wallet_transfers', this.clock.now());
+    const due = await claimDueSettlements<WalletTransferRow>(this.storage, 'wallet_transfers', this.clock.now(), this.settlementLeaseMs);
     return forEachClaimed(due, (row) => {
       const outcome = row.note?.toLowerCase().startsWith(failingNotePrefix) ? 'failed' : 'completed';
       return this.apply(row, outcome, 'Rejected by the network (sandbox note)');

@@ -1,0 +1,52 @@
+import net from 'node:net';
+import type { Server, ServerResponse } from 'node:http';
+
+export interface ConnectionDrain {
+  /** Stops accepting connections; resolves once every open one has ended, each cleanly. */
+  drain(): Promise<void>;
+}
+
+/**
+ * Ends an HTTP server's connections without resetting a request a client already sent (docs/operations.md
+ * "Stopping"). Closing a Node HTTP server destroys its idle keep-alive connections at once: a request its client had
+ * just sent on one is then reset, and the client cannot tell whether it ran. Instead, once `drain` is called, the
+ * listener stops accepting (a new connection is refused before any byte of a request) and each open connection ends
+ * on its own:
+ * - one with a response in flight, after that response (`Connection: close`; a response that is already streaming
+ *   is left as it is, and its connection counts as idle after it);
+ * - an idle one, after the next request on it, which the app refuses 503 SHUTTING_DOWN with `Connection: close`
+ *   (http/shutdown-refusal.ts) — or, if no byte arrives on it for `idleGraceMs`, by closing it then:
+ *   its client is not sending, and a close after a quiet spell is the keep-alive expiry every client expects.
+ * Must be called before the server listens: it tracks the connections from the first.
+ */
+export function trackConnections(server: Server, idleGraceMs: number): ConnectionDrain {
+  const connections = new Set<net.Socket>();
+  const responding = new Map<net.Socket, ServerResponse>();
+  server.on('connection', (socket: net.Socket) => {
+    connections.add(socket);
+    socket.on('close', () => connections.delete(socket));
+  });
+  server.on('request', (request, response: ServerResponse) => {
+    const { socket } = request;
+    responding.set(socket, response);
+    response.on('close', () => {
+      if (responding.get(socket) === response) responding.delete(socket);
+    });
+  });
+  // Node's HTTP server destroys a connection that stays silent for its socket timeout, when nothing is in flight.
+  const endWhenQuiet = (socket: net.Socket) => socket.setTimeout(idleGraceMs);
+
+  return {
+    drain() {
+      // net.Server's own close: http.Server's would destroy the idle connections first (Node 19+), the resets this avoids.
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      for (const socket of connections) {
+        const response = responding.get(socket);
+        if (response === undefined) endWhenQuiet(socket);
+        else if (!response.headersSent) response.setHeader('connection', 'close');
+        else response.on('finish', () => endWhenQuiet(socket));
+      }
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import type { Storage } from '../../src/storage/database.js';
+import { createFiatAccount } from '../helpers/fixtures.js';
+import { deposit, pay } from '../helpers/money.js';
+import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+
+/**
+ * The sandbox settlement workers' lease (docs/operations.md "Several instances"): a settlement claimed by an
+ * instance that stopped before finishing it is taken by another once SETTLEMENT_LEASE_SECONDS have passed — not
+ * before, and not a fixed minute later.
+ */
+const leaseMs = 5_000;
+const autoSettleMs = 1_000;
+
+describe('a settlement claimed by an instance that stopped', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+  let csrf: string;
+  let eur: { id: string };
+  let wallet: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: String(autoSettleMs), SETTLEMENT_LEASE_SECONDS: String(leaseMs / 1000), OTC_QUOTE_TTL_SECONDS: '300' } });
+    alice = await t.createCustomer('Alice Ltd');
+    csrf = await t.csrfToken(alice.key);
+    eur = await createFiatAccount(t, alice, { accountName: 'Treasury', currency: 'EUR' });
+    await deposit(t, alice, eur.id, 1000);
+    wallet = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf, body: {} })).json().data.local_id;
+    const funded = await t.request({ method: 'POST', url: `/sandbox/wallets/${wallet}/deposits`, key: alice.key, csrf, body: { asset: 'USDC', network: 'ETH', amount: '10' } });
+    expect(funded.statusCode).toBe(201);
+  });
+  afterAll(async () => {
+    expect((await verifyLedger(t.storage)).problems).toEqual([]);
+    await t.close();
+  });
+
+  /** One pass of `worker` that claims what is due and then stops: its money plans never run, as in a process killed mid-pass. */
+  async function passThatStops(worker: string): Promise<void> {
+    const { transaction, perCustomer } = t.storage;
+    const stopped = (() => Promise.reject(new Error('the instance stopped'))) as Storage['transaction'] & Storage['perCustomer'];
+    t.storage.transaction = stopped;
+    t.storage.perCustomer = stopped;
+    try {
+      await expect(t.app.workers.find((candidate) => candidate.name === worker)!.runOnce()).rejects.toThrow('the instance stopped');
+    } finally {
+      t.storage.transaction = transaction;
+      t.storage.perCustomer = perCustomer;
+    }
+  }
+
+  const cases: Array<[string, string, () => Promise<() => Promise<string>>]> = [
+    [
+      'a payment',
+      'sandbox-payment-settlement',
+      async () => {
+        const other = await createFiatAccount(t, alice, { accountName: 'Savings', currency: 'EUR' });
+        const payment = await pay(t, alice, { fromAccountId: eur.id, toAccountId: other.id, amount: 10, currency: 'EUR', reference: 'Lease' });
+        return async () => (await t.request({ url: `/payments/${payment.id}`, key: alice.key })).json().data.status;
+      },
+    ],
+    [
+      'a wallet transfer',
+      'sandbox-wallet-settlement',
+      async () => {
+        const body = { asset: 'USDC', network: 'ETH', amount: '1', destination: `0x${randomBytes(20).toString('hex')}` };
+        const transfer = (await t.request({ method: 'POST', url: `/wallets/${wallet}/transfers`, key: alice.key, csrf, body })).json().data;
+        return async () => (await t.request({ url: `/wallet-transfers/${transfer.local_id}`, key: alice.key })).json().data.status;
+      },
+    ],
+    [
+      'an OTC order',
+      'sandbox-otc-settlement',
+      async () => {
+        const quote = (await t.request({ method: 'POST', url: '/otc-exchanges/quote', key: alice.key, csrf, body: { sourceFrAccountId: eur.id, destinationProviderWalletId: wallet, sourceAmountEur: '100' } })).json().data;
+        const order = (await t.request({ method: 'POST', url: '/otc-exchanges', key: alice.key, csrf, body: { quoteId: quote.quoteId }, headers: { 'idempotency-key': randomUUID() } })).json().data;
+        return async () => (await t.request({ url: `/otc-exchanges/orders/${order.orderId}`, key: alice.key })).json().data.status;
+      },
+    ],
+  ];
+
+  it.each(cases)('%s is taken again once SETTLEMENT_LEASE_SECONDS have passed, and settled once', async (_label, worker, create) => {
+    const status = await create();
+    const pending = await status();
+    t.clock.advance(autoSettleMs);
+    await passThatStops(worker);
+    const runOnce = () => t.app.workers.find((candidate) => candidate.name === worker)!.runOnce();
+    t.clock.advance(leaseMs - 1);
+    expect(await runOnce()).toBe(0);
+    expect(await status()).toBe(pending);
+    t.clock.advance(1);
+    expect(await runOnce()).toBe(1);
+    expect(await status()).not.toBe(pending);
+  });
+});
