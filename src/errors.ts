@@ -38,6 +38,9 @@ export const errorStatusByCode = {
   INTERNAL_ERROR: 500,
   PROVIDER_UNAVAILABLE: 502,
   NOT_READY: 503,
+  DATABASE_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
+  STORAGE_FULL: 507,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatusByCode;
