@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, sql, type CompiledQuery, type DialectAdapter, type Transaction } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
 import {
@@ -289,7 +289,7 @@ export async function openStorage(
   // while a query or transaction has it checked out nothing does, though that query fails with the same error.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: retryingConnects(pool) }) });
+  const db = new Kysely<Database>({ dialect: new SchemaLockingPostgresDialect({ pool: retryingConnects(pool) }) });
   const selectArrays = async (query: CompiledQuery) => {
     const result = await pool.query<unknown[]>({ text: query.sql, values: [...query.parameters], rowMode: 'array' });
     return result.rows;
@@ -307,6 +307,29 @@ export async function openStorage(
 }
 
 const postgresApplicationName = 'customer-api';
+
+/** The first key of the migration lock: "CAPI", this server's migrations; the second is the schema's hash. */
+const migrationLockKey = 0x43415049;
+
+/**
+ * Kysely's migration lock on PostgreSQL is one advisory lock id for the whole database, so the instances of every
+ * schema in it (other deployments, every test) would wait for each other's migrations: this one is the schema's.
+ */
+class SchemaMigrationLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await sql`select pg_advisory_lock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+  }
+
+  override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await sql`select pg_advisory_unlock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+  }
+}
+
+class SchemaLockingPostgresDialect extends PostgresDialect {
+  override createAdapter(): DialectAdapter {
+    return new SchemaMigrationLockAdapter();
+  }
+}
 
 /**
  * pg applies connectionTimeoutMillis both to the wait for a pooled connection and to making a new one: the pool's

@@ -56,9 +56,9 @@ async function migrator(storage: Storage): Promise<Migrator> {
 }
 
 /**
- * Applies every pending migration. Kysely's lock (on PostgreSQL a session advisory lock, one id for every schema of
- * the database) makes instances starting together take turns; it is only taken when something is pending, so an
- * instance starting on a current schema never waits for it, whoever holds it (docs/operations.md "Start-up").
+ * Applies every pending migration. A lock makes instances starting together take turns (on PostgreSQL a session
+ * advisory lock of the schema, database.ts; on SQLite the write lock). It is only taken when something is pending:
+ * an instance starting on a current schema never waits for it, whoever holds it (docs/operations.md "Start-up").
  */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   if ((await pendingMigrations(storage)).length === 0) return [];
