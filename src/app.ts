@@ -73,6 +73,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Background loops; server.ts starts them, tests run single passes with runOnce(). */
     workers: PollingWorker[];
+    /** Faults of the database or disk that requests and workers met (docs/operations.md "Faults"). */
+    storageFaults: StorageFaultState;
   }
 }
 
@@ -131,6 +133,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   installStrictJsonParser(app);
   installValidators(app);
   const storageFaults = new StorageFaultState(storage.dialect, clock, app.log);
+  app.decorate('storageFaults', storageFaults);
   installErrorHandling(app, storageFaults);
   // A write that succeeded shows the storage works again (a read may have come from a cache).
   app.addHook('onResponse', async (request, reply) => {

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postgresConnectTimeoutMs, storageFaultRetryAfterSecondsMax, storageFaultRetryAfterSecondsMin } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { signedInBrowser } from '../helpers/dashboard.js';
 import { createIndividual } from '../helpers/fixtures.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { createTestApp, postgresUrl, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
@@ -179,12 +180,14 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite faults', () => {
     expectFault(refused!, 507, 'STORAGE_FULL');
     await expectNotReady(t, 'storage_full');
     expect(await balance()).toBe(100 + accepted);
+    expect(await t.metrics()).toContain('storage_fault{fault="full"} 1');
 
     pragma('max_page_count = 1073741823');
     expect((await deposit(refusedKey, 1)).statusCode).toBe(201);
     expect((await deposit(refusedKey, 1)).statusCode).toBe(201);
     expect(await balance()).toBe(100 + accepted + 1);
     expect((await t.request({ url: '/ready' })).statusCode).toBe(200);
+    expect(await t.metrics()).toContain('storage_fault{fault="full"} 0');
     expect(await integrity()).toEqual([{ integrity_check: 'ok' }]);
     expect((await verifyLedger(t.storage)).ok).toBe(true);
   });
@@ -202,6 +205,22 @@ describe.skipIf(testDialect !== 'sqlite')('SQLite faults', () => {
     expect((await deposit(key, 5)).statusCode).toBe(201);
     expect(await balance()).toBe(105);
     expect((await t.request({ url: '/ready' })).statusCode).toBe(200);
+  });
+
+  it('shows a dashboard form sent while the database cannot be written a 503 page with Retry-After, not a generic failure', async () => {
+    const { accountId, balance } = await fundedAccount(t, alice);
+    const browser = await signedInBrowser(t, alice.id);
+    await browser.get(`/dashboard/accounts/fiat/${accountId}`);
+    pragma('query_only = ON');
+    try {
+      const response = await browser.post(`/dashboard/accounts/${accountId}/deposits`, { amount: '5.00', reference: 'Top-up', counterparty_name: 'Ada Lovelace' });
+      expect(response.statusCode).toBe(503);
+      expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+      expect(response.body).toContain('Temporarily unavailable');
+    } finally {
+      pragma('query_only = OFF');
+    }
+    expect(await balance()).toBe(100);
   });
 
   it('answers 503 DATABASE_UNAVAILABLE when another process holds the write lock past the busy timeout (SQLITE_BUSY), and writes once it lets go', async () => {
