@@ -34,8 +34,9 @@ export interface Storage {
   /**
    * The one way to run a transaction: `work` may run more than once, so it must do nothing but database work (or
    * work that is safe to repeat). Transient failures are retried a bounded number of times: on PostgreSQL a
-   * serialization failure or deadlock (40001, 40P01), on SQLite a commit group lost to another member's failure
-   * (then the transaction runs alone). Inside `work`, writes go through `trx`: a write through `db` is refused.
+   * serialization failure or deadlock (40001, 40P01) and a connection lost before the COMMIT was sent, on SQLite a
+   * commit group lost to another member's failure (then the transaction runs alone). Inside `work`, writes go
+   * through `trx`: a write through `db` is refused.
    */
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /**
