@@ -253,7 +253,7 @@ function immutableDirectoriesWork(): boolean {
   }
 }
 
-describe.skipIf(testDialect !== 'sqlite' || !immutableDirectoriesWork())('SQLite: uploads into an unwritable data directory', () => {
+describe.skipIf(testDialect !== 'sqlite' || !immutableDirectoriesWork())('SQLite: an unwritable data directory', () => {
   let t: TestApp;
   let documentsDir: string;
 
@@ -263,7 +263,19 @@ describe.skipIf(testDialect !== 'sqlite' || !immutableDirectoriesWork())('SQLite
   });
   afterAll(async () => {
     execFileSync('chattr', ['-i', documentsDir]);
+    execFileSync('chattr', ['-i', t.config.dataDir]);
     await t.close();
+  });
+
+  it('answers /ready 503 storage_unwritable while the data directory cannot be written, and 200 again once it can', async () => {
+    expect((await t.request({ url: '/ready' })).statusCode).toBe(200);
+    execFileSync('chattr', ['+i', t.config.dataDir]);
+    try {
+      await expectNotReady(t, 'storage_unwritable');
+    } finally {
+      execFileSync('chattr', ['-i', t.config.dataDir]);
+    }
+    expect((await t.request({ url: '/ready' })).statusCode).toBe(200);
   });
 
   it('answers a document upload 503 STORAGE_UNAVAILABLE, not a generic 500, and stores it once the directory is writable again', async () => {
