@@ -45,8 +45,10 @@ import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { recordDeploymentSetting } from './storage/deployment-settings.js';
 import { defaultFileStore, type FileStore } from './storage/files.js';
+import { StorageFaultState } from './storage/fault-state.js';
 import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
+import { startupPhaseDone } from './startup-phases.js';
 import { DashboardUserService } from './modules/dashboard-users/service.js';
 import { FormTokens } from './web/form-tokens.js';
 import { registerWebPages } from './web/plugin.js';
@@ -72,6 +74,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Background loops; server.ts starts them, tests run single passes with runOnce(). */
     workers: PollingWorker[];
+    /** Faults of the database or disk that requests and workers met (docs/operations.md "Faults"). */
+    storageFaults: StorageFaultState;
   }
 }
 
@@ -97,6 +101,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await migrateToLatest(storage);
   // The CLI runs in another process, often without PORT or PUBLIC_URL: the links it prints start with this.
   await recordDeploymentSetting(storage, 'public_url', config.publicUrl, clock);
+  startupPhaseDone('migrations');
 
   const app = Fastify({
     logger: {
@@ -128,7 +133,13 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   app.removeContentTypeParser('text/plain');
   installStrictJsonParser(app);
   installValidators(app);
-  installErrorHandling(app);
+  const storageFaults = new StorageFaultState(storage.dialect, clock, app.log);
+  app.decorate('storageFaults', storageFaults);
+  installErrorHandling(app, storageFaults);
+  // A write that succeeded shows the storage works again (a read may have come from a cache).
+  app.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode < 400 && request.method !== 'GET' && request.method !== 'HEAD') storageFaults.recovered();
+  });
   // CORS first: a preflight is answered before version resolution and authentication, so it carries neither.
   const corsOptions = {
     origin: config.corsOrigins,
@@ -158,6 +169,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     app.log.warn('SECRETS_MASTER_KEY is not set: the server secrets are stored unwrapped in the database, so a backup of it forges tokens, decrypts webhook signing secrets and opens hosted onboarding links (docs/operations.md "Server secrets")');
   }
   const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
+  startupPhaseDone('secrets');
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
   const limitRefusal = await installRateLimit(app, {
     perSecond: config.rateLimitPerSecond,
@@ -167,7 +179,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   });
   installAuthentication(app, apiKeys, limitRefusal);
   installCsrfProtection(app, csrfTokens, limitRefusal);
-  installMetrics(app, storage.groupCommits);
+  installMetrics(app, storage.groupCommits, storageFaults);
   const observeResponse = deps.observeResponse;
   if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
   await installOpenApi(app);
@@ -182,7 +194,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];
 
-  healthRoutes(app, storage);
+  healthRoutes(app, storage, { dataDir: config.dataDir, faults: storageFaults });
   csrfTokenRoutes(app, csrfTokens);
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
@@ -231,6 +243,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     sandboxEndUserRoutes(app, verification);
     workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
   }
+  for (const worker of workers) worker.reportStorageFaults(storageFaults);
   app.decorate('workers', workers);
   // Workers finish their pass before the database they use is closed.
   app.addHook('onClose', async () => {
@@ -239,5 +252,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   });
 
   await app.ready();
+  startupPhaseDone('routes');
   return app;
 }

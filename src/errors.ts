@@ -39,6 +39,9 @@ export const errorStatusByCode = {
   PROVIDER_UNAVAILABLE: 502,
   NOT_READY: 503,
   SHUTTING_DOWN: 503,
+  DATABASE_UNAVAILABLE: 503,
+  STORAGE_UNAVAILABLE: 503,
+  STORAGE_FULL: 507,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatusByCode;

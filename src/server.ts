@@ -4,6 +4,7 @@ import { trackConnections } from './http/connection-drain.js';
 import { configuredProviders } from './providers/providers.js';
 import type { MetricsListener } from './http/metrics.js';
 import { openStorage, type Storage } from './storage/database.js';
+import { recordStartupPhases, startupPhaseDone, startupPhases } from './startup-phases.js';
 
 /**
  * Process entry: config, database, app, listen; SIGTERM/SIGINT stop accepting connections, let in-flight
@@ -11,23 +12,34 @@ import { openStorage, type Storage } from './storage/database.js';
  * setting that cannot work stops start-up with one line.
  */
 async function main(): Promise<void> {
+  recordStartupPhases();
+  startupPhaseDone('entry');
   const config = loadConfig();
   // Settings are refused before anything heavy loads or any file is created.
   const providers = configuredProviders(config);
   const { buildApp } = await import('./app.js');
+  startupPhaseDone('modules');
   let storage: Storage | undefined;
   let metrics: MetricsListener | undefined;
   try {
     storage = await openStorage(config);
+    startupPhaseDone('storage');
     const app = await buildApp(config, { storage, providers });
     // Metrics first: a port that cannot be had stops start-up before the API answers anything.
     metrics = config.metricsPort === undefined ? undefined : await listenForMetrics(app, config.metricsHost, config.metricsPort, config.metricsToken);
     // Quiet connections are closed halfway through the shutdown timeout at the latest, so the process still exits 0.
     const connections = trackConnections(app.server, Math.max(1, Math.min(shutdownIdleConnectionGraceMs, config.shutdownTimeoutMs / 2)));
     await app.listen({ port: config.port, host: config.host });
+    startupPhaseDone('listen');
     for (const worker of app.workers) worker.start();
     app.log.info(
-      { database: storage.location, environment: config.apiEnvironment, metrics: metrics ? `${config.metricsHost}:${metrics.address.port}` : 'off' },
+      {
+        database: storage.location,
+        environment: config.apiEnvironment,
+        metrics: metrics ? `${config.metricsHost}:${metrics.address.port}` : 'off',
+        // When each phase ended, in ms since the process started: where a slow start spent its time.
+        startupMs: startupPhases(),
+      },
       'customer-api ready',
     );
 

@@ -178,6 +178,41 @@ export const settlementLeaseSecondsDefault = 60;
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
 
+/**
+ * Storage faults (docs/operations.md "Faults"). A 503 or 507 tells the client to retry after a whole number of
+ * seconds drawn between these two, so the clients of a database that comes back do not all return at once.
+ */
+export const storageFaultRetryAfterSecondsMin = 1;
+export const storageFaultRetryAfterSecondsMax = 5;
+/**
+ * A worker pass that met a storage fault waits twice as long as the last one each time, from the first to at most
+ * the second, with jitter; the next pass that succeeds resumes the normal pace.
+ */
+export const workerFaultBackoffBaseMs = 500;
+export const workerFaultBackoffMaxMs = 30_000;
+/** GET /ready answers 503 when the database does not answer `select 1` within this long. */
+export const readinessProbeTimeoutMs = 1_000;
+/**
+ * GET /ready keeps answering 503 this long after a request or worker last met a storage fault, unless a write
+ * succeeded since: a SQLite file that reached its size limit looks fine to a cheap probe.
+ */
+export const readinessFaultHoldMs = 10_000;
+/** SQLite: GET /ready answers 503 when the data directory's file system has less free space than this. */
+export const dataDirectoryFreeBytesMin = 1024 * 1024;
+/**
+ * PostgreSQL: a new connection that is not established within this long fails (a database that does not answer
+ * at all, a black hole): requests then answer 503 instead of waiting the pool's whole queue time.
+ */
+export const postgresConnectTimeoutMs = 5_000;
+/** PostgreSQL: TCP keepalive on every connection from this much idle time, so a dead peer is noticed. */
+export const postgresKeepAliveInitialDelayMs = 10_000;
+/**
+ * PostgreSQL: a transaction whose connection failed before its COMMIT was sent (nothing can have been committed)
+ * is run again this many times at most, after waits doubling from the base, with jitter (src/storage/database.ts).
+ */
+export const connectionRetryAttemptsMax = 3;
+export const connectionRetryBaseMs = 100;
+
 /** Idempotency-Key (docs/idempotency.md): how long a reservation is its request's, and how long keys are kept. */
 export const idempotencyLeaseSecondsDefault = 60;
 export const idempotencyRetentionHoursDefault = 24;

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { storageFaultRetryAfterSecondsMax, storageFaultRetryAfterSecondsMin } from '../config/limits.js';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
+import type { StorageFaultState } from '../storage/fault-state.js';
+import type { StorageFault } from '../storage/faults.js';
 import { unsupportedVersionAnswer, versionOf, versionOfUnreadableRequest } from './api-version.js';
 import { fieldErrors } from './validation.js';
 
@@ -118,8 +121,34 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
 
 const statusText: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
-/** The only place that writes error bodies (DESIGN §4 rule 4). */
-export function installErrorHandling(app: FastifyInstance): void {
+const storageFaultAnswers: Record<StorageFault, { code: ErrorCode; message: string }> = {
+  unavailable: {
+    code: 'DATABASE_UNAVAILABLE',
+    message: 'The database is unavailable for the moment. Retry after Retry-After, a keyed request with the same Idempotency-Key; look a payment up by its reference first.',
+  },
+  unwritable: { code: 'STORAGE_UNAVAILABLE', message: 'The server cannot write its data for the moment. Nothing was stored; retry after Retry-After.' },
+  full: { code: 'STORAGE_FULL', message: 'The server has no space left to store data. Nothing was stored; retry after Retry-After.' },
+};
+
+/** Whole seconds, drawn anew for each answer: clients of a database that comes back do not all return at once. */
+function storageFaultRetryAfterSeconds(): number {
+  const spread = storageFaultRetryAfterSecondsMax - storageFaultRetryAfterSecondsMin;
+  return storageFaultRetryAfterSecondsMin + Math.floor(Math.random() * (spread + 1));
+}
+
+/** 503 or 507 for a fault of the storage (docs/errors.md, docs/operations.md "Faults"), with Retry-After. */
+function sendStorageFault(reply: FastifyReply, fault: StorageFault): FastifyReply {
+  const retryAfterSeconds = storageFaultRetryAfterSeconds();
+  reply.header('retry-after', String(retryAfterSeconds));
+  const { code, message } = storageFaultAnswers[fault];
+  return send(reply, code, message, { retry_after_seconds: retryAfterSeconds });
+}
+
+/**
+ * The only place that writes error bodies (DESIGN §4 rule 4). `storageFaults` tells a fault of the database or disk
+ * (503/507, noted for readiness) from a bug (500).
+ */
+export function installErrorHandling(app: FastifyInstance, storageFaults?: StorageFaultState): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     // Fastify parses the body of an unmatched request before its not-found handler runs, so a malformed, empty
     // or oversized body would otherwise answer 400/413 for a route that does not exist (docs/errors.md, order of
@@ -144,6 +173,12 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       // Remaining malformed-request errors of the framework (e.g. __proto__ in a body).
       return send(reply, 'VALIDATION_ERROR', 'The request could not be read.');
+    }
+    const fault = storageFaults?.observe(error);
+    if (fault !== undefined) {
+      // The fault's first occurrence is logged once by storageFaults; each request only at debug level.
+      request.log.debug({ err: error, storageFault: fault }, 'storage fault');
+      return sendStorageFault(reply, fault);
     }
     request.log.error({ err: error }, 'unhandled error');
     request.lastResort = true;

@@ -2,8 +2,10 @@ import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import type { StorageFaultState } from '../storage/fault-state.js';
+import type { StorageFault } from '../storage/faults.js';
 import type { GroupCommitStats } from '../storage/sqlite-group-commit.js';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const writerHoldBucketsSeconds = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -21,7 +23,7 @@ declare module 'fastify' {
  * commit counters: transactions / commits is how many writes share each fsync. They show every tenant's activity,
  * so they are not served on the API port but by serveMetrics, on loopback unless configured otherwise.
  */
-export function installMetrics(app: FastifyInstance, groupCommits?: GroupCommitStats): void {
+export function installMetrics(app: FastifyInstance, groupCommits?: GroupCommitStats, storageFaults?: StorageFaultState): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const labelNames = ['method', 'route', 'status_code'] as const;
@@ -61,6 +63,22 @@ export function installMetrics(app: FastifyInstance, groupCommits?: GroupCommitS
       registers: [registry],
     });
     groupCommits.onWriterReleased = (heldSeconds) => held.observe(heldSeconds);
+  }
+
+  if (storageFaults) {
+    // 1 for the fault requests or workers met last (until a write succeeds again), 0 for the others.
+    const faultGauge = new Gauge({
+      name: 'storage_fault',
+      help: 'Whether the storage is faulty: the database unavailable, the data unwritable, or the storage full (docs/operations.md "Faults")',
+      labelNames: ['fault'] as const,
+      registers: [registry],
+    });
+    const allFaults: StorageFault[] = ['unavailable', 'unwritable', 'full'];
+    const show = (current: StorageFault | undefined) => {
+      for (const fault of allFaults) faultGauge.set({ fault }, fault === current ? 1 : 0);
+    };
+    show(undefined);
+    storageFaults.onChange = show;
   }
 
   app.addHook('onResponse', async (request, reply) => {

@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { contentSecurityPolicy, installPageHeaders } from '../web/page-headers.js';
-import { ErrorEnvelope, VersionErrorBody } from './schemas.js';
+import { ErrorEnvelope, VersionErrorBody, errorResponses } from './schemas.js';
 
 const writeMethods = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
@@ -17,15 +17,19 @@ const swaggerLogoStyleHash = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99
  * Completes each operation with what the edge guarantees for every route but a route's own schema may not list.
  * Version resolution runs before any route (spec §9), so every operation can answer the flat 400 of spec §7
  * rule 4, the last-resort 500 of rule 6 exists everywhere, and so does the 503 of an instance shutting down
- * (http/shutdown-refusal.ts); without this, /health and /ready documented no 4xx at all. Writes also need
- * X-CSRF-Token (spec §5 rule 4), which the document declared as a scheme but required nowhere, so a generated
- * client would not send it.
+ * (http/shutdown-refusal.ts); without this, /health and /ready documented no 4xx at all. Every operation behind an
+ * API key reads the database, so it can answer 503 while the database is away and 507 while the storage is full
+ * (docs/operations.md "Faults"). Writes also need X-CSRF-Token (spec §5 rule 4), which the document declared as a
+ * scheme but required nowhere, so a generated client would not send it.
  */
 function documentEdgeBehaviour({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
   if (schema === undefined || schema === null || (schema as { hide?: boolean }).hide) return { schema, url };
   const response: Record<string, unknown> = { ...(schema.response as Record<string, unknown> | undefined) };
   if (!('400' in response)) response['400'] = { ...VersionErrorBody, description: 'Unsupported API version (flat body)' };
   if (!('500' in response)) response['500'] = { ...ErrorEnvelope, description: 'Internal error' };
+  if (!route.config?.public) {
+    for (const [status, body] of Object.entries(errorResponses(503, 507))) if (!(status in response)) response[status] = body;
+  }
   if (!('503' in response)) response['503'] = { ...ErrorEnvelope, description: 'The instance is shutting down (SHUTTING_DOWN); retry after Retry-After' };
   const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((method) => method.toUpperCase());
   const needsCsrf = !route.config?.public && schema.security === undefined && methods.some((method) => writeMethods.has(method));

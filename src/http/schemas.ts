@@ -75,7 +75,8 @@ const errorDescriptions: Record<number, string> = {
   429: 'Rate limited; see Retry-After',
   500: 'Internal error',
   502: 'The provider failed or did not answer; nothing was created',
-  503: 'Not ready',
+  503: 'The database is unavailable or the data cannot be written for the moment (DATABASE_UNAVAILABLE, STORAGE_UNAVAILABLE), or not ready; see Retry-After',
+  507: 'The storage is full (STORAGE_FULL); see Retry-After',
 };
 
 /** Response schemas of the error statuses a route can answer, for the OpenAPI document. */

@@ -1,10 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, type CompiledQuery, type Transaction } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, sql, type CompiledQuery, type DialectAdapter, type Transaction } from 'kysely';
 import pg from 'pg';
 import { ConfigError, type Config } from '../config/config.js';
-import { moneyOperationsPerCustomerDefault } from '../config/limits.js';
+import {
+  connectionRetryAttemptsMax,
+  connectionRetryBaseMs,
+  moneyOperationsPerCustomerDefault,
+  postgresConnectTimeoutMs,
+  postgresKeepAliveInitialDelayMs,
+} from '../config/limits.js';
+import { storageFaultOf } from './faults.js';
 import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
 import { makePrivate, privateDirectoryMode, privateFileMode } from './files.js';
 import { PerKeyLimiter } from './per-key-limiter.js';
@@ -27,8 +34,9 @@ export interface Storage {
   /**
    * The one way to run a transaction: `work` may run more than once, so it must do nothing but database work (or
    * work that is safe to repeat). Transient failures are retried a bounded number of times: on PostgreSQL a
-   * serialization failure or deadlock (40001, 40P01), on SQLite a commit group lost to another member's failure
-   * (then the transaction runs alone). Inside `work`, writes go through `trx`: a write through `db` is refused.
+   * serialization failure or deadlock (40001, 40P01) and a connection lost before the COMMIT was sent, on SQLite a
+   * commit group lost to another member's failure (then the transaction runs alone). Inside `work`, writes go
+   * through `trx`: a write through `db` is refused.
    */
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /**
@@ -37,6 +45,11 @@ export interface Storage {
    * connection while they wait, stalling every other customer (docs/operations.md). SQLite has one writer anyway.
    */
   perCustomer<T>(customerId: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * SQLite only, for tests: runs a PRAGMA on the writing connection (`max_page_count` makes the file full,
+   * `query_only` read-only, as a full or read-only disk would).
+   */
+  readonly sqliteWriterPragma?: (pragma: string) => unknown;
   close(): Promise<void>;
 }
 
@@ -52,30 +65,67 @@ function isTransient(error: unknown, dialect: Dialect): boolean {
   return postgresTransientCodes.has((error as { code?: string })?.code ?? '');
 }
 
+/**
+ * PostgreSQL: a transaction lost its connection before its COMMIT was sent. The server discards a transaction whose
+ * connection ends uncommitted, so nothing of it happened and it can run again (docs/operations.md "Faults").
+ */
+class LostBeforeCommitError extends Error {
+  override name = 'LostBeforeCommitError';
+  constructor(override readonly cause: unknown) {
+    super((cause as Error)?.message ?? String(cause));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Storage.transaction for both dialects. */
 export async function retryTransient<T>(dialect: Dialect, attempt: (rerun: boolean) => Promise<T>): Promise<T> {
+  let connectionRetries = 0;
   for (let attempts = 1; ; attempts += 1) {
     try {
       return await attempt(attempts > 1);
     } catch (error) {
+      if (error instanceof LostBeforeCommitError) {
+        if (connectionRetries >= connectionRetryAttemptsMax) throw error.cause;
+        connectionRetries += 1;
+        await sleep(connectionRetryBaseMs * 2 ** (connectionRetries - 1) * (0.5 + Math.random() / 2));
+        continue;
+      }
       if (attempts >= transactionAttemptsMax || !isTransient(error, dialect)) throw error;
-      if (dialect === 'postgres') await new Promise((resolve) => setTimeout(resolve, transactionRetryBaseMs * 2 ** attempts * Math.random()));
+      if (dialect === 'postgres') await sleep(transactionRetryBaseMs * 2 ** attempts * Math.random());
     }
   }
 }
 
-/** On SQLite a re-run after GroupAbandonedError commits alone (`driver.runAlone`); PostgreSQL simply runs it again. */
+/**
+ * On SQLite a re-run after GroupAbandonedError commits alone (`driver.runAlone`). PostgreSQL runs it again after a
+ * serialization failure or deadlock, and after a connection lost before COMMIT; a connection lost while the COMMIT
+ * was on its way leaves the outcome unknown, so that failure is passed on (503), never run again.
+ */
 function transactionRunner(db: Kysely<Database>, dialect: Dialect, driver?: GroupCommitDriver): Storage['transaction'] {
+  if (dialect === 'sqlite') {
+    return (work) => retryTransient(dialect, (rerun) => (rerun && driver ? driver.runAlone(() => db.transaction().execute(work)) : db.transaction().execute(work)));
+  }
   return (work) =>
-    retryTransient(dialect, (rerun) => (rerun && driver ? driver.runAlone(() => db.transaction().execute(work)) : db.transaction().execute(work)));
+    retryTransient(dialect, async () => {
+      let committing = false;
+      try {
+        return await db.transaction().execute(async (trx) => {
+          const result = await work(trx);
+          committing = true;
+          return result;
+        });
+      } catch (error) {
+        if (!committing && storageFaultOf(error, dialect) === 'unavailable') throw new LostBeforeCommitError(error);
+        throw error;
+      }
+    });
 }
 
 /** The pragmas the embedded database must run with; checked after they are set (DESIGN §2). */
 export const sqliteBusyTimeoutMs = 5000;
 const sqliteFileName = 'customer-api.sqlite';
 const preparedStatementCacheSize = 500;
-/** Start-up gives up on an unreachable server after this long (one clear line instead of a hang). */
-const postgresConnectTimeoutMs = 5000;
 /**
  * Under load a request may queue for a pooled connection longer than a fresh connect takes; pg applies one timeout
  * to both, so the pool's is longer than the start-up check's.
@@ -212,14 +262,20 @@ export async function openStorage(
       selectArrays: async (query) => driver.selectArrays(query),
       transaction: transactionRunner(db, 'sqlite', driver),
       perCustomer: (_customerId, work) => work(),
+      sqliteWriterPragma: (pragma) => driver.writerPragma(pragma),
       close: () => db.destroy(),
     };
   }
   const location = describePostgres(config.databaseUrl);
   const connection = {
+    // Names the server's connections in pg_stat_activity; an application_name in DATABASE_URL takes precedence.
+    application_name: postgresApplicationName,
     connectionString: config.databaseUrl,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: postgresKeepAliveInitialDelayMs,
     ...(options.postgresSchema ? { options: `-c search_path=${options.postgresSchema}` } : {}),
   };
+  // Start-up gives up on an unreachable server after this long (one clear line instead of a hang).
   const probe = new pg.Client({ ...connection, connectionTimeoutMillis: postgresConnectTimeoutMs });
   try {
     await probe.connect();
@@ -228,10 +284,13 @@ export async function openStorage(
   } finally {
     await probe.end().catch(() => undefined);
   }
-  const pool = new pg.Pool({ ...connection, max: config.databasePoolSize, connectionTimeoutMillis: postgresPoolWaitTimeoutMs });
-  // An idle client that loses its connection emits 'error'; without a listener that would crash the process.
+  const pool = new pg.Pool({ ...connection, Client: QuickConnectClient, max: config.databasePoolSize, connectionTimeoutMillis: postgresPoolWaitTimeoutMs });
+  // A pooled client whose connection ends (a restart, pg_terminate_backend, a dropped TCP connection) emits 'error',
+  // and an 'error' nobody listens to ends the process. The pool listens while a client is idle (and removes it);
+  // while a query or transaction has it checked out nothing does, though that query fails with the same error.
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const db = new Kysely<Database>({ dialect: new SchemaLockingPostgresDialect({ pool: retryingConnects(pool) }) });
   const selectArrays = async (query: CompiledQuery) => {
     const result = await pool.query<unknown[]>({ text: query.sql, values: [...query.parameters], rowMode: 'array' });
     return result.rows;
@@ -245,6 +304,70 @@ export async function openStorage(
     transaction: transactionRunner(db, 'postgres'),
     perCustomer: (customerId, work) => perCustomer.run(customerId, work),
     close: () => db.destroy(),
+  };
+}
+
+const postgresApplicationName = 'customer-api';
+
+/** The first key of the migration lock: "CAPI", this server's migrations; the second is the schema's hash. */
+const migrationLockKey = 0x43415049;
+
+/**
+ * Kysely's migration lock on PostgreSQL is one advisory lock id for the whole database, so the instances of every
+ * schema in it (other deployments, every test) would wait for each other's migrations: this one is the schema's.
+ */
+class SchemaMigrationLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await sql`select pg_advisory_lock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+  }
+
+  override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await sql`select pg_advisory_unlock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+  }
+}
+
+class SchemaLockingPostgresDialect extends PostgresDialect {
+  override createAdapter(): DialectAdapter {
+    return new SchemaMigrationLockAdapter();
+  }
+}
+
+/**
+ * pg applies connectionTimeoutMillis both to the wait for a pooled connection and to making a new one: the pool's
+ * wait stays long (a busy pool), while a new connection to a database that does not answer fails quickly.
+ */
+class QuickConnectClient extends pg.Client {
+  constructor(config: pg.ClientConfig = {}) {
+    super({ ...config, connectionTimeoutMillis: postgresConnectTimeoutMs });
+  }
+}
+
+/** pg's failure to connect that came quickly (refused, reset, "starting up"): another try may well succeed. */
+function isQuickConnectFailure(error: unknown): boolean {
+  const message = (error as Error)?.message ?? '';
+  return storageFaultOf(error, 'postgres') === 'unavailable' && !message.includes('timeout');
+}
+
+/**
+ * The pool as Kysely sees it, except that a connection refused or reset while being made is tried again a few
+ * times with jittered waits: nothing was sent, so any query or transaction can wait for it (a restart of
+ * PostgreSQL refuses connections for a moment). A timeout is not tried again: it already took its time.
+ */
+function retryingConnects(pool: pg.Pool) {
+  return {
+    Client: QuickConnectClient,
+    options: pool.options,
+    end: () => pool.end(),
+    async connect(): Promise<pg.PoolClient> {
+      for (let retries = 0; ; retries += 1) {
+        try {
+          return await pool.connect();
+        } catch (error) {
+          if (retries >= connectionRetryAttemptsMax || !isQuickConnectFailure(error)) throw error;
+          await sleep(connectionRetryBaseMs * 2 ** retries * (0.5 + Math.random() / 2));
+        }
+      }
+    },
   };
 }
 

@@ -57,8 +57,13 @@ async function migrator(storage: Storage): Promise<Migrator> {
   return new Migrator({ db: storage.db, provider, migrationTableSchema: rows[0]?.schema ?? 'public' });
 }
 
-/** Applies every pending migration; Kysely holds a lock so several instances starting together take turns. */
+/**
+ * Applies every pending migration. A lock makes instances starting together take turns (on PostgreSQL a session
+ * advisory lock of the schema, database.ts; on SQLite the write lock). It is only taken when something is pending:
+ * an instance starting on a current schema never waits for it, whoever holds it (docs/operations.md "Start-up").
+ */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
+  if ((await pendingMigrations(storage)).length === 0) return [];
   const { error, results } = await (await migrator(storage)).migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
@@ -67,7 +72,26 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   return (results ?? []).map((result) => result.migrationName);
 }
 
+/** Kysely's bookkeeping table, in the schema the connection uses (the search_path's first on PostgreSQL). */
+const migrationTable = 'kysely_migration';
+
+/**
+ * The migrations this version knows that the database has not applied, in one read (GET /ready polls it). A
+ * database without Kysely's table has them all pending.
+ */
 export async function pendingMigrations(storage: Storage): Promise<string[]> {
-  const all = await (await migrator(storage)).getMigrations();
-  return all.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+  let applied: Set<string>;
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.table(migrationTable)}`.execute(storage.db);
+    applied = new Set(rows.map((row) => row.name));
+  } catch (error) {
+    if (!(await migrationTableMissing(storage))) throw error;
+    applied = new Set();
+  }
+  return Object.keys(migrations(storage.dialect)).filter((name) => !applied.has(name));
+}
+
+async function migrationTableMissing(storage: Storage): Promise<boolean> {
+  const tables = await storage.db.introspection.getTables();
+  return !tables.some((table) => table.name === migrationTable);
 }

@@ -200,6 +200,11 @@ export class GroupCommitDriver implements Driver {
 
   async init(): Promise<void> {}
 
+  /** Storage.sqliteWriterPragma: a PRAGMA on the writing connection (tests make the file full or read-only). */
+  writerPragma(pragma: string): unknown {
+    return this.#writer.pragma(pragma);
+  }
+
   async acquireConnection(): Promise<DatabaseConnection> {
     return new Session(this);
   }

@@ -1,9 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { workerFaultBackoffBaseMs, workerFaultBackoffMaxMs } from '../config/limits.js';
+import type { StorageFaultState } from '../storage/fault-state.js';
 
 /**
  * A background loop that repeatedly runs one task (which processes whatever is due and says how much). It runs
  * again at once while there is work, waits `intervalMs` when there is none, and stops cleanly: stop() waits for
  * the run in progress. Work is found in the database, so a restart resumes where the last process stopped.
+ * A pass that meets a storage fault (the database away, the disk full) waits longer each time, with jitter, and the
+ * worker logs once when it pauses and once when it resumes, not once per pass (docs/operations.md "Faults").
  */
 export class PollingWorker {
   private timer: NodeJS.Timeout | undefined;
@@ -12,6 +16,9 @@ export class PollingWorker {
   /** True while the timer waits out the interval (no pass running). */
   private waiting = false;
   private waking = false;
+  private storageFaults: StorageFaultState | undefined;
+  /** Passes in a row that met a storage fault: the backoff's exponent. */
+  private faultedPasses = 0;
 
   constructor(
     readonly name: string,
@@ -21,6 +28,11 @@ export class PollingWorker {
     /** Work the task started and did not wait for (webhook attempts), ended by stop() after the loop. */
     private readonly stopStarted?: () => Promise<void>,
   ) {}
+
+  /** Where the storage faults that passes meet are told (readiness, metrics), and how they are recognised. */
+  reportStorageFaults(faults: StorageFaultState): void {
+    this.storageFaults = faults;
+  }
 
   /** One pass, for tests and for the loop. */
   async runOnce(): Promise<number> {
@@ -42,7 +54,8 @@ export class PollingWorker {
 
   /** Runs the task now instead of after the interval, when work may have appeared (deliveries queued, a slot freed). */
   wake(): void {
-    if (this.stopped || this.timer === undefined || this.waking) return;
+    // While the storage is faulty, the backoff decides when to look again.
+    if (this.stopped || this.timer === undefined || this.waking || this.faultedPasses > 0) return;
     this.waking = true;
     // A pass in progress runs again at once if it found work; otherwise this wakes the wait that follows it.
     void Promise.resolve(this.running).then(() => {
@@ -59,13 +72,30 @@ export class PollingWorker {
     this.timer = setTimeout(() => {
       this.waiting = false;
       this.running = this.task().then(
-        (processed) => this.schedule(processed > 0 ? 0 : this.intervalMs),
+        (processed) => {
+          if (this.faultedPasses > 0) this.log.info({ worker: this.name, faultedPasses: this.faultedPasses }, 'worker resumed: the storage answers again');
+          this.faultedPasses = 0;
+          this.schedule(processed > 0 ? 0 : this.intervalMs);
+        },
         (error: unknown) => {
-          this.log.error({ err: error, worker: this.name }, 'worker pass failed');
-          this.schedule(this.intervalMs);
+          const fault = this.storageFaults?.observe(error);
+          if (fault === undefined) {
+            this.log.error({ err: error, worker: this.name }, 'worker pass failed');
+            this.schedule(this.intervalMs);
+            return;
+          }
+          this.faultedPasses += 1;
+          if (this.faultedPasses === 1) this.log.warn({ err: error, worker: this.name, storageFault: fault }, 'worker paused by a storage fault: retrying with backoff');
+          this.schedule(faultBackoffMs(this.faultedPasses));
         },
       );
     }, delayMs);
     this.timer.unref();
   }
+}
+
+/** Doubling from the base up to the maximum, each wait drawn between half and all of it (so workers spread out). */
+function faultBackoffMs(faultedPasses: number): number {
+  const ceilingMs = Math.min(workerFaultBackoffMaxMs, workerFaultBackoffBaseMs * 2 ** (faultedPasses - 1));
+  return Math.round(ceilingMs * (0.5 + Math.random() / 2));
 }

@@ -220,7 +220,7 @@ describe('readiness failures', () => {
       const response = await t.request({ url: '/ready' });
       expect(response.statusCode).toBe(503);
       expect(response.json()).toEqual({
-        error: { code: 'NOT_READY', message: expect.any(String), details: { pending_migrations: [last] } },
+        error: { code: 'NOT_READY', message: expect.any(String), details: { reason: 'migrations_pending', pending_migrations: [last] } },
       });
       expect((await t.request({ url: '/health' })).statusCode).toBe(200);
     } finally {

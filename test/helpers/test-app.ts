@@ -35,7 +35,7 @@ export function temporaryDirectory(prefix = 'customer-api-test-'): string {
  * schema (dropped again by `drop`).
  */
 export async function freshStorage(
-  options: { poolSize?: number } = {},
+  options: { poolSize?: number; databaseUrl?: string } = {},
 ): Promise<{ storage: Storage; config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>; drop: () => Promise<void> }> {
   if (testDialect === 'sqlite') {
     const dataDir = temporaryDirectory();
@@ -47,7 +47,8 @@ export async function freshStorage(
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const config = { dataDir: temporaryDirectory(), databaseUrl: postgresUrl(), databasePoolSize: options.poolSize ?? 10 };
+  // The app may reach the database another way (through a test's TCP proxy); the schema is made and dropped directly.
+  const config = { dataDir: temporaryDirectory(), databaseUrl: options.databaseUrl ?? postgresUrl(), databasePoolSize: options.poolSize ?? 10 };
   const storage = await openStorage(config, { postgresSchema: schema });
   const drop = async () => {
     fs.rmSync(config.dataDir, { recursive: true, force: true });
@@ -110,9 +111,21 @@ function undocumentedStatuses(app: FastifyInstance, observed: Array<{ method: st
  * Rate limiting is off unless the test asks for it.
  */
 export async function createTestApp(
-  options: { env?: Record<string, string>; clock?: Clock; logStream?: NodeJS.WritableStream; providers?: Providers; poolSize?: number; resolveHost?: HostResolver } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    logStream?: NodeJS.WritableStream;
+    providers?: Providers;
+    poolSize?: number;
+    resolveHost?: HostResolver;
+    /** PostgreSQL: the URL the app connects with (a TCP proxy's), instead of TEST_DATABASE_URL. */
+    databaseUrl?: string;
+  } = {},
 ): Promise<TestApp> {
-  const { storage, config: storageConfig, drop } = await freshStorage({ ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }) });
+  const { storage, config: storageConfig, drop } = await freshStorage({
+    ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+    ...(options.databaseUrl === undefined ? {} : { databaseUrl: options.databaseUrl }),
+  });
   // Production refuses to start without a master key (docs/operations.md "Server secrets"): a test of production
   // gets one, unless it says something about the setting itself.
   const env = options.env ?? {};
