@@ -155,16 +155,19 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     app.log.warn('SECRETS_MASTER_KEY is not set: the server secrets are stored unwrapped in the database, so a backup of it forges tokens, decrypts webhook signing secrets and opens hosted onboarding links (docs/operations.md "Server secrets")');
   }
   const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
+  // Metrics before the rate limits, which report on their Redis there.
+  installMetrics(app, storage.groupCommits);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
   const limitRefusal = await installRateLimit(app, {
     perSecond: config.rateLimitPerSecond,
     perIpPerSecond: config.rateLimitPerIpPerSecond,
     failedAuthPerIpPerMinute: config.rateLimitFailedAuthPerIpPerMinute,
     redisUrl: config.redisUrl,
+    redisTimeoutMs: config.rateLimitRedisTimeoutMs,
+    clock,
   });
   installAuthentication(app, apiKeys, limitRefusal);
   installCsrfProtection(app, csrfTokens, limitRefusal);
-  installMetrics(app, storage.groupCommits);
   const observeResponse = deps.observeResponse;
   if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
   await installOpenApi(app);
