@@ -67,10 +67,8 @@ export const rateLimitRedisTimeoutMsMax = 1000;
 export const rateLimitRedisFailuresToOpen = 3;
 /** How long Redis is not asked after that, before one call tries it again; each instance adds up to half again at random. */
 export const rateLimitRedisCoolDownMs = 1000;
-/** The rate limits' Redis client: a connection (and, at start-up, the first answer) not made within this is given up and retried. */
+/** The rate limits' Redis client: a connection not made within this is given up and retried (start-up waits no longer). */
 export const redisConnectTimeoutMs = 1000;
-/** A connection with a command waiting this long without any reply is closed and made anew (a frozen server). */
-export const redisSocketTimeoutMs = 1000;
 /** Reconnections back off exponentially from the first delay up to the last, with jitter. */
 export const redisReconnectDelayMsMin = 50;
 export const redisReconnectDelayMsMax = 2000;

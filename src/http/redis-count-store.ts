@@ -10,7 +10,6 @@ import {
   redisConnectTimeoutMs,
   redisReconnectDelayMsMax,
   redisReconnectDelayMsMin,
-  redisSocketTimeoutMs,
 } from '../config/limits.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { LocalCountStore, type CountCallback, type CountStore, type WindowOptions } from './local-count-store.js';
@@ -41,6 +40,8 @@ interface Shared {
   readonly breaker: CircuitBreaker;
   readonly timeoutMs: number;
   readonly fallbacks: Counter<'reason'>;
+  /** Closes a connection that has stopped answering; the client then makes a new one. */
+  replaceConnection(): void;
 }
 
 /**
@@ -84,7 +85,11 @@ class RedisCountStore {
     withinDeadline(this.#shared.timeoutMs, (answer) => this.#redis.incr(key, answer, timeWindow, max), (error, count) => {
       if (error || !count) {
         breaker.failed(error);
-        return this.#countHere(error instanceof DeadlineMissed ? 'timeout' : 'error', key, callback, timeWindow, max);
+        const missed = error instanceof DeadlineMissed;
+        // A frozen server keeps its connection open: once Redis is given up (or a trial call misses too), a new
+        // connection, which a server that is gone refuses and one that is back answers.
+        if (missed && !breaker.closed) this.#shared.replaceConnection();
+        return this.#countHere(missed ? 'timeout' : 'error', key, callback, timeWindow, max);
       }
       breaker.succeeded();
       callback(null, count);
@@ -107,19 +112,26 @@ export type RateLimitStoreClass = new (options: WindowOptions) => RedisCountStor
 
 /**
  * Connects the rate limits to Redis at `url`, with a circuit breaker: per instance while Redis is away, shared again
- * when it answers. Start-up waits for Redis's first answer at most redisConnectTimeoutMs, so that a healthy Redis
- * counts the very first requests, and a Redis that is down or frozen delays nothing more. The client fails fast
- * rather than queue: no offline queue, and nothing carried over a reconnection (an increment is worthless once its
- * request has been answered); a frozen connection is closed after redisSocketTimeoutMs without a reply and made
- * anew, with capped, jittered backoff. Needs app.metricsRegistry (installMetrics) for its two series.
+ * when it answers. Start-up waits for the connection at most redisConnectTimeoutMs, so that a healthy Redis counts
+ * the very first requests, and a Redis that is down or unreachable delays nothing more.
+ *
+ * The client fails fast rather than queue: no offline queue, nothing carried over a reconnection (an increment is
+ * worthless once its request has been answered), reconnections with capped, jittered backoff. A connection is ready
+ * as soon as it is made, without the ready check or the client-info commands: both wait for answers that a frozen
+ * server never gives, and leave the client stuck (a server still loading its data answers errors instead, which fall
+ * back like any other). A connection that stops answering is replaced by the store, not by ioredis's socketTimeout,
+ * whose timer outlives its connection in ioredis 5 and then closes the next one too.
+ *
+ * Needs app.metricsRegistry (installMetrics) for its two series.
  */
 export async function connectRateLimitRedis(app: FastifyInstance, options: { url: string; timeoutMs: number; clock: Clock }): Promise<RateLimitStoreClass> {
   const redis = new Redis(options.url, {
     enableOfflineQueue: false,
+    enableReadyCheck: false,
+    disableClientInfo: true,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     connectTimeout: redisConnectTimeoutMs,
-    socketTimeout: redisSocketTimeoutMs,
     retryStrategy: (attempt) => Math.min(redisReconnectDelayMsMin * 2 ** (attempt - 1), redisReconnectDelayMsMax) * (0.5 + Math.random() / 2),
   });
   // Every failed reconnection emits an error: the breaker's two lines are the ones an operator reads.
@@ -153,10 +165,14 @@ export async function connectRateLimitRedis(app: FastifyInstance, options: { url
   try {
     await once(redis, 'ready', { signal: AbortSignal.timeout(redisConnectTimeoutMs) });
   } catch (failure) {
-    breaker.open(failure instanceof Error && failure.name === 'AbortError' ? new Error(`Redis did not answer within ${redisConnectTimeoutMs} ms of start-up`) : failure);
+    breaker.open(failure instanceof Error && failure.name === 'AbortError' ? new Error(`no connection to Redis within ${redisConnectTimeoutMs} ms of start-up`) : failure);
   }
 
-  const shared: Shared = { breaker, timeoutMs: options.timeoutMs, fallbacks };
+  const replaceConnection = () => {
+    // Only a connection that is up: one being made or awaiting its retry is left to ioredis.
+    if (redis.status === 'ready') redis.disconnect(true);
+  };
+  const shared: Shared = { breaker, timeoutMs: options.timeoutMs, fallbacks, replaceConnection };
   return class extends RedisCountStore {
     constructor(windowOptions: WindowOptions) {
       super(new RedisStore(windowOptions.continueExceeding ?? false, windowOptions.exponentialBackoff ?? false, redis, nameSpace), new LocalCountStore(windowOptions), shared);
