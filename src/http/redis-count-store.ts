@@ -168,9 +168,14 @@ export async function connectRateLimitRedis(app: FastifyInstance, options: { url
     breaker.open(failure instanceof Error && failure.name === 'AbortError' ? new Error(`no connection to Redis within ${redisConnectTimeoutMs} ms of start-up`) : failure);
   }
 
+  // Once per connection: the calls that missed together all ask, and the connection takes a moment to close.
+  let replacing = false;
+  redis.on('close', () => (replacing = false));
   const replaceConnection = () => {
     // Only a connection that is up: one being made or awaiting its retry is left to ioredis.
-    if (redis.status === 'ready') redis.disconnect(true);
+    if (redis.status !== 'ready' || replacing) return;
+    replacing = true;
+    redis.disconnect(true);
   };
   const shared: Shared = { breaker, timeoutMs: options.timeoutMs, fallbacks, replaceConnection };
   return class extends RedisCountStore {
