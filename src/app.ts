@@ -170,16 +170,19 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   }
   const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
   startupPhaseDone('secrets');
+  // Metrics before the rate limits, which report on their Redis there.
+  installMetrics(app, storage.groupCommits, storageFaults);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
   const limitRefusal = await installRateLimit(app, {
     perSecond: config.rateLimitPerSecond,
     perIpPerSecond: config.rateLimitPerIpPerSecond,
     failedAuthPerIpPerMinute: config.rateLimitFailedAuthPerIpPerMinute,
     redisUrl: config.redisUrl,
+    redisTimeoutMs: config.rateLimitRedisTimeoutMs,
+    clock,
   });
   installAuthentication(app, apiKeys, limitRefusal);
   installCsrfProtection(app, csrfTokens, limitRefusal);
-  installMetrics(app, storage.groupCommits, storageFaults);
   const observeResponse = deps.observeResponse;
   if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
   await installOpenApi(app);

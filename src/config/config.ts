@@ -26,6 +26,8 @@ export interface Config {
   /** Refused authentications per client address per minute; undefined = not limited. */
   readonly rateLimitFailedAuthPerIpPerMinute: number | undefined;
   readonly redisUrl: string | undefined;
+  /** How long a rate-limit call waits for Redis before the instance counts on its own. */
+  readonly rateLimitRedisTimeoutMs: number;
   /** Browser origins other than this server's own that may call the API: true any, a list those (empty: none). */
   readonly corsOrigins: true | string[];
   readonly shutdownTimeoutMs: number;
@@ -93,6 +95,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerIpPerSecond: settings.RATE_LIMIT_PER_IP_PER_SECOND,
     rateLimitFailedAuthPerIpPerMinute: settings.RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE,
     redisUrl: settings.REDIS_URL,
+    rateLimitRedisTimeoutMs: settings.RATE_LIMIT_REDIS_TIMEOUT_MS,
     corsOrigins: settings.CORS_ORIGINS,
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     sandboxAutoSettleMs: settings.SANDBOX_AUTO_SETTLE_MS,

@@ -62,6 +62,22 @@ export const rateLimitPerIpPerSecondDefault = 1000;
 /** Refused authentications (401/403) per client address per minute, unless RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE says otherwise. */
 export const rateLimitFailedAuthPerIpPerMinuteDefault = 60;
 
+/**
+ * Rate-limit counters in Redis (http/redis-count-store.ts, docs/operations.md "Rate limits"): each call answers
+ * within this deadline unless RATE_LIMIT_REDIS_TIMEOUT_MS says otherwise, or the instance counts it itself.
+ */
+export const rateLimitRedisTimeoutMsDefault = 5;
+export const rateLimitRedisTimeoutMsMax = 1000;
+/** Consecutive calls that missed their deadline or failed, after which Redis is not asked for a while. */
+export const rateLimitRedisFailuresToOpen = 3;
+/** How long Redis is not asked after that, before one call tries it again; each instance adds up to half again at random. */
+export const rateLimitRedisCoolDownMs = 1000;
+/** The rate limits' Redis client: a connection not made within this is given up and retried (start-up waits no longer). */
+export const redisConnectTimeoutMs = 1000;
+/** Reconnections back off exponentially from the first delay up to the last, with jitter. */
+export const redisReconnectDelayMsMin = 50;
+export const redisReconnectDelayMsMax = 2000;
+
 /** An incoming X-Request-Id longer than this (or with other characters) is replaced. */
 export const requestIdLengthMax = 128;
 /** Rejected version tokens are echoed in X-API-Version, cut to this length. */

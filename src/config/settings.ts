@@ -14,6 +14,8 @@ import {
   rateLimitFailedAuthPerIpPerMinuteDefault,
   rateLimitPerIpPerSecondDefault,
   rateLimitPerSecondDefault,
+  rateLimitRedisTimeoutMsDefault,
+  rateLimitRedisTimeoutMsMax,
   settlementLeaseSecondsDefault,
   requestTimeoutMs,
   shutdownTimeoutMsDefault,
@@ -163,8 +165,15 @@ export const settings = {
     section: 'Rate limits',
     type: text('`redis://host:6379`'),
     defaultText: 'unset (in memory)',
-    doc: 'Keep rate-limit counters in Redis, shared by all instances; unset, each instance counts on its own.',
+    doc: 'Keep rate-limit counters in Redis, shared by all instances; unset, each instance counts on its own. The server starts, and answers, while Redis is away.',
     secret: true,
+  }),
+  RATE_LIMIT_REDIS_TIMEOUT_MS: setting({
+    section: 'Rate limits',
+    type: integer({ min: 1, max: rateLimitRedisTimeoutMsMax }),
+    default: rateLimitRedisTimeoutMsDefault,
+    doc: 'The longest a request waits for Redis at each of its limits; past it, or while Redis is down or frozen, each instance counts on its own (logged; metric `rate_limit_store_redis_available`).',
+    see: { page: 'docs/operations.md', heading: 'Rate limits' },
   }),
 
   METRICS_PORT: setting({

@@ -4,12 +4,14 @@ interface Count {
   current: number;
   ttl: number;
 }
-type CountCallback = (error: Error | null, count?: Count) => void;
-interface WindowOptions {
+/** How a store of @fastify/rate-limit answers an increment: the key's count in its window, and the window's time left. */
+export type CountCallback = (error: Error | null, count?: Count) => void;
+/** The options of a limiter that its store reads. */
+export interface WindowOptions {
   continueExceeding?: boolean;
   exponentialBackoff?: boolean;
 }
-interface CountStore {
+export interface CountStore {
   incr(key: string, callback: CountCallback, timeWindow: number, max: number): void;
 }
 

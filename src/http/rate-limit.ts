@@ -1,9 +1,10 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
-import { Redis } from 'ioredis';
+import type { Clock } from '../clock.js';
 import { DomainError, type ErrorCode } from '../errors.js';
 import { LocalCountStore } from './local-count-store.js';
+import { connectRateLimitRedis } from './redis-count-store.js';
 
 export interface RateLimitOptions {
   /** Per API key; undefined turns all rate limiting off (benchmarks). */
@@ -13,6 +14,10 @@ export interface RateLimitOptions {
   /** Refused authentications (401/403) per client address per minute; past it, its further refusals answer 429 until the minute ends (valid keys pass). */
   failedAuthPerIpPerMinute: number | undefined;
   redisUrl: string | undefined;
+  /** How long a call waits for Redis before this instance counts it alone. */
+  redisTimeoutMs: number;
+  /** Times the Redis breaker's cool-down. */
+  clock: Clock;
 }
 
 const windowMs = 1000;
@@ -54,7 +59,8 @@ export type RefusalLimit = (request: FastifyRequest, reply: FastifyReply, error:
 const refusalsUnlimited: RefusalLimit = async (_request, _reply, error) => error;
 
 /**
- * Three limits, in memory per instance or in Redis (shared) when REDIS_URL is set:
+ * Three limits, in memory per instance or in Redis (shared) when REDIS_URL is set, per instance again while Redis
+ * is slow, down or frozen (http/redis-count-store.ts):
  *
  * - per client address, on every request to a private route, checked before the API key is even looked at, so
  *   floods of bad or missing keys are limited too (RATE_LIMIT_PER_IP_PER_SECOND, default 1000);
@@ -75,18 +81,10 @@ const refusalsUnlimited: RefusalLimit = async (_request, _reply, error) => error
  * RateLimit-Remaining, RateLimit-Reset, Retry-After.
  */
 export async function installRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RefusalLimit> {
-  const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, lazyConnect: false })
-    : undefined;
-  if (redis) {
-    // Without a listener ioredis reports connection errors as unhandled; the limiter below fails open instead.
-    redis.on('error', (error: Error) => app.log.warn({ err: error }, 'rate-limit store unreachable'));
-    app.addHook('onClose', async () => void redis.quit());
-  }
-  const store = redis ? { redis, nameSpace: 'customer-api-rate-limit:' } : { store: LocalCountStore };
+  const store = options.redisUrl ? await connectRateLimitRedis(app, { url: options.redisUrl, timeoutMs: options.redisTimeoutMs, clock: options.clock }) : LocalCountStore;
   if (options.perSecond === undefined) {
     // No request limits, but limiters stay available to the code that always needs one (dashboard sign-in).
-    await app.register(rateLimit, { global: false, skipOnError: true, ...store });
+    await app.register(rateLimit, { global: false, store });
     return refusalsUnlimited;
   }
   await app.register(rateLimit, {
@@ -94,9 +92,7 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
     max: options.perSecond,
     timeWindow: windowMs,
     enableDraftSpec: true,
-    // A Redis outage must not take the API down with it: requests pass unlimited until it is back.
-    skipOnError: true,
-    ...store,
+    store,
     keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${addressKey(request.ip)}`),
     errorResponseBuilder: (request, context) =>
       rateLimited(`Too many requests: at most ${context.max} per second per ${request.apiKey ? 'API key' : 'client address'}. Retry after ${context.after}.`, context.max, context.ttl),

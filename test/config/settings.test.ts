@@ -137,6 +137,7 @@ describe('reading the settings', () => {
       RATE_LIMIT_PER_SECOND: 'x',
       RATE_LIMIT_PER_IP_PER_SECOND: 'x',
       RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: 'x',
+      RATE_LIMIT_REDIS_TIMEOUT_MS: '0',
       METRICS_PORT: 'x',
       IDEMPOTENCY_LEASE_SECONDS: 'x',
       IDEMPOTENCY_RETENTION_HOURS: 'x',
