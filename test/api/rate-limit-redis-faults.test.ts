@@ -16,6 +16,12 @@ const answerWithinMs = 500;
 const coolDownPassedMs = 10_000;
 /** How long Redis may take to be reached again once it is back (ioredis reconnects with a capped backoff). */
 const recoveryWithinMs = 10_000;
+/**
+ * What a median may exceed twice the baseline's by: sub-millisecond medians on a shared machine move by that much with
+ * a collection or a neighbour's burst, while a request that waited on Redis would wait its whole deadline (5 ms, or the
+ * 100 ms these tests set) and still fail the check.
+ */
+const medianSlackMs = 2;
 const limitedEnv = { RATE_LIMIT_PER_SECOND: String(limit), RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: String(limit), LOG_LEVEL: 'info' };
 
 interface LogLine {
@@ -138,7 +144,7 @@ describe.each([
   it('answers every request at once, the median within 2× of an instance without Redis', async () => {
     const [withoutRedis, withRedisAway] = await interleavedLatencies([baseline, t]);
     console.info(`${report('without Redis', withoutRedis!)}; ${report('Redis away', withRedisAway!)}`);
-    expect(median(withRedisAway!)).toBeLessThanOrEqual(2 * median(withoutRedis!));
+    expect(median(withRedisAway!)).toBeLessThanOrEqual(2 * median(withoutRedis!) + medianSlackMs);
   });
 
   it('still limits each key on this instance: the 4th request within a second answers 429', async () => {
@@ -219,7 +225,7 @@ describe.skipIf(!redisUrl)('rate limits when a Redis in use freezes, goes away, 
     proxy.freeze();
     const [withoutRedis, withRedisFrozen] = await interleavedLatencies([baseline, t]);
     console.info(`${report('without Redis', withoutRedis!)}; ${report('Redis frozen', withRedisFrozen!)}`);
-    expect(median(withRedisFrozen!)).toBeLessThanOrEqual(2 * median(withoutRedis!));
+    expect(median(withRedisFrozen!)).toBeLessThanOrEqual(2 * median(withoutRedis!) + medianSlackMs);
 
     // Each instance counts on its own now: the key gets its 3 on each.
     const { key } = await t.createKey((await t.createCustomer()).id);
