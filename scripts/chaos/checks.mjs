@@ -255,7 +255,7 @@ export function evaluate({ load, fixture, quiesced, ledger, fleet, faults, polic
   compare('wallet available', walletMinor, toMinor(state.wallet.available, walletAsset.scale), walletAsset.scale);
   invariants.push(invariant('balances exact', balanceProblems));
 
-  invariants.push(invariant('ledger verify ok', ledger.ok ? [] : [`ledger verify: ${JSON.stringify(ledger.report ?? ledger.error).slice(0, 600)}`]));
+  invariants.push(invariant('ledger verify ok', ledger.ok ? [] : [`ledger verify: ${String(JSON.stringify(ledger.report ?? ledger.error)).slice(0, 600)}`]));
 
   // --- Webhooks: every event delivered at least once, every delivery signed.
   const delivered = deliveredEvents(fixture);
