@@ -130,17 +130,20 @@ function latency(exchanges) {
   return { count: durations.length, p50Ms: percentile(durations, 0.5), p99Ms: percentile(durations, 0.99) };
 }
 
+/** A fault is still in effect this long after every instance answers /ready again (pools refilling, say). */
+const faultGraceMs = 2000;
 const overlaps = (exchange, window) => exchange.startedAt <= window.end && exchange.endedAt >= window.start;
 
 /**
  * The invariants and the figures of one run.
- * - `faults`: what was injected, each { kind, startedAt, injectedAt (end of the injection), recoveredAt, exit? }.
+ * - `faults`: what was injected, each { kind, startedAt, injectedAt (end of the injection), recoveredAt, index (of
+ *   the instance signalled), exit }, the last two where they apply.
  * - `policy`: { allowedStatuses: 5xx statuses allowed while a fault is in effect, resetsAllowed, latencyBound }.
  */
 export function evaluate({ load, fixture, quiesced, ledger, fleet, faults, policy, loadStartedAt }) {
   const { state } = quiesced;
   const exchanges = load.client.exchanges.filter((exchange) => exchange.op !== 'setup' && exchange.op !== 'check');
-  const windows = faults.map((fault) => ({ start: fault.startedAt, end: (fault.recoveredAt ?? fault.injectedAt) + 1000 }));
+  const windows = faults.map((fault) => ({ start: fault.startedAt, end: (fault.recoveredAt ?? fault.injectedAt) + faultGraceMs, killed: fault.index }));
   const inFault = (exchange) => windows.some((window) => overlaps(exchange, window));
   const invariants = [];
 
@@ -308,7 +311,8 @@ export function evaluate({ load, fixture, quiesced, ledger, fleet, faults, polic
 
   // --- Connections closed cleanly: no reset, except where a process was killed.
   const resets = exchanges.filter((exchange) => exchange.failure === 'reset');
-  const badResets = resets.filter((exchange) => !(policy.resetsAllowed && inFault(exchange)));
+  const killedUnder = (exchange) => windows.some((window) => window.killed === exchange.instance && overlaps(exchange, window));
+  const badResets = resets.filter((exchange) => !(policy.resetsAllowed && killedUnder(exchange)));
   invariants.push(invariant('no connection reset', badResets.length > 0 ? [`${badResets.length} requests reset (connection closed under them)`] : []));
 
   const operations = {

@@ -77,16 +77,18 @@ const faults = {
     what: 'kill -9 of one instance, restarted after the fault time',
     resetsAllowed: true,
     async inject(ctx) {
-      const { instance } = await ctx.fleet.signal(ctx.repetition % ctx.fleet.instances.length, 'SIGKILL');
+      const index = ctx.repetition % ctx.fleet.instances.length;
+      const { instance } = await ctx.fleet.signal(index, 'SIGKILL');
       await sleep(ctx.tier.faultMs / 4);
-      return { instance: instance.name, readyMs: await ctx.fleet.restartHeld(instance, 'kill -9') };
+      return { instance: instance.name, index, readyMs: await ctx.fleet.restartHeld(instance, 'kill -9') };
     },
   },
   sigterm: {
     what: 'SIGTERM to one instance under load, restarted once it has exited',
     async inject(ctx) {
-      const { instance, exit } = await ctx.fleet.signal(ctx.repetition % ctx.fleet.instances.length, 'SIGTERM');
-      return { instance: instance.name, exit, readyMs: await ctx.fleet.restartHeld(instance, 'SIGTERM') };
+      const index = ctx.repetition % ctx.fleet.instances.length;
+      const { instance, exit } = await ctx.fleet.signal(index, 'SIGTERM');
+      return { instance: instance.name, index, exit, readyMs: await ctx.fleet.restartHeld(instance, 'SIGTERM') };
     },
   },
   'pg-restart': {

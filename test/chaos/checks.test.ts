@@ -28,7 +28,8 @@ function consistentRun() {
   const record = (type: string, direction: string, reference: string, status = 'completed') => ({ transaction_type: type, direction, reference, status });
   return {
     load: {
-      client: { exchanges: [exchange('payment', t0 + 100, 201), exchange('transfer', t0 + 2100, 503), exchange('read', t0 + 200, 200)] },
+      // A 503 while the fault is on, and a reset of a request in flight to the instance killed: both allowed.
+      client: { exchanges: [exchange('payment', t0 + 100, 201), exchange('transfer', t0 + 2100, 503), exchange('read', t0 + 200, 200), exchange('transfer', t0 + 1990, undefined, 'reset')] },
       keyed,
       payments,
       quotesRefused: [] as unknown[],
@@ -64,7 +65,7 @@ function consistentRun() {
     },
     ledger: { ok: true },
     fleet: { crashes: [] as unknown[], restarts: [{ instance: 'instance 1', cause: 'kill -9', readyMs: 900 }], failedStarts: 0, readiness: [] as unknown[] },
-    faults: [{ kind: 'kill-9', startedAt: t0 + 2000, injectedAt: t0 + 2500, recoveredAt: t0 + 3000 }],
+    faults: [{ kind: 'kill-9', index: 0, startedAt: t0 + 2000, injectedAt: t0 + 2500, recoveredAt: t0 + 3000 }],
     policy: { allowedStatuses: [503], resetsAllowed: true, latencyBound: false },
     loadStartedAt: t0,
   };
@@ -119,6 +120,7 @@ describe('fault harness invariants', () => {
     ['an instance that exited by itself', (run) => run.fleet.crashes.push({ instance: 'instance 2', code: 1, cause: 'error: terminating connection due to administrator command' }), ['no crash, clean exits']],
     ['a request unanswered for 6 s', (run) => (run.load.client.exchanges[2]!.endedAt = t0 + 6200), ['answers in time']],
     ['a reset outside a kill', (run) => Object.assign(run.load.client.exchanges[2]!, { status: undefined, failure: 'reset' }), ['no connection reset']],
+    ['a reset of a request to the instance not killed', (run) => Object.assign(run.load.client.exchanges[1]!, { instance: 1, status: undefined, failure: 'reset' }), ['no connection reset']],
   ];
   it.each(damage)('%s fails the invariant that watches for it', (_label, harm, expected) => {
     const run = consistentRun();
