@@ -285,6 +285,8 @@ async function runOne(run, index) {
       seconds: (Date.now() - startedAt) / 1000,
       loadSeconds: (loadStoppedAt - loadStartedAt) / 1000,
       faultsInjected: injected,
+      // Each crash with the last lines the process wrote, for whoever reads the JSON.
+      crashes: fleet.crashes,
       ...result,
     };
   } catch (error) {
