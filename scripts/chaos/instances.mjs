@@ -182,11 +182,16 @@ export class Fleet {
     return undefined;
   }
 
-  async stopAll() {
+  /** No more restarts or readiness samples: the harness is stopping the instances. */
+  halt() {
     clearInterval(this.timer);
     this.watching = false;
-    await this.watcher;
     for (const instance of this.instances) instance.held = true;
+  }
+
+  async stopAll() {
+    this.halt();
+    await this.watcher;
     await Promise.all(this.instances.map((instance) => instance.proc?.stop(15_000)));
   }
 }

@@ -198,13 +198,15 @@ function verifyLedger(env) {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-const shared = { postgres: undefined, redis: undefined, blackHole: undefined, receiver: undefined, disks: new Set() };
+const shared = { postgres: undefined, redis: undefined, blackHole: undefined, receiver: undefined, disks: new Set(), tempDirs: new Set(), fleet: undefined };
 let cleanedUp = false;
 async function cleanUp() {
   if (cleanedUp) return;
   cleanedUp = true;
+  shared.fleet?.halt();
   killChildren();
   for (const disk of shared.disks) await disk.unmount();
+  for (const dir of shared.tempDirs) fs.rmSync(dir, { recursive: true, force: true });
   await shared.postgres?.destroy().catch((error) => process.stderr.write(`chaos: could not stop the private PostgreSQL: ${error.message}\n`));
   await shared.blackHole?.close();
   await shared.receiver?.close();
@@ -226,6 +228,7 @@ async function runOne(run, index) {
   const fault = faults[run.fault];
   const startedAt = Date.now();
   const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'customer-api-chaos-'));
+  shared.tempDirs.add(tempDir);
   let disk;
   let database;
   let fleet;
@@ -244,6 +247,7 @@ async function runOne(run, index) {
     const cli = cliWith(env);
     const ports = await Promise.all(Array.from({ length: run.instances }, () => freePort()));
     fleet = new Fleet({ count: run.instances, ports, env, log });
+    shared.fleet = fleet;
     // The first instance applies the migrations to the fresh database; the others start after it.
     await fleet.startAll();
     client = new Client(fleet.urls);
@@ -300,6 +304,7 @@ async function runOne(run, index) {
       shared.disks.delete(disk);
     }
     fs.rmSync(tempDir, { recursive: true, force: true });
+    shared.tempDirs.delete(tempDir);
   }
 }
 
