@@ -55,7 +55,12 @@ export function killChildren() {
  * is node itself, not npm, so its PID is the process whose memory is read.
  */
 export function startNode(script, args, env, label, nodeArgs = []) {
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startProcess(process.execPath, [...nodeArgs, script, ...args], env, label);
+}
+
+/** Starts any program as a child of this process, watched and stopped like `startNode`'s (redis-server, for one). */
+export function startProcess(command, args, env, label) {
+  const child = spawn(command, args, { cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk) => {
     output += chunk.toString();
