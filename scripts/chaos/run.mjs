@@ -169,6 +169,8 @@ function instanceEnv({ databaseUrl, dataDir, redisPort }) {
     WEBHOOK_TIMEOUT_MS: '5000',
     // A key whose request died with its instance is free again within the run, not a minute later.
     IDEMPOTENCY_LEASE_SECONDS: '10',
+    // A settlement claimed by an instance that was killed is taken over within the run's quiescing, not a minute later.
+    SETTLEMENT_LEASE_SECONDS: '5',
   };
 }
 
