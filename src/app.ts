@@ -136,10 +136,9 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const storageFaults = new StorageFaultState(storage.dialect, clock, app.log);
   app.decorate('storageFaults', storageFaults);
   installErrorHandling(app, storageFaults);
-  // A write that succeeded shows the storage works again (a read may have come from a cache).
-  app.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode < 400 && request.method !== 'GET' && request.method !== 'HEAD') storageFaults.recovered();
-  });
+  // A committed write, of a request or a worker, shows the storage works again (a read may have come from a cache, a
+  // replay or a preview wrote nothing).
+  storage.committed.listen(() => storageFaults.recovered());
   // CORS first: a preflight is answered before version resolution and authentication, so it carries neither.
   const corsOptions = {
     origin: config.corsOrigins,

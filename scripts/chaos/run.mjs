@@ -38,7 +38,7 @@ const concurrency = Number(process.env.CHAOS_CONCURRENCY?.trim() || 10);
 /**
  * The timings of a run: load before the first fault, how long a fault lasts (Redis away, the disk full, an instance
  * down before its restart), the load between two faults and after the last, how many faults per run, and how long
- * the workers get to finish what is pending (past the 60 s leases a killed instance leaves behind).
+ * the workers get to finish what is pending (past the leases a killed instance leaves behind, 5 s here).
  */
 const tiers = {
   short: { preFaultMs: 3000, faultMs: 4000, gapMs: 3000, postFaultMs: 3000, repetitions: 1, quiesceMs: 90_000 },
@@ -51,9 +51,8 @@ if (!tier || !Number.isInteger(concurrency) || concurrency < 1) {
 }
 
 /**
- * Which faults run where: the short tier runs every fault once on some configuration (a kill -9 costs a minute of
- * quiescing, the lease a dead instance's claims keep, so SQLite's is killed with two processes only); the long tier
- * adds the rest of the combinations.
+ * Which faults run where: the short tier runs every fault once on some configuration (SQLite's kill -9 with two
+ * processes only), the long tier adds the rest of the combinations.
  */
 const matrix = [
   { dialect: 'postgres', instances: 2, short: ['kill-9', 'sigterm', 'pg-restart', 'pg-terminate', 'redis-kill', 'redis-freeze'], long: [] },
@@ -169,8 +168,10 @@ function instanceEnv({ databaseUrl, dataDir, redisPort }) {
     WEBHOOK_TIMEOUT_MS: '5000',
     // A key whose request died with its instance is free again within the run, not a minute later.
     IDEMPOTENCY_LEASE_SECONDS: '10',
-    // A settlement claimed by an instance that was killed is taken over within the run's quiescing, not a minute later.
+    // A settlement or a batch of events claimed by an instance that was killed is taken over within the run's
+    // quiescing, not a minute later.
     SETTLEMENT_LEASE_SECONDS: '5',
+    WEBHOOK_FAN_OUT_LEASE_SECONDS: '5',
   };
 }
 

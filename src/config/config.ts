@@ -35,6 +35,8 @@ export interface Config {
   readonly sandboxAutoSettleMs: number | undefined;
   /** Sandbox: how long a claimed settlement is its instance's before another may take it (workers/claim.ts). */
   readonly settlementLeaseMs: number;
+  /** How long a claimed batch of outbox events is this instance's before another may fan it out (a crash mid-batch). */
+  readonly webhookFanOutLeaseMs: number;
   /** The metrics listener (http/metrics.ts); undefined port = no listener. */
   readonly metricsHost: string;
   readonly metricsPort: number | undefined;
@@ -100,6 +102,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     sandboxAutoSettleMs: settings.SANDBOX_AUTO_SETTLE_MS,
     settlementLeaseMs: settings.SETTLEMENT_LEASE_SECONDS * 1000,
+    webhookFanOutLeaseMs: settings.WEBHOOK_FAN_OUT_LEASE_SECONDS * 1000,
     metricsHost: settings.METRICS_HOST,
     metricsPort: settings.METRICS_PORT,
     metricsToken: settings.METRICS_TOKEN,

@@ -190,6 +190,8 @@ export const moneyOperationsPerCustomerDefault = 2;
  * mid-pass delays its settlements by as much.
  */
 export const settlementLeaseSecondsDefault = 60;
+/** How long a batch of outbox events claimed for the webhook fan-out is its instance's, unless WEBHOOK_FAN_OUT_LEASE_SECONDS says otherwise. */
+export const webhookFanOutLeaseSecondsDefault = 60;
 
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;

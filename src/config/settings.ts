@@ -17,6 +17,7 @@ import {
   rateLimitRedisTimeoutMsDefault,
   rateLimitRedisTimeoutMsMax,
   settlementLeaseSecondsDefault,
+  webhookFanOutLeaseSecondsDefault,
   requestTimeoutMs,
   shutdownTimeoutMsDefault,
   uploadConcurrencyDefault,
@@ -279,6 +280,13 @@ export const settings = {
     doc: 'Consecutive failed attempts that disable a subscription; unset: a whole retry schedule failed in a row, over at least 5 days.',
   }),
   WEBHOOK_TIMEOUT_MS: setting({ section: 'Webhooks', type: integer({ min: 100, max: 120_000 }), default: webhookTimeoutMsDefault, doc: 'One delivery attempt, connection included.' }),
+  WEBHOOK_FAN_OUT_LEASE_SECONDS: setting({
+    section: 'Webhooks',
+    type: integer({ min: 1, max: 3600 }),
+    default: webhookFanOutLeaseSecondsDefault,
+    doc: 'How long a batch of events claimed to be turned into deliveries is its instance\'s; one that stopped mid-way leaves them to another instance this long after.',
+    see: { page: 'docs/operations.md', heading: 'Several instances' },
+  }),
 
   DASHBOARD_SESSION_IDLE_MINUTES: setting({
     section: 'Dashboard',

@@ -22,12 +22,16 @@ export interface ConnectionDrain {
 export function trackConnections(server: Server, idleGraceMs: number): ConnectionDrain {
   const connections = new Set<net.Socket>();
   const responding = new Map<net.Socket, ServerResponse>();
+  let draining = false;
   server.on('connection', (socket: net.Socket) => {
     connections.add(socket);
     socket.on('close', () => connections.delete(socket));
   });
   server.on('request', (request, response: ServerResponse) => {
     const { socket } = request;
+    // Whoever answers a request that arrives while draining (the shutdown refusal, a CORS preflight, a page), its
+    // connection ends after that answer: a kept-alive one would wait out the keep-alive timeout, past the deadline.
+    if (draining) response.shouldKeepAlive = false;
     responding.set(socket, response);
     response.on('close', () => {
       if (responding.get(socket) === response) responding.delete(socket);
@@ -38,6 +42,7 @@ export function trackConnections(server: Server, idleGraceMs: number): Connectio
 
   return {
     drain() {
+      draining = true;
       // net.Server's own close: http.Server's would destroy the idle connections first (Node 19+), the resets this avoids.
       const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
       for (const socket of connections) {

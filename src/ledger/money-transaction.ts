@@ -12,6 +12,9 @@ import type { MoneyPlan, PlanResult } from './money-plan.js';
  * nothing does.
  */
 export async function executeMoneyPlan(storage: Storage, plan: MoneyPlan): Promise<PlanResult> {
-  if (storage.dialect === 'postgres') return storage.perCustomer(plan.customerId, () => retryTransient('postgres', () => applyPlanOnPostgres(storage, plan)));
-  return storage.transaction((trx) => applyPlanOnSqlite(trx, plan));
+  if (storage.dialect === 'sqlite') return storage.transaction((trx) => applyPlanOnSqlite(trx, plan));
+  // One statement, outside Storage.transaction: it tells of its commit itself.
+  const result = await storage.perCustomer(plan.customerId, () => retryTransient('postgres', () => applyPlanOnPostgres(storage, plan)));
+  storage.committed.notify();
+  return result;
 }

@@ -50,7 +50,25 @@ export interface Storage {
    * `query_only` read-only, as a full or read-only disk would).
    */
   readonly sqliteWriterPragma?: (pragma: string) => unknown;
+  /**
+   * Told after every committed write (a transaction, a money plan): the storage takes writes again, so a storage
+   * fault noted earlier has passed (storage/fault-state.ts). Requests and workers alike commit through here.
+   */
+  readonly committed: CommitSignal;
   close(): Promise<void>;
+}
+
+/** Listeners of committed writes; one call per commit, cheap when nobody listens. */
+export class CommitSignal {
+  #listeners: Array<() => void> = [];
+
+  listen(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  notify(): void {
+    for (const listener of this.#listeners) listener();
+  }
 }
 
 /** Attempts of a transaction before a transient failure is passed on. */
@@ -102,21 +120,36 @@ export async function retryTransient<T>(dialect: Dialect, attempt: (rerun: boole
  * serialization failure or deadlock, and after a connection lost before COMMIT; a connection lost while the COMMIT
  * was on its way leaves the outcome unknown, so that failure is passed on (503), never run again.
  */
-function transactionRunner(db: Kysely<Database>, dialect: Dialect, driver?: GroupCommitDriver): Storage['transaction'] {
-  if (dialect === 'sqlite') {
-    return (work) => retryTransient(dialect, (rerun) => (rerun && driver ? driver.runAlone(() => db.transaction().execute(work)) : db.transaction().execute(work)));
-  }
+function transactionRunner(db: Kysely<Database>, dialect: Dialect, committed: CommitSignal, driver?: GroupCommitDriver): Storage['transaction'] {
+  const run = dialect === 'sqlite' ? sqliteTransactionRunner(db, driver) : postgresTransactionRunner(db);
+  return async (work) => {
+    const result = await run(work);
+    committed.notify();
+    return result;
+  };
+}
+
+function sqliteTransactionRunner(db: Kysely<Database>, driver: GroupCommitDriver | undefined): Storage['transaction'] {
+  return (work) => retryTransient('sqlite', (rerun) => (rerun && driver ? driver.runAlone(() => db.transaction().execute(work)) : db.transaction().execute(work)));
+}
+
+function postgresTransactionRunner(db: Kysely<Database>): Storage['transaction'] {
+  const dialect = 'postgres';
   return (work) =>
     retryTransient(dialect, async () => {
+      // Only a transaction that had its connection and lost it before COMMIT is run again here: a connection that
+      // could not be made was tried again already (retryingConnects), and a timeout is not tried at all.
+      let begun = false;
       let committing = false;
       try {
         return await db.transaction().execute(async (trx) => {
+          begun = true;
           const result = await work(trx);
           committing = true;
           return result;
         });
       } catch (error) {
-        if (!committing && storageFaultOf(error, dialect) === 'unavailable') throw new LostBeforeCommitError(error);
+        if (begun && !committing && storageFaultOf(error, dialect) === 'unavailable') throw new LostBeforeCommitError(error);
         throw error;
       }
     });
@@ -254,13 +287,15 @@ export async function openStorage(
     writer.pragma('temp_store = MEMORY');
     const driver = new GroupCommitDriver(writer, reader, options.sqliteWriterWaitMs ?? sqliteWriterWaitMs);
     const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(driver) });
+    const committed = new CommitSignal();
     return {
       db,
       dialect: 'sqlite',
       location: path.join(config.dataDir, sqliteFileName),
       groupCommits: driver.stats,
       selectArrays: async (query) => driver.selectArrays(query),
-      transaction: transactionRunner(db, 'sqlite', driver),
+      transaction: transactionRunner(db, 'sqlite', committed, driver),
+      committed,
       perCustomer: (_customerId, work) => work(),
       sqliteWriterPragma: (pragma) => driver.writerPragma(pragma),
       close: () => db.destroy(),
@@ -296,12 +331,14 @@ export async function openStorage(
     return result.rows;
   };
   const perCustomer = new PerKeyLimiter(config.moneyOperationsPerCustomer ?? moneyOperationsPerCustomerDefault);
+  const committed = new CommitSignal();
   return {
     db,
     dialect: 'postgres',
     location,
     selectArrays,
-    transaction: transactionRunner(db, 'postgres'),
+    transaction: transactionRunner(db, 'postgres', committed),
+    committed,
     perCustomer: (customerId, work) => perCustomer.run(customerId, work),
     close: () => db.destroy(),
   };

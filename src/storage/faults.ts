@@ -14,12 +14,23 @@ import type { Dialect } from './database.js';
 export type StorageFault = 'unavailable' | 'unwritable' | 'full';
 
 /**
- * SQLSTATE classes and codes that mean the connection, not the statement, failed: class 08 (connection exception),
- * 57P01-03 (admin shutdown, crash shutdown, cannot connect now: a restart or pg_terminate_backend), 53300 (too many
- * connections). Everything else, a wrong password or a missing database included, is no passing fault.
+ * SQLSTATE codes that mean the connection, not the statement, failed: the connection exceptions of class 08 but its
+ * protocol violation (08P01, which a statement can cause), 57P01-03 (admin shutdown, crash shutdown, cannot connect
+ * now: a restart or pg_terminate_backend), 53300 (too many connections). 53100 is PostgreSQL's disk full. Everything
+ * else, a wrong password or a missing database included, is no passing fault.
  */
-const postgresUnavailableCodes = new Set(['57P01', '57P02', '57P03', '53300']);
-const postgresUnavailableClasses = ['08'];
+const postgresFaultCodes: Record<string, StorageFault> = {
+  '08000': 'unavailable',
+  '08003': 'unavailable',
+  '08006': 'unavailable',
+  '08001': 'unavailable',
+  '08004': 'unavailable',
+  '57P01': 'unavailable',
+  '57P02': 'unavailable',
+  '57P03': 'unavailable',
+  '53300': 'unavailable',
+  '53100': 'full',
+};
 
 /** Node's socket errors on the database connection. */
 const networkErrorCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -68,7 +79,7 @@ function ownFault(error: unknown, dialect: Dialect): StorageFault | undefined {
       if (sqlite) return sqlite[1];
     }
     if (dialect === 'postgres') {
-      if (postgresUnavailableCodes.has(code) || postgresUnavailableClasses.some((prefix) => code.length === 5 && code.startsWith(prefix))) return 'unavailable';
+      if (Object.hasOwn(postgresFaultCodes, code)) return postgresFaultCodes[code];
       if (networkErrorCodes.has(code)) return 'unavailable';
     }
     if (typeof path === 'string' && code in fileSystemFaults) return fileSystemFaults[code];

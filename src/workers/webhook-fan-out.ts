@@ -4,8 +4,6 @@ import { claimUndeliveredEvents, markEventsPublished } from '../events/outbox.js
 import { activeSubscriptionsOf, insertDeliveries, newDelivery, type NewDelivery } from '../modules/webhooks/repository.js';
 import type { Storage } from '../storage/database.js';
 
-/** How long a claimed batch of events is this instance's before another may take it (a crash mid-batch). */
-const fanOutLeaseMs = 60_000;
 /** Rows per insert statement: well under SQLite's and PostgreSQL's bound parameters. */
 const deliveryInsertChunk = 1000;
 
@@ -21,11 +19,13 @@ export class WebhookFanOut {
     private readonly clock: Clock,
     /** Called when deliveries were added, to wake the delivery worker. */
     private readonly onDeliveriesQueued: () => void,
+    /** How long a claimed batch of events is this instance's before another may take it (a crash mid-batch). */
+    private readonly leaseMs: number,
   ) {}
 
   async pass(): Promise<number> {
     const now = this.clock.now();
-    const events = await claimUndeliveredEvents(this.storage, now, fanOutLeaseMs, webhookFanOutBatchSize);
+    const events = await claimUndeliveredEvents(this.storage, now, this.leaseMs, webhookFanOutBatchSize);
     if (events.length === 0) return 0;
     const customerIds = [...new Set(events.map((event) => event.customer_id))];
     const nowText = now.toISOString();

@@ -11,7 +11,7 @@ import { postgresConnectTimeoutMs, storageFaultRetryAfterSecondsMax, storageFaul
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { signedInBrowser } from '../helpers/dashboard.js';
 import { createIndividual } from '../helpers/fixtures.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { FaultProxy } from '../helpers/tcp-faults.js';
 import { createTestApp, postgresUrl, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
@@ -53,19 +53,19 @@ async function fundedAccount(t: TestApp, customer: TestCustomer) {
 }
 
 describe.skipIf(testDialect !== 'postgres')('PostgreSQL away', () => {
-  let proxy: TcpProxy;
+  let proxy: FaultProxy;
   let t: TestApp;
   let alice: TestCustomer;
   const applicationName = `customer-api-test-${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    proxy = await TcpProxy.start(postgresUrl());
+    proxy = await FaultProxy.startFor(postgresUrl(), 5432);
     const url = new URL(proxy.urlFor(postgresUrl()));
     url.searchParams.set('application_name', applicationName);
     t = await createTestApp({ databaseUrl: url.toString(), poolSize: 4 });
     alice = await t.createCustomer('Alice Ltd');
   });
-  afterEach(async () => proxy.forward());
+  afterEach(async () => proxy.restore());
   afterAll(async () => {
     await t?.close();
     await proxy?.close();
@@ -76,12 +76,12 @@ describe.skipIf(testDialect !== 'postgres')('PostgreSQL away', () => {
     const key = randomUUID();
 
     proxy.dropAll();
-    await proxy.refuse();
+    proxy.refuse();
     expectFault(await t.request({ url: '/fiat-accounts', key: alice.key }), 503, 'DATABASE_UNAVAILABLE');
     expectFault(await deposit(key, 25), 503, 'DATABASE_UNAVAILABLE');
     await expectNotReady(t, 'database_unavailable');
 
-    await proxy.forward();
+    await proxy.restore();
     const retried = await deposit(key, 25);
     expect(retried.statusCode, retried.body).toBe(201);
     expect((await deposit(key, 25)).statusCode).toBe(201);
@@ -131,17 +131,24 @@ describe.skipIf(testDialect !== 'postgres')('PostgreSQL away', () => {
     expect((await t.request({ url: '/ready' })).statusCode).toBe(200);
   });
 
-  it('answers 503 within the connect timeout when new connections are never answered (a black hole), not after the pool’s wait', async () => {
+  it('answers 503 within the connect timeout when new connections are never answered (a black hole), not after the pool’s wait, reads and writes alike', async () => {
+    const { accountId } = await fundedAccount(t, alice);
+    const csrf = await t.csrfToken(alice.key);
     proxy.dropAll();
-    await proxy.blackHole();
+    proxy.freeze();
     // The first request may meet a pooled connection not yet known to be closed (a quick 503); this one must connect.
     await t.request({ url: '/fiat-accounts', key: alice.key });
     const accepted = proxy.accepted;
-    const started = performance.now();
+    let started = performance.now();
     expectFault(await t.request({ url: '/fiat-accounts', key: alice.key }), 503, 'DATABASE_UNAVAILABLE');
     expect(proxy.accepted).toBeGreaterThan(accepted);
     expect(performance.now() - started).toBeLessThan(postgresConnectTimeoutMs + 5_000);
-    await proxy.forward();
+    // A write's transaction never began: it is not run again (which would wait out the connect timeout each time).
+    started = performance.now();
+    const write = await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${accountId}/deposits`, key: alice.key, csrf, headers: { 'idempotency-key': randomUUID() }, body: { amount: 1 } });
+    expectFault(write, 503, 'DATABASE_UNAVAILABLE');
+    expect(performance.now() - started).toBeLessThan(postgresConnectTimeoutMs + 5_000);
+    await proxy.restore();
     expect((await t.request({ url: '/fiat-accounts', key: alice.key })).statusCode).toBe(200);
   }, 30_000);
 });

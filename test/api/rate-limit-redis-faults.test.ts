@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { redisConnectTimeoutMs } from '../../src/config/limits.js';
 import type { Storage } from '../../src/storage/database.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
-import { closedPort, faultProxy, type FaultProxy } from '../helpers/tcp-faults.js';
+import { closedPort, FaultProxy } from '../helpers/tcp-faults.js';
 
 const limit = 3;
 /** A request still unanswered after this long has waited on Redis: the test fails here rather than at Redis's own timeouts. */
@@ -106,7 +106,7 @@ describe.each([
     fault: 'frozen (accepts connections, never answers)',
     redis: async () => {
       // A black hole: the proxy starts frozen and is never restored, so its target is never reached.
-      const blackHole = await faultProxy({ host: '127.0.0.1', port: await closedPort() }, { startFrozen: true });
+      const blackHole = await FaultProxy.start({ host: '127.0.0.1', port: await closedPort() }, { startFrozen: true });
       return { url: `redis://${blackHole.address}`, close: () => blackHole.close() };
     },
   },
@@ -185,7 +185,7 @@ describe.skipIf(!redisUrl)('rate limits when a Redis in use freezes, goes away, 
 
   beforeAll(async () => {
     const target = new URL(redisUrl!);
-    proxy = await faultProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    proxy = await FaultProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
     // Logging as the instance under test does, so that the two differ by Redis alone.
     baseline = await createTestApp({ env: limitedEnv, logStream: capturedLog().stream });
     // The proxy runs on the test's own event loop, an extra hop each way, on a machine other tests load too: a
@@ -247,7 +247,7 @@ describe.skipIf(!redisUrl)('rate limits when a Redis in use freezes, goes away, 
   });
 
   it('when Redis is back, shares the limits again and says so once', async () => {
-    proxy.restore();
+    await proxy.restore();
     const customer = await t.createCustomer();
     const deadline = performance.now() + recoveryWithinMs;
     const available = async () => metric(await t.metrics(), 'rate_limit_store_redis_available') === 1 && metric(await secondMetrics(), 'rate_limit_store_redis_available') === 1;

@@ -7,9 +7,9 @@ import { deposit, pay } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
- * The sandbox settlement workers' lease (docs/operations.md "Several instances"): a settlement claimed by an
- * instance that stopped before finishing it is taken by another once SETTLEMENT_LEASE_SECONDS have passed — not
- * before, and not a fixed minute later.
+ * The claim leases of the workers (docs/operations.md "Several instances"): a settlement or a batch of events claimed
+ * by an instance that stopped before finishing it is taken by another once SETTLEMENT_LEASE_SECONDS (or
+ * WEBHOOK_FAN_OUT_LEASE_SECONDS) have passed — not before, and not a fixed minute later.
  */
 const leaseMs = 5_000;
 const autoSettleMs = 1_000;
@@ -22,7 +22,15 @@ describe('a settlement claimed by an instance that stopped', () => {
   let wallet: string;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: String(autoSettleMs), SETTLEMENT_LEASE_SECONDS: String(leaseMs / 1000), OTC_QUOTE_TTL_SECONDS: '300' } });
+    t = await createTestApp({
+      env: {
+        SANDBOX_AUTO_SETTLE_MS: String(autoSettleMs),
+        SETTLEMENT_LEASE_SECONDS: String(leaseMs / 1000),
+        WEBHOOK_FAN_OUT_LEASE_SECONDS: String(leaseMs / 1000),
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        OTC_QUOTE_TTL_SECONDS: '300',
+      },
+    });
     alice = await t.createCustomer('Alice Ltd');
     csrf = await t.csrfToken(alice.key);
     eur = await createFiatAccount(t, alice, { accountName: 'Treasury', currency: 'EUR' });
@@ -92,5 +100,21 @@ describe('a settlement claimed by an instance that stopped', () => {
     t.clock.advance(1);
     expect(await runOnce()).toBe(1);
     expect(await status()).not.toBe(pending);
+  });
+
+  it('a batch of events claimed for the webhook fan-out is taken again once WEBHOOK_FAN_OUT_LEASE_SECONDS have passed', async () => {
+    const fanOut = () => t.app.workers.find((candidate) => candidate.name === 'webhook-fan-out')!.runOnce();
+    // Whatever earlier tests left unpublished goes out first.
+    while ((await fanOut()) > 0);
+    const hook = (await t.request({ method: 'POST', url: '/webhooks', key: alice.key, csrf, body: { url: 'http://127.0.0.1:9/hooks', eventTypes: ['fiat_account.balance_updated'] } })).json().data;
+    await deposit(t, alice, eur.id, 1);
+    const deliveries = async () => (await t.request({ url: `/webhooks/${hook.id}/deliveries`, key: alice.key })).json().meta.pagination.total;
+    await passThatStops('webhook-fan-out');
+    t.clock.advance(leaseMs - 1);
+    expect(await fanOut()).toBe(0);
+    expect(await deliveries()).toBe(0);
+    t.clock.advance(1);
+    expect(await fanOut()).toBe(1);
+    expect(await deliveries()).toBe(1);
   });
 });

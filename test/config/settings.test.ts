@@ -148,6 +148,7 @@ describe('reading the settings', () => {
       DOCUMENT_STORAGE_QUOTA_BYTES: 'x',
       SANDBOX_AUTO_SETTLE_MS: 'x',
       SETTLEMENT_LEASE_SECONDS: '0',
+      WEBHOOK_FAN_OUT_LEASE_SECONDS: '3601',
       OTC_QUOTE_TTL_SECONDS: 'x',
       OTC_SPREAD_BPS: 'x',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'x',

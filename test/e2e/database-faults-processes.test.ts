@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { FaultProxy } from '../helpers/tcp-faults.js';
 import {
   databaseDeployments,
   ensureBuilt,
@@ -115,13 +115,13 @@ const postgresDeployment = databaseDeployments('SQLite', 'db-faults').find(([lab
 
 describe.skipIf(postgresUrl === undefined || postgresDeployment === undefined)('two instances on PostgreSQL while the database goes away', { timeout: processTestTimeoutMs }, () => {
   let deployment: Deployment;
-  let proxy: TcpProxy;
+  let proxy: FaultProxy;
 
   beforeAll(async () => {
     await ensureBuilt();
     deployment = postgresDeployment![1]();
     await deployment.prepare();
-    proxy = await TcpProxy.start(postgresUrl!);
+    proxy = await FaultProxy.startFor(postgresUrl!, 5432);
   }, processTestTimeoutMs);
   afterAll(async () => {
     await proxy?.close();
@@ -147,14 +147,14 @@ describe.skipIf(postgresUrl === undefined || postgresDeployment === undefined)('
     const load = depositLoad(callers, accountId, 6);
     await sleep(1_000);
     proxy.dropAll();
-    await proxy.refuse();
+    proxy.refuse();
     await sleep(1_000);
     for (const { baseUrl } of [one, two]) {
       expect(await statusOf(`${baseUrl}/ready`)).toBe(503);
       expect(await statusOf(`${baseUrl}/health`)).toBe(200);
     }
     await sleep(2_000);
-    await proxy.forward();
+    await proxy.restore();
     await sleep(1_500);
     await load.stop();
 

@@ -27,7 +27,7 @@ export async function registerWebhooks(app: FastifyInstance, context: ModuleCont
     await delivery.stop();
     await sender.close();
   });
-  const fanOut = new WebhookFanOut(storage, clock, wakeDelivery);
+  const fanOut = new WebhookFanOut(storage, clock, wakeDelivery, config.webhookFanOutLeaseMs);
   context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
   app.decorate('webhookDeliveries', delivery);
   const webhooks = new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery);
