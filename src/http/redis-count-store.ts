@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { jitteredBackoffMs } from '../backoff.js';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -132,7 +133,7 @@ export async function connectRateLimitRedis(app: FastifyInstance, options: { url
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     connectTimeout: redisConnectTimeoutMs,
-    retryStrategy: (attempt) => Math.min(redisReconnectDelayMsMin * 2 ** (attempt - 1), redisReconnectDelayMsMax) * (0.5 + Math.random() / 2),
+    retryStrategy: (attempt) => jitteredBackoffMs(attempt, redisReconnectDelayMsMin, redisReconnectDelayMsMax),
   });
   // Every failed reconnection emits an error: the breaker's two lines are the ones an operator reads.
   redis.on('error', (error: Error) => app.log.debug({ err: error }, 'rate-limit Redis connection failed'));

@@ -1,4 +1,5 @@
 import { newId } from '../ids.js';
+import { jitteredBackoffMs } from '../backoff.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
@@ -107,10 +108,7 @@ export class ProviderRefusedError extends Error {
   override name = 'ProviderRefusedError';
 }
 
-export function undoBackoffMs(attempt: number): number {
-  const capped = Math.min(providerUndoBackoffBaseMs * 2 ** attempt, providerUndoBackoffMaxMs);
-  return Math.round(capped * (0.75 + Math.random() * 0.5));
-}
+export const undoBackoffMs = (attempt: number) => jitteredBackoffMs(attempt + 1, providerUndoBackoffBaseMs, providerUndoBackoffMaxMs);
 
 export class Provisioning {
   constructor(

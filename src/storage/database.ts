@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { jitteredBackoffMs } from '../backoff.js';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, sql, type CompiledQuery, type DialectAdapter, type Transaction } from 'kysely';
@@ -106,7 +107,7 @@ export async function retryTransient<T>(dialect: Dialect, attempt: (rerun: boole
       if (error instanceof LostBeforeCommitError) {
         if (connectionRetries >= connectionRetryAttemptsMax) throw error.cause;
         connectionRetries += 1;
-        await sleep(connectionRetryBaseMs * 2 ** (connectionRetries - 1) * (0.5 + Math.random() / 2));
+        await sleep(jitteredBackoffMs(connectionRetries, connectionRetryBaseMs));
         continue;
       }
       if (attempts >= transactionAttemptsMax || !isTransient(error, dialect)) throw error;
@@ -401,7 +402,7 @@ function retryingConnects(pool: pg.Pool) {
           return await pool.connect();
         } catch (error) {
           if (retries >= connectionRetryAttemptsMax || !isQuickConnectFailure(error)) throw error;
-          await sleep(connectionRetryBaseMs * 2 ** retries * (0.5 + Math.random() / 2));
+          await sleep(jitteredBackoffMs(retries + 1, connectionRetryBaseMs));
         }
       }
     },

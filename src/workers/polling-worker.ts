@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { jitteredBackoffMs } from '../backoff.js';
 import { workerFaultBackoffBaseMs, workerFaultBackoffMaxMs } from '../config/limits.js';
 import type { StorageFaultState } from '../storage/fault-state.js';
 
@@ -94,8 +95,4 @@ export class PollingWorker {
   }
 }
 
-/** Doubling from the base up to the maximum, each wait drawn between half and all of it (so workers spread out). */
-function faultBackoffMs(faultedPasses: number): number {
-  const ceilingMs = Math.min(workerFaultBackoffMaxMs, workerFaultBackoffBaseMs * 2 ** (faultedPasses - 1));
-  return Math.round(ceilingMs * (0.5 + Math.random() / 2));
-}
+const faultBackoffMs = (faultedPasses: number) => jitteredBackoffMs(faultedPasses, workerFaultBackoffBaseMs, workerFaultBackoffMaxMs);
