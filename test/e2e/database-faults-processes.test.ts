@@ -215,8 +215,13 @@ async function startAndTimeReady(env: NodeJS.ProcessEnv): Promise<{ baseUrl: str
   }
 }
 
-/** What the issue asks of a restart: /ready within this long of the start. */
-const readyAfterRestartMs = 5_000;
+/**
+ * A restart answers /ready within 5 s of its start (docs/operations.md "Start-up"), which the fault harness measures
+ * under its own load (`npm run chaos`, "time to ready"). Here the suite's other files share the two cores, so the
+ * bound is twice that: what it catches is a start-up that waits on a dead instance's lock or lease (a minute or
+ * more), not a slow machine.
+ */
+const readyAfterRestartMs = 10_000;
 
 describe.each(databaseDeployments('SQLite', 'restart'))('a restart after kill -9 under load on %s', (label, makeDeployment) => {
   let deployment: Deployment;
