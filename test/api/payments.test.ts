@@ -67,7 +67,6 @@ describe('payments', () => {
   let usd: Account;
   let eurPayee: { id: string };
   let gbpPayee: { id: string };
-  let usdPayee: { id: string };
   let bobsEur: Account;
   let bobsPayee: { id: string };
 
@@ -81,7 +80,6 @@ describe('payments', () => {
     usd = await createFiatAccount(t, alice, { accountName: 'Dollars', currency: 'USD' });
     eurPayee = await createPayee(t, alice, 'EUR');
     gbpPayee = await createPayee(t, alice, 'GBP');
-    usdPayee = await createPayee(t, alice, 'USD');
     bobsEur = await createFiatAccount(t, bob, { accountName: 'Bob EUR', currency: 'EUR' });
     bobsPayee = await createPayee(t, bob, 'EUR');
     await deposit(t, alice, eur.id, 5_000_000);

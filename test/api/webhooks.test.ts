@@ -1,12 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventTypes } from '../../src/events/catalog.js';
-import { createFiatAccount } from '../helpers/fixtures.js';
-import { createPayee, deposit, timestampPattern, uuidPattern } from '../helpers/money.js';
+import { timestampPattern, uuidPattern } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { deliverDue, subscribe } from '../helpers/webhooks.js';
+import { subscribe } from '../helpers/webhooks.js';
 
 const unknownId = '0d4c8f8e-2b7a-4c1e-9f3d-5a6b7c8d9e0f';
 const recordFields = [

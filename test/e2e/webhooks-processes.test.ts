@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { databaseDeployments, ensureBuilt, exitWithin, processTestTimeoutMs, run, runCli, startApiServer, type Deployment, type Spawned } from './support.js';
+import { databaseDeployments, ensureBuilt, exitWithin, processTestTimeoutMs, runCli, startApiServer, type Deployment, type Spawned } from './support.js';
 
 /**
  * Webhook delivery by real server processes (docs/webhooks.md "Several instances"): a server killed with SIGKILL in

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageLimitDefault, eventRetentionDays, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
-import { DomainError } from '../../errors.js';
 import { testEventType } from '../../events/catalog.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
