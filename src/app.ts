@@ -1,6 +1,5 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { DestinationStream } from 'pino';
+import Fastify, { type FastifyInstance, type FastifyLoggerOptions, type FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import { bodyLimitDefaultBytes, requestTimeoutMs } from './config/limits.js';
@@ -63,7 +62,7 @@ export interface AppDependencies {
   /** Where uploaded files go; defaults to `<DATA_DIR>/documents` on SQLite, the database on PostgreSQL. */
   files?: FileStore;
   /** Where logs go (tests capture them); standard output otherwise. */
-  logStream?: DestinationStream;
+  logStream?: FastifyLoggerOptions['stream'];
   /** Sees every response's route and status (tests check each against the OpenAPI document). */
   observeResponse?: (method: string, routeUrl: string | undefined, statusCode: number) => void;
   /** How webhook receivers' names resolve; the system resolver unless a test stubs it. */
@@ -80,7 +79,7 @@ declare module 'fastify' {
 }
 
 /** Headers that carry secrets are never logged. */
-export const redactedLogPaths = [
+const redactedLogPaths = [
   'req.headers["x-api-key"]',
   'req.headers.authorization',
   'req.headers["proxy-authorization"]',

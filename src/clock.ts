@@ -5,11 +5,6 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
-/** ISO 8601 UTC with milliseconds, the timestamp format of spec §2. */
-export function isoTimestamp(date: Date): string {
-  return date.toISOString();
-}
-
 /** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it: any case of T and Z, any fraction, ±hh[[:]mm]. */
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

@@ -31,7 +31,7 @@ export interface SandboxCredentials {
 }
 
 /** A word a POSIX shell reads back as exactly `value`: bare when that is safe, else single-quoted. */
-export function shellWord(value: string): string {
+function shellWord(value: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -267,8 +267,6 @@ export const walletTransferNoteLengthMax = 500;
 
 /** OTC exchange (docs/otc.md). Spec §8: a quote's source amount is at least 20 EUR, with at most 2 decimals. */
 export const otcSourceAmountMinEur = 20;
-/** The largest source amount of a quote, like a payment's (spec §8 payment amounts). */
-export const otcSourceAmountMaxEur = paymentAmountMax;
 /** DESIGN §3: quotes live OTC_QUOTE_TTL_SECONDS unless configured otherwise. */
 export const otcQuoteTtlSecondsDefault = 30;
 /** The platform's spread on the mid rate, in basis points, unless OTC_SPREAD_BPS says otherwise; at most 10 %. */
@@ -337,8 +335,6 @@ export const dashboardEmailLengthMax = 254;
 export const dashboardTokenRandomBytes = 32;
 /** Bytes of a dashboard form body (uploads excepted: the hosted onboarding page takes a document). */
 export const dashboardFormBytesMax = 64 * 1024;
-/** Rows per page of the dashboard's paginated lists (transactions, events, deliveries). */
-export const dashboardPageRowsDefault = 25;
 
 /** Hosted onboarding (docs/dashboard.md "Hosted onboarding"): how long an issued link opens the page. */
 export const onboardingLinkTtlMs = 7 * 24 * 60 * 60 * 1000;

@@ -6,8 +6,8 @@ import { settings, settingSections, type SettingDeclaration } from './settings.j
  * them in memory and fails when the committed files differ.
  */
 
-export const settingsTableStart = '<!-- settings:start -->';
-export const settingsTableEnd = '<!-- settings:end -->';
+const settingsTableStart = '<!-- settings:start -->';
+const settingsTableEnd = '<!-- settings:end -->';
 export const settingsDocsCommand = 'npm run docs:settings';
 
 type AnyDeclaration = SettingDeclaration<unknown, unknown>;
@@ -38,7 +38,7 @@ function seeMarkdown(declaration: AnyDeclaration): string {
 }
 
 /** The README's settings: one table per section, each variable with its default, accepted values and meaning. */
-export function renderSettingsTable(): string {
+function renderSettingsTable(): string {
   const parts = [`<!-- Generated from src/config/settings.ts by \`${settingsDocsCommand}\`: edit there, not here. -->`];
   for (const section of settingSections) {
     parts.push('', `### ${section}`, '', '| Variable | Default | Values | Meaning |', '|---|---|---|---|');

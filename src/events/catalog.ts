@@ -43,7 +43,7 @@ export const testEventType = 'webhook.test';
  * so the feed never shows a key what the resource's own GET would refuse it. A type added above without an entry
  * here does not compile.
  */
-export const eventReadScopes: Readonly<Record<EventType | typeof testEventType, Scope>> = {
+const eventReadScopes: Readonly<Record<EventType | typeof testEventType, Scope>> = {
   'payment.created': 'payments:read',
   'payment.status_updated': 'payments:read',
   'payment.completed': 'payments:read',

@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rejectedVersionEchoLengthMax } from '../config/limits.js';
 
 /** Spec §9: v1 and v2 are supported; v2 currently routes through the v1 handlers. */
-export const supportedApiVersions = ['v1', 'v2'] as const;
+const supportedApiVersions = ['v1', 'v2'] as const;
 export type ApiVersion = (typeof supportedApiVersions)[number];
-export const defaultApiVersion: ApiVersion = 'v1';
+const defaultApiVersion: ApiVersion = 'v1';
 
 const versionHeader = 'x-api-version';
 // A leading path segment that looks like a version ("/v3/...", "/V1"); anything else is a resource path.

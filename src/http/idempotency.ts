@@ -41,7 +41,7 @@ import { errorAnswer } from './error-handler.js';
  * The request's Idempotency-Key as the route schema declares it: a UUID of RFC 9562 (versions 1 to 8, its variant),
  * in either case. Spec §4 asks clients for v4; v7 keys are as unique. The nil and max UUIDs identify nothing.
  */
-export const IdempotencyKeyHeader = Type.String({
+const IdempotencyKeyHeader = Type.String({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$',
   description:
     'A UUID (RFC 9562, e.g. v4 or v7, either case) chosen by the client, one per operation (docs/idempotency.md); retries of the operation send the same one',

@@ -114,7 +114,7 @@ const insertPostings = insertRowsTemplate<Omit<LedgerPostingsTable, 'sequence'>>
 );
 
 /** Every column, in the order the INSERT lists them (bench/raw-payment-server.mjs runs the same SQL). */
-export const transactionColumns = [
+const transactionColumns = [
   'id', 'customer_id', 'customer_seq', 'fr_transaction_id', 'transaction_type', 'amount_minor', 'currency', 'status', 'direction',
   'account_id', 'virtual_account_id', 'from_account_id', 'from_account_type', 'to_account_id', 'to_account_type', 'description',
   'reference', 'counterparty_name', 'counterparty_account', 'fee_amount_minor', 'fee_currency', 'payee_id', 'payment_id',

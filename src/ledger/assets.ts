@@ -4,7 +4,7 @@
  * fiat currencies, 6 for the stablecoins, 8 for BTC (satoshi), 9 for SOL (lamport) and for ETH (gwei — 18 decimals,
  * wei, would not fit a 64-bit integer for balances above ~9.2 ETH; 10^9 ETH at scale 9 is 10^18, which does).
  */
-export const assetRegistry = {
+const assetRegistry = {
   USD: { kind: 'fiat', scale: 2 },
   EUR: { kind: 'fiat', scale: 2 },
   GBP: { kind: 'fiat', scale: 2 },
@@ -25,7 +25,7 @@ export const assetCodes = Object.keys(assetRegistry) as Asset[];
 export const fiatCurrencies = assetCodes.filter((code) => assetRegistry[code].kind === 'fiat') as FiatCurrency[];
 export const cryptoAssets = assetCodes.filter((code) => assetRegistry[code].kind === 'crypto') as CryptoAsset[];
 
-export function isAsset(code: string): code is Asset {
+function isAsset(code: string): code is Asset {
   return Object.hasOwn(assetRegistry, code);
 }
 

@@ -30,9 +30,9 @@ export type BalanceAccount =
   /** A wallet holds one balance per asset. */
   | { kind: 'wallet'; id: string; asset: CryptoAsset };
 
-export type SystemAccountName = 'clearing' | 'fee_income' | 'suspense';
+type SystemAccountName = 'clearing' | 'fee_income' | 'suspense';
 
-export type PostingAccount = BalanceAccount | { kind: 'system'; code: SystemAccountName };
+type PostingAccount = BalanceAccount | { kind: 'system'; code: SystemAccountName };
 
 export interface Posting {
   account: PostingAccount;
@@ -46,7 +46,7 @@ export function balanceKey(account: BalanceAccount): string {
 }
 
 /** A balance change the executor applies, in this order. */
-export interface PlannedMove {
+interface PlannedMove {
   key: string;
   kind: BalanceAccount['kind'];
   id: string;
@@ -61,13 +61,13 @@ export interface PlannedMove {
  * A change of what a wallet's pending transfers hold of one asset: positive reserves (only from what is available,
  * else INSUFFICIENT_FUNDS), negative releases. The balance itself does not change until the transfer settles.
  */
-export interface PlannedHold {
+interface PlannedHold {
   walletId: string;
   asset: CryptoAsset;
   delta: bigint;
 }
 
-export type Scalar = string | number | bigint | null;
+type Scalar = string | number | bigint | null;
 
 /** A conditional single-row update: `set` where every column of `match` equals its value; 0 rows fails the plan. */
 export interface Guard {
@@ -81,12 +81,12 @@ export interface Guard {
 }
 
 /** A history record (GET /transactions), numbered and given the before/after of one moved balance by the executor. */
-export type PlannedHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'> & {
+type PlannedHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'> & {
   /** The key of the balance whose before and after the record shows. */
   balanceOf: string;
 };
 
-export interface PlannedHistoryUpdate {
+interface PlannedHistoryUpdate {
   id: string;
   status: string;
   completed_at: string | null;
@@ -97,7 +97,7 @@ export interface PlannedHistoryUpdate {
  * A value of a payload known only once the balance has moved: `placeholder` (with its quotes) is replaced by the
  * balance before or after as a JSON number of its asset, or by the moved account's status as a JSON string.
  */
-export interface PayloadValue {
+interface PayloadValue {
   placeholder: string;
   account: string;
   which: 'before' | 'after' | 'status';
@@ -128,7 +128,7 @@ export interface PlannedResponse {
   numbers: PayloadValue[];
 }
 
-export type PlannedRow =
+type PlannedRow =
   | { table: 'payments'; values: PaymentsTable }
   | { table: 'wallet_transfers'; values: WalletTransfersTable }
   | { table: 'otc_orders'; values: OtcOrdersTable };
@@ -149,7 +149,7 @@ export interface MoneyPlan {
 }
 
 /** One balance the plan moved: before and after, and the status of the account moved (null for a wallet). */
-export interface MovedBalance {
+interface MovedBalance {
   before: bigint;
   after: bigint;
   status: string | null;
@@ -173,7 +173,7 @@ function applicationOrder(posting: Posting): number {
  * The moves a set of postings implies, checked: postings of each asset sum to zero over fiat and system accounts
  * (a virtual account's share moves inside its master, so it must be paired with an equal master posting).
  */
-export function movesOf(postings: readonly Posting[]): PlannedMove[] {
+function movesOf(postings: readonly Posting[]): PlannedMove[] {
   const totals = new Map<Asset, bigint>();
   for (const posting of postings) {
     if (posting.account.kind !== 'virtual_account') totals.set(posting.asset, (totals.get(posting.asset) ?? 0n) + posting.amount);

@@ -20,7 +20,7 @@ export type AddressFormat = 'evm' | 'solana' | 'tron' | 'bitcoin';
 export type Network = keyof typeof networkRegistry;
 
 /** The catalogue of supported pairs: every asset a wallet can receive or send, and on which networks. */
-export const networksOfAsset: Readonly<Record<CryptoAsset, readonly Network[]>> = {
+const networksOfAsset: Readonly<Record<CryptoAsset, readonly Network[]>> = {
   USDC: ['ETH', 'ARB', 'BASE', 'MATIC', 'SOL'],
   USDT: ['ETH', 'TRX'],
   EURC: ['ETH', 'SOL'],
@@ -41,7 +41,7 @@ const networkByName = new Map<string, Network>(
 );
 
 /** The network a client named (code or long name, any case), or undefined. */
-export function networkNamed(text: string): Network | undefined {
+function networkNamed(text: string): Network | undefined {
   return networkByName.get(text.trim().toLowerCase());
 }
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
 
-export interface LedgerProblem {
+interface LedgerProblem {
   kind:
     | 'unbalanced_journal'
     | 'fiat_balance_mismatch'

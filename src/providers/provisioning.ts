@@ -80,7 +80,7 @@ function definitionOf(kind: string): AnyOperation {
 }
 
 /** A provider call that has not answered by then counts as failed. */
-export const providerCallTimeoutMs = 30_000;
+const providerCallTimeoutMs = 30_000;
 /** How long a started operation belongs to the request that started it; longer than the call and the transaction. */
 export const providerOperationLeaseMs = 5 * 60_000;
 /** Undo attempts by the reaper before the operation is left `failed` for an operator (logged). */
@@ -89,7 +89,7 @@ export const providerUndoAttemptsMax = 8;
 export const providerUndoBackoffBaseMs = 5_000;
 export const providerUndoBackoffMaxMs = 10 * 60_000;
 /** Finished operations (done, undone, failed) are deleted this long after they finished. */
-export const providerOperationRetentionMs = 30 * 24 * 60 * 60_000;
+const providerOperationRetentionMs = 30 * 24 * 60 * 60_000;
 const reaperBatchSize = 20;
 const errorTextLengthMax = 500;
 
@@ -108,7 +108,7 @@ export class ProviderRefusedError extends Error {
   override name = 'ProviderRefusedError';
 }
 
-export const undoBackoffMs = (attempt: number) => jitteredBackoffMs(attempt + 1, providerUndoBackoffBaseMs, providerUndoBackoffMaxMs);
+const undoBackoffMs = (attempt: number) => jitteredBackoffMs(attempt + 1, providerUndoBackoffBaseMs, providerUndoBackoffMaxMs);
 
 export class Provisioning {
   constructor(

@@ -60,7 +60,7 @@ export interface Storage {
 }
 
 /** Listeners of committed writes; one call per commit, cheap when nobody listens. */
-export class CommitSignal {
+class CommitSignal {
   #listeners: Array<() => void> = [];
 
   listen(listener: () => void): void {
@@ -73,7 +73,7 @@ export class CommitSignal {
 }
 
 /** Attempts of a transaction before a transient failure is passed on. */
-export const transactionAttemptsMax = 5;
+const transactionAttemptsMax = 5;
 /** PostgreSQL: waits between attempts, doubled each time, with jitter, so contenders spread out. */
 const transactionRetryBaseMs = 2;
 

@@ -23,7 +23,7 @@ export interface FileStore {
   sweepOrphans(recordedPathsOf: (customerId: string) => Promise<Set<string>>, olderThan: Date): Promise<number>;
 }
 
-export interface StagedFile {
+interface StagedFile {
   /** What the document row keeps to find the file again. */
   readonly storagePath: string;
   /** Inside the transaction that records the file: a store that keeps bytes in the database writes them here. */
@@ -65,7 +65,7 @@ function makeTreePrivate(root: string): void {
  * Files under `<DATA_DIR>/documents/<customer id>/<uuid>`, mode 0600 in directories of mode 0700. The file is
  * fsynced when staged, so a row that points to it never outlives a crash that lost it.
  */
-export class LocalFileStore implements FileStore {
+class LocalFileStore implements FileStore {
   private readonly root: string;
   constructor(dataDir: string) {
     this.root = path.join(dataDir, 'documents');
@@ -166,7 +166,7 @@ export async function recordWithFiles<T>(
  * share nothing but the database. The bytes are inserted in the transaction that records the document, so a file
  * exists exactly when its row does; there is nothing to discard and nothing to sweep.
  */
-export class DatabaseFileStore implements FileStore {
+class DatabaseFileStore implements FileStore {
   constructor(private readonly storage: Storage) {}
 
   async stage(customerId: string, bytes: Buffer): Promise<StagedFile> {

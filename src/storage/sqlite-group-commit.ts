@@ -55,7 +55,7 @@ export class GroupAbandonedError extends Error {
  * load the writer is free again within milliseconds; the usual cause is a write through `storage.db` (or a second
  * `storage.transaction`) inside a transaction callback, which waits for the very transaction it runs in.
  */
-export class WriterWaitTimeoutError extends Error {
+class WriterWaitTimeoutError extends Error {
   override name = 'WriterWaitTimeoutError';
   constructor(waitedMs: number) {
     super(

@@ -7,9 +7,9 @@ import type { Generated } from 'kysely';
  * - booleans are integers 0/1 (SQLite has no boolean and better-sqlite3 cannot bind one);
  * - JSON values are text.
  */
-export type DbBoolean = number | bigint;
+type DbBoolean = number | bigint;
 
-export interface CustomersTable {
+interface CustomersTable {
   id: string;
   name: string;
   fr_owner_business_id: string;
@@ -67,7 +67,7 @@ export interface OutboxEventsTable {
   delivery_lease_until: Generated<string | null>;
 }
 
-export interface ServerSecretsTable {
+interface ServerSecretsTable {
   name: string;
   /** The secret wrapped with the master key `key_id` (storage/server-secrets.ts), or the secret itself when key_id is null. */
   value: string;
@@ -76,7 +76,7 @@ export interface ServerSecretsTable {
 }
 
 /** Settings the running server records for the CLI (storage/deployment-settings.ts). */
-export interface DeploymentSettingsTable {
+interface DeploymentSettingsTable {
   name: string;
   value: string;
   updated_at: string;
@@ -212,12 +212,12 @@ export interface VirtualAccountsTable {
   updated_at: string;
 }
 
-export interface SystemAccountsTable {
+interface SystemAccountsTable {
   code: string;
   currency: string;
 }
 
-export interface LedgerJournalTable {
+interface LedgerJournalTable {
   id: string;
   customer_id: string;
   kind: string;
@@ -347,7 +347,7 @@ export interface IdempotencyKeysTable {
 }
 
 /** PostgreSQL: stored document files, readable by every instance (storage/files.ts). */
-export interface DocumentFilesTable {
+interface DocumentFilesTable {
   storage_path: string;
   customer_id: string;
   content: Buffer;

@@ -22,7 +22,7 @@ export function contentSecurityPolicy(overrides: Readonly<Record<string, string>
   return Object.entries({ ...pageDirectives, ...overrides }).map(([name, value]) => `${name} ${value}`).join('; ');
 }
 
-export const pageContentSecurityPolicy = contentSecurityPolicy();
+const pageContentSecurityPolicy = contentSecurityPolicy();
 
 export function installPageHeaders(context: FastifyInstance, policy = pageContentSecurityPolicy): void {
   context.addHook('onSend', async (_request, reply) => {

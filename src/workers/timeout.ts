@@ -1,5 +1,5 @@
 /** A promise that rejects when `work` has not settled within `timeoutMs` (a foreign call must not hang a worker). */
-export class CallTimeout extends Error {
+class CallTimeout extends Error {
   override name = 'CallTimeout';
 }
 

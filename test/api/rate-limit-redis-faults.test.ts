@@ -194,7 +194,7 @@ describe.skipIf(!redisUrl)('rate limits when a Redis in use freezes, goes away, 
     t = await createTestApp({ env, logStream: log.stream });
     // A second instance on the same database and Redis, as behind a load balancer.
     const shared: Storage = { ...t.storage, close: async () => {} };
-    second = await buildApp(t.config, { storage: shared, clock: t.clock, logStream: secondLog.stream as never });
+    second = await buildApp(t.config, { storage: shared, clock: t.clock, logStream: secondLog.stream });
   });
   afterAll(async () => {
     await second?.close();

@@ -1,7 +1,7 @@
 import type { Storage } from '../../src/storage/database.js';
 
 /** A money plan held before it runs; `release` lets it run. */
-export interface HeldPlan {
+interface HeldPlan {
   release(): void;
 }
 

@@ -139,7 +139,7 @@ export async function createTestApp(
   const app = await buildApp(config, {
     storage,
     clock,
-    ...(options.logStream ? { logStream: options.logStream as never } : {}),
+    ...(options.logStream ? { logStream: options.logStream } : {}),
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}),
     observeResponse: (method, routeUrl, statusCode) => {

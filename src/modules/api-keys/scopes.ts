@@ -15,10 +15,10 @@ export const scopeResources = [
   'webhooks',
 ] as const;
 
-export type ScopeResource = (typeof scopeResources)[number];
+type ScopeResource = (typeof scopeResources)[number];
 export type Scope = '*' | `${ScopeResource}:${'read' | 'write'}`;
 
-export const allScopes: readonly Scope[] = ['*', ...scopeResources.flatMap((resource) => [`${resource}:read`, `${resource}:write`] as Scope[])];
+const allScopes: readonly Scope[] = ['*', ...scopeResources.flatMap((resource) => [`${resource}:read`, `${resource}:write`] as Scope[])];
 
 export function isScope(value: string): value is Scope {
   return (allScopes as readonly string[]).includes(value);

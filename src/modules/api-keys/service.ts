@@ -57,7 +57,7 @@ const keyPattern = new RegExp(`^sk_(test|live)_[A-Za-z0-9_-]{${keyBodyLength}}$`
 /** One message for every kind of bad key, so a caller cannot tell unknown from revoked from expired. */
 export const unauthenticated = () => new DomainError('UNAUTHENTICATED', 'A valid API key is required.');
 
-export function hashApiKey(key: string): string {
+function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 

@@ -10,7 +10,7 @@ export interface CsrfToken {
   expires_at: string;
 }
 
-export const csrfRefused = () =>
+const csrfRefused = () =>
   new DomainError('CSRF_TOKEN_INVALID', 'POST, PATCH and DELETE need a valid X-CSRF-Token header; get one from GET /csrf-token.');
 
 /**

@@ -74,11 +74,11 @@ function checkedEmail(emailText: string): string {
   return email;
 }
 
-export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 const newToken = () => randomBytes(dashboardTokenRandomBytes).toString('base64url');
 
 /** One message for an unknown address and a wrong password, so sign-in does not tell which addresses exist. */
-export const wrongCredentials = () => new DomainError('UNAUTHENTICATED', 'The email address or the password is not right.');
+const wrongCredentials = () => new DomainError('UNAUTHENTICATED', 'The email address or the password is not right.');
 
 function present(row: DashboardUserRow): DashboardUserView {
   return { id: row.id, customer_id: row.customer_id, email: row.email, password_set: row.password_hash !== null, created_at: row.created_at };

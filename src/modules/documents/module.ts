@@ -21,11 +21,11 @@ export function registerDocuments(app: FastifyInstance, context: ModuleContext):
 }
 
 /** Files older than this that no row records are orphans (a stopped process, a failed discard): removed. */
-export const orphanFileAgeMs = 60 * 60_000;
+const orphanFileAgeMs = 60 * 60_000;
 const orphanFileSweepIntervalMs = 60 * 60_000;
 
 /** One pass of the sweeper; returns 0 so the worker waits its interval before the next (it is never urgent). */
-export async function sweepOrphanFiles(storage: Storage, files: FileStore, clock: Clock): Promise<number> {
+async function sweepOrphanFiles(storage: Storage, files: FileStore, clock: Clock): Promise<number> {
   const recordedPathsOf = async (customerId: string) =>
     new Set((await storage.db.selectFrom('documents').select('storage_path').where('customer_id', '=', customerId).execute()).map((row) => row.storage_path));
   await files.sweepOrphans(recordedPathsOf, new Date(clock.now().getTime() - orphanFileAgeMs));

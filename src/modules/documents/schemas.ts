@@ -14,7 +14,7 @@ export const identityUploadTypes: ReadonlySet<string> = new Set<(typeof uploadDo
 export type DocumentKind = (typeof identityDocumentKinds)[number];
 
 /** Sync states of a stored document (spec §3 shows only `pending`; docs/documents.md has the rest). */
-export const documentSyncStatuses = ['pending', 'synced', 'failed'] as const;
+const documentSyncStatuses = ['pending', 'synced', 'failed'] as const;
 
 /** Spec §4 POST /documents. The encoding of fileData is "not shown" in the spec; docs/documents.md decides base64. */
 export const UploadDocumentBody = Type.Object(

@@ -47,7 +47,7 @@ export function storedDocumentRow(input: NewStoredDocument): DocumentRow {
   };
 }
 
-export const storageQuotaExceeded = (quotaBytes: number, storedBytes: bigint, addedBytes: number) =>
+const storageQuotaExceeded = (quotaBytes: number, storedBytes: bigint, addedBytes: number) =>
   new DomainError('STORAGE_QUOTA_EXCEEDED', `Your stored documents would exceed the quota of ${quotaBytes} bytes.`, {
     quota_bytes: quotaBytes,
     stored_bytes: Number(storedBytes),

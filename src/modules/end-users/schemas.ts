@@ -5,16 +5,16 @@ import { CountryCode, Nullable, StringEnum, Timestamp, Uuid } from '../../http/s
 
 /** Spec §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
 
-export const datePattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+const datePattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 const DateString = Type.String({ pattern: datePattern, description: 'YYYY-MM-DD, a real calendar date' });
 const Email = Type.String({ format: 'email', maxLength: limits.emailLengthMax });
 const Text = (maxLength: number, minLength = 1) => Type.String({ minLength, maxLength });
 
-export const annualSalaryRanges = ['RANGE_0_TO_25000', 'RANGE_25000_TO_50000', 'RANGE_50000_TO_100000', 'RANGE_100000_TO_150000', 'ABOVE_150000'] as const;
-export const riskRatings = ['LOW', 'MEDIUM', 'HIGH'] as const;
-export const verificationMethods = ['hosted_kyc', 'pdf_upload', 'provider_websdk'] as const;
-export const businessPersonTypes = ['director', 'ubo', 'shareholder', 'signatory', 'authorised_representative'] as const;
-export const businessTypes = [
+const annualSalaryRanges = ['RANGE_0_TO_25000', 'RANGE_25000_TO_50000', 'RANGE_50000_TO_100000', 'RANGE_100000_TO_150000', 'ABOVE_150000'] as const;
+const riskRatings = ['LOW', 'MEDIUM', 'HIGH'] as const;
+const verificationMethods = ['hosted_kyc', 'pdf_upload', 'provider_websdk'] as const;
+const businessPersonTypes = ['director', 'ubo', 'shareholder', 'signatory', 'authorised_representative'] as const;
+const businessTypes = [
   'LIMITED_COMPANY',
   'PUBLIC_LIMITED_COMPANY',
   'LIMITED_LIABILITY_PARTNERSHIP',
@@ -24,7 +24,7 @@ export const businessTypes = [
   'TRUST',
   'OTHER',
 ] as const;
-export const sectors = [
+const sectors = [
   'AGRICULTURE',
   'CONSTRUCTION',
   'CRYPTO_ASSETS',
@@ -45,7 +45,7 @@ export const sectors = [
 export const identityDocumentKinds = ['passport', 'national_id', 'driving_licence', 'residence_permit'] as const;
 
 /** Spec §4: address with line1, city, postalCode, country required; line2, state optional. */
-export const Address = Type.Object(
+const Address = Type.Object(
   {
     line1: Text(limits.addressLineLengthMax),
     line2: Type.Optional(Text(limits.addressLineLengthMax, 0)),
@@ -163,7 +163,7 @@ export const CreateIndividualBody = Type.Object(
 );
 export type CreateIndividualInput = Static<typeof CreateIndividualBody>;
 
-export const BusinessPerson = Type.Object(
+const BusinessPerson = Type.Object(
   {
     person: Type.Object(
       {
@@ -235,7 +235,7 @@ export const UpdateEndUserBody = Type.Object(
 );
 export type UpdateEndUserInput = Static<typeof UpdateEndUserBody>;
 
-export const endUserStatuses = ['pending_verification', 'review_required', 'verified', 'rejected'] as const;
+const endUserStatuses = ['pending_verification', 'review_required', 'verified', 'rejected'] as const;
 export type EndUserStatus = (typeof endUserStatuses)[number];
 
 const nullableString = (schema: TSchema = Type.String()) => Nullable(schema);
@@ -275,7 +275,6 @@ export type EndUserRecord = Static<typeof EndUser>;
 export const SandboxVerificationBody = Type.Object({ outcome: StringEnum(['verified', 'rejected', 'review_required'] as const) }, { additionalProperties: false });
 export type SandboxVerificationInput = Static<typeof SandboxVerificationBody>;
 
-export const EndUserParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const EndUserIdParams = Type.Object({ endUserId: Uuid }, { additionalProperties: false });
 
 /** The hosted onboarding link of a hosted_kyc end user (additive: docs/dashboard.md "Hosted onboarding"). */

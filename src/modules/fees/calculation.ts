@@ -5,7 +5,7 @@
  */
 
 /** 100 % of the amount, in the unit of `percentageMillionths`. */
-export const millionthsPerWhole = 1_000_000n;
+const millionthsPerWhole = 1_000_000n;
 /** Millionths of the amount per percent: 1 % = 10,000 millionths. */
 export const millionthsPerPercent = 10_000n;
 /** Decimals of a percentage that millionths represent exactly: 0.0001 % is 1 millionth. */

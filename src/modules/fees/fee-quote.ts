@@ -7,7 +7,7 @@ import type { FiatCurrency } from '../../ledger/assets.js';
 
 /** Decided in docs/fees.md: the transaction types and payment schemes fee schedules (and payments) know. */
 export const feeTransactionTypes = ['payment'] as const;
-export type FeeTransactionType = (typeof feeTransactionTypes)[number];
+type FeeTransactionType = (typeof feeTransactionTypes)[number];
 export const paymentSchemes = ['SEPA', 'SEPA_INSTANT', 'FASTER_PAYMENTS', 'SWIFT', 'ACH', 'INTERNAL'] as const;
 export type PaymentScheme = (typeof paymentSchemes)[number];
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.js';
-import { otcSourceAmountMaxEur, otcSourceAmountMinEur, pageLimitMax } from '../../config/limits.js';
+import { otcSourceAmountMinEur, pageLimitMax, paymentAmountMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
 import type { Answer, Reservation } from '../../http/idempotency.js';
 import { newId } from '../../ids.js';
@@ -236,7 +236,7 @@ export class OtcService {
 function parseSourceAmount(text: string): bigint {
   const cents = parseAmount(text, sourceCurrency);
   const reason =
-    cents < BigInt(otcSourceAmountMinEur) * 100n ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > BigInt(otcSourceAmountMaxEur) * 100n ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
+    cents < BigInt(otcSourceAmountMinEur) * 100n ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > BigInt(paymentAmountMax) * 100n ? `must be at most ${paymentAmountMax} EUR` : undefined;
   if (reason) throw validationError([{ location: 'body', path: '/sourceAmountEur', reason }]);
   return cents;
 }

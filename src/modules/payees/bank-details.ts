@@ -43,7 +43,7 @@ export interface ResolvedBankDetails {
 const railFields = ['iban', 'sortCode', 'routingNumber'] as const;
 const railsSentence = 'iban (EUR), sortCode with accountNumber (GBP), routingNumber with accountNumber (USD), or accountNumber with bic (SWIFT)';
 /** The currency of a SWIFT payee identified by account number and BIC when the request names none. */
-export const swiftPayeeDefaultCurrency: FiatCurrency = 'USD';
+const swiftPayeeDefaultCurrency: FiatCurrency = 'USD';
 const digitsOnly = /^[0-9]+$/;
 
 /**
@@ -51,7 +51,7 @@ const digitsOnly = /^[0-9]+$/;
  * The checksum alone accepts 000000000, so the first two digits must also be a Federal Reserve routing symbol
  * of a bank: 01-12 (Federal Reserve districts), 21-32 (thrift institutions) or 61-72 (electronic).
  */
-export function abaRoutingNumberProblem(routingNumber: string): string | null {
+function abaRoutingNumberProblem(routingNumber: string): string | null {
   if (!/^[0-9]{9}$/.test(routingNumber)) return 'must be 9 digits';
   const prefix = Number(routingNumber.slice(0, 2));
   const bankPrefix = (prefix >= 1 && prefix <= 12) || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72);

@@ -14,12 +14,11 @@ export const payeePostalCodeLengthMax = 16;
 export const payeeStateRegionLengthMax = 35;
 
 /** ISO 13616: an IBAN has at most 34 characters in electronic form. */
-export const ibanLengthMax = 34;
+const ibanLengthMax = 34;
 /** The printed form of the longest IBAN: 34 characters in groups of four, separated by single spaces. */
 export const ibanInputLengthMax = ibanLengthMax + Math.ceil(ibanLengthMax / 4) - 1;
 
-/** UK: a sort code is 6 digits, an account number 8 (Faster Payments and Bacs). */
-export const ukSortCodeDigits = 6;
+/** UK: an account number is 8 digits (Faster Payments and Bacs); the sort code's 6 are the body schema's pattern. */
 export const ukAccountNumberDigits = 8;
 /** US: an ABA routing number is 9 digits; account numbers are 4 to 17 digits (the Nacha DFI account field holds 17). */
 export const usRoutingNumberDigits = 9;

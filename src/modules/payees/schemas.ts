@@ -22,7 +22,7 @@ const Bic = Type.String({
   description: 'BIC / SWIFT code, 8 or 11 characters (ISO 9362); stored in upper case',
 });
 
-export const PayeeAddressBody = Type.Object(
+const PayeeAddressBody = Type.Object(
   {
     line1: Text(limits.payeeAddressLineLengthMax),
     line2: OptionalText(limits.payeeAddressLineLengthMax),
@@ -34,7 +34,7 @@ export const PayeeAddressBody = Type.Object(
   { additionalProperties: false, description: "The payee's own address; SWIFT and SEPA carry at least its city and country" },
 );
 
-export const PayeeBankDetailsBody = Type.Object(
+const PayeeBankDetailsBody = Type.Object(
   {
     iban: Type.Optional(
       Type.String({
@@ -168,7 +168,7 @@ export type PayeeRecord = Static<typeof Payee>;
 export const PayeeParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 /** Spec §3 shows only `active`; the provider may deactivate a payee, and reactivate it (docs/payees.md "Status"). */
-export const payeeStatuses = ['active', 'inactive'] as const;
+const payeeStatuses = ['active', 'inactive'] as const;
 export type PayeeStatus = (typeof payeeStatuses)[number];
 
 /** Sandbox: the status the simulated provider gives the payee (any case). */

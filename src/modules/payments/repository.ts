@@ -24,29 +24,3 @@ export async function listPayments(db: Db, customerId: string, filters: PaymentF
   return newestFirstPage<PaymentRow>(query, offset, limit);
 }
 
-/** Moves a pending payment to its outcome; false when it was no longer pending (settled meanwhile). */
-export async function settlePaymentRow(
-  trx: Transaction<Database>,
-  id: string,
-  changes: Pick<PaymentRow, 'status' | 'updated_at' | 'completed_at' | 'failure_reason'>,
-): Promise<boolean> {
-  const result = await trx
-    .updateTable('payments')
-    .set({ ...changes, settle_at: null })
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
-export async function duePayments(db: Db, now: string, limit: number): Promise<PaymentRow[]> {
-  return db
-    .selectFrom('payments')
-    .selectAll()
-    .where('status', '=', 'pending')
-    .where('settle_at', 'is not', null)
-    .where('settle_at', '<=', now)
-    .orderBy('settle_at', 'asc')
-    .limit(limit)
-    .execute();
-}

@@ -5,9 +5,7 @@ import { reconciliationFilters } from '../transactions/schemas.js';
 import { feeTransactionTypes, paymentSchemes } from '../fees/fee-quote.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 
-/** Spec §4 POST /payments: paymentScheme up to 50 (reference: config/limits.ts). */
-export const paymentSchemeLengthMax = 50;
-export const payeeVerificationIdLengthMax = 100;
+const payeeVerificationIdLengthMax = 100;
 
 /** The fields of a payment; POST /fees/preview takes the same ones, so one body gives one fee. */
 const paymentFields = {

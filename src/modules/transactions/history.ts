@@ -10,7 +10,7 @@ import type { Database, TransactionsTable } from '../../storage/tables.js';
  */
 
 /** The columns a transaction record is presented from, in select order. */
-export const historyColumns = [
+const historyColumns = [
   'id',
   'fr_transaction_id',
   'transaction_type',

@@ -68,7 +68,7 @@ export const WalletAddress = Type.Object(
 export type WalletAddressRecord = Static<typeof WalletAddress>;
 
 /** What a wallet holds of one asset, as decimal strings at the asset's scale. */
-export const WalletBalance = Type.Object(
+const WalletBalance = Type.Object(
   {
     asset: Type.String(),
     balance: Type.String({ description: 'Decimal string: everything the wallet holds of the asset' }),

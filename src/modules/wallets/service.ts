@@ -36,7 +36,7 @@ import {
 import type { CreateWalletAddressInput, CreateWalletInput, LiveBalanceRecord, WalletAddressRecord, WalletDetailRecord, WalletRecord } from './schemas.js';
 
 /** Spec §4 shows no default for displayName; the record's display_name is a string, so a wallet is named. */
-export const defaultWalletDisplayName = 'USDC wallet';
+const defaultWalletDisplayName = 'USDC wallet';
 
 /** The custodian's address in canonical form; one that is not valid for its network is the provider's failure. */
 function addressFromCustodian(network: Network, address: string): string {

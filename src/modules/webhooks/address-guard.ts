@@ -31,7 +31,7 @@ const globalUnicastIpv6 = ipaddr.parseCIDR('2000::/3');
  * message is the customer's to read (the attempt's error), so a name's internal address is never in it: naming it
  * would let a customer map the operator's internal DNS one subscription at a time.
  */
-export class RefusedAddressError extends Error {
+class RefusedAddressError extends Error {
   readonly code = 'EADDRREFUSED';
   constructor(hostname: string, isLiteralAddress: boolean) {
     super(isLiteralAddress ? `${hostname} is not a public address` : `${hostname} resolves to a non-public address`);

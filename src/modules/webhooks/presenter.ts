@@ -18,7 +18,7 @@ export function presentSubscription(row: SubscriptionRow): WebhookSubscriptionRe
   };
 }
 
-export function presentAttempt(row: AttemptRow): AttemptRecord {
+function presentAttempt(row: AttemptRow): AttemptRecord {
   return {
     attempt_number: Number(row.attempt_number),
     succeeded: Number(row.succeeded) === 1,

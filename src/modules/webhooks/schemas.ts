@@ -73,7 +73,7 @@ export const DeliveriesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const Attempt = Type.Object(
+const Attempt = Type.Object(
   {
     attempt_number: Type.Integer({ description: 'Counted from 1 since the delivery was created or replayed' }),
     succeeded: Type.Boolean(),

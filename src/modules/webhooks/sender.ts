@@ -20,7 +20,7 @@ export interface SenderSettings {
 }
 
 /** Retry-After: seconds, or an HTTP date; anything else is ignored. */
-export function parseRetryAfter(value: string | string[] | undefined, now: Date): number | null {
+function parseRetryAfter(value: string | string[] | undefined, now: Date): number | null {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined || text.trim() === '') return null;
   const waitMs = /^[0-9]{1,10}$/.test(text.trim()) ? Number(text.trim()) * 1000 : Date.parse(text) - now.getTime();

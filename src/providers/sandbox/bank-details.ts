@@ -21,7 +21,7 @@ export function sandboxIban(country: IbanCountry, accountNumber: string): string
 }
 
 /** ABA routing number: 8 digits and a check digit making 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 (mod 10). */
-export function abaRoutingNumber(firstEightDigits: string): string {
+function abaRoutingNumber(firstEightDigits: string): string {
   const digits = [...firstEightDigits].map(Number);
   const weights = [3, 7, 1, 3, 7, 1, 3, 7];
   const sum = digits.reduce((total, digit, index) => total + digit * (weights[index] ?? 0), 0);

@@ -12,7 +12,7 @@ import { DerivedRandom } from './derived-random.js';
 
 const usAccountNumberDigits = 12;
 const ukAccountNumberDigits = 8;
-export const sandboxBankName = 'Sandbox Bank';
+const sandboxBankName = 'Sandbox Bank';
 
 /**
  * The simulated bank. Every account gets an IBAN in the requested country; GBP accounts are also reachable by

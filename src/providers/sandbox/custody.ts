@@ -4,7 +4,7 @@ import type { CreateAddressRequest, CreatedAddress, CreatedWallet, CreateWalletR
 import { providerId } from '../provider-ids.js';
 import { DerivedRandom } from './derived-random.js';
 
-export const sandboxCustodianName = 'sandbox';
+const sandboxCustodianName = 'sandbox';
 
 /** A well-formed address of the network, from derived bytes: valid in format, owned by no one. */
 function sandboxAddress(network: Network, random: DerivedRandom): string {

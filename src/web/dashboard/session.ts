@@ -20,7 +20,7 @@ declare module 'fastify' {
 
 export const sessionCookie = 'customer_api_session';
 /** Binds the CSRF token of the signed-out forms (sign-in, choose a password) to this browser. */
-export const formCookie = 'customer_api_form';
+const formCookie = 'customer_api_form';
 const cookiePath = '/dashboard';
 const formCookieMaxAgeSeconds = 60 * 60;
 
