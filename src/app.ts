@@ -90,7 +90,7 @@ const redactedLogPaths = [
 const allowedCorsHeaders = ['content-type', 'x-api-key', 'authorization', 'x-csrf-token', 'x-api-version', 'idempotency-key', 'x-request-id'];
 const exposedCorsHeaders = ['x-api-version', 'x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after'];
 
-/** Builds the HTTP application on a migrated database; tests call it too (DESIGN §4). */
+/** Builds the HTTP application on a migrated database; tests call it too (docs/architecture.md, Modules). */
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
   const providers = deps.providers ?? configuredProviders(config);
@@ -152,7 +152,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   });
   await app.register(cors, {
     // The plugin would answer every OPTIONS request as a preflight; one without Access-Control-Request-Method is an
-    // ordinary request, which goes through version resolution (spec §9 rule 4: it carries X-API-Version).
+    // ordinary request, which goes through version resolution (docs/spec.md §9 rule 4: it carries X-API-Version).
     delegator: (request, callback) => callback(null, { ...corsOptions, preflight: isPreflight(request) }),
   });
   installApiVersioning(app);

@@ -1,4 +1,4 @@
-/** Time comes from here, so tests can expire keys, tokens and quotes without sleeping (DESIGN §4 rule 7). */
+/** Time comes from here, so tests can expire keys, tokens and quotes without sleeping (docs/architecture.md rule 7). */
 export interface Clock {
   now(): Date;
 }
@@ -17,7 +17,7 @@ function isLeapYear(year: number): boolean {
 }
 
 /**
- * An RFC 3339 date-time → the spec §2 form (UTC, milliseconds: `2026-01-31T10:00:00.000Z`), or undefined when it is
+ * An RFC 3339 date-time → the docs/spec.md §2 form (UTC, milliseconds: `2026-01-31T10:00:00.000Z`), or undefined when it is
  * not one or falls outside the years 0000-9999 once in UTC. Written by hand because `new Date` refuses forms the
  * format allows (a leap second, `+02` offsets). Digits beyond the millisecond are cut, not rounded, so the order of
  * two timestamps never flips; a leap second (`23:59:60`) is read as the last millisecond of its minute.

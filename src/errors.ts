@@ -1,5 +1,5 @@
 /**
- * The closed catalogue of error codes (spec §7 leaves them open) and the one code → HTTP status map.
+ * The closed catalogue of error codes (docs/spec.md §7 leaves them open) and the one code → HTTP status map.
  * docs/errors.md documents each; a test keeps the two in step.
  */
 export const errorStatusByCode = {

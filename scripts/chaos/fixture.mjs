@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { parseExact, toMinor, walletAsset } from './load.mjs';
 
 /**
- * Every type a subscription may list (spec §6 and the additive ones, docs/webhooks.md), split over five
+ * Every type a subscription may list (docs/spec.md §6 and the additive ones, docs/webhooks.md), split over five
  * subscriptions by resource, as a customer with a receiver per concern would have them: the server sends at most
  * four attempts at once to one subscription per instance, so one subscription of everything would make the
  * deliveries, not the faults, what a run waits for.

@@ -177,7 +177,7 @@ export class Load {
     return { 'x-api-key': this.fixture.apiKey, 'x-csrf-token': this.fixture.csrf, ...(key ? { 'idempotency-key': key } : {}) };
   }
 
-  /** A payment has no Idempotency-Key (spec §4): sent once; an unanswered one is reconciled by its reference later. */
+  /** A payment has no Idempotency-Key (docs/spec.md §4): sent once; an unanswered one is reconciled by its reference later. */
   async payment() {
     const n = (this.sequence += 1);
     const toPayee = n % 2 === 1;

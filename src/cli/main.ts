@@ -4,7 +4,7 @@ import { pageDefault, pageLimitDefault, pageLimitMax, pageMax } from '../config/
 import type { SetFeeScheduleInput } from '../modules/fees/service.js';
 
 /**
- * Operator commands (DESIGN §3, docs/cli.md). Same DATA_DIR / DATABASE_URL as the server; every command prints one
+ * Operator commands (docs/architecture.md, Operator contract; docs/cli.md). Same DATA_DIR / DATABASE_URL as the server; every command prints one
  * JSON object on stdout (`sandbox init --shell` prints shell lines instead), an error one line on stderr with a
  * non-zero exit. Only commander loads here: a command's code (commands.ts, and with it the database drivers) is
  * imported when it runs, so `--help` and `--version` answer at once.

@@ -1,21 +1,21 @@
-// Every numeric limit of spec §8 and of the decisions in docs/, named with its unit last.
+// Every numeric limit of docs/spec.md §8 and of the decisions in docs/, named with its unit last.
 
-/** Spec §4.5 and §8: page size default 50, clamped to 100; pages are 1-based. */
+/** docs/spec.md §4.5 and §8: page size default 50, clamped to 100; pages are 1-based. */
 export const pageLimitDefault = 50;
 export const pageLimitMax = 100;
 export const pageDefault = 1;
 /** The highest page number a list accepts (the operator CLI's `customers list --page`). */
 export const pageMax = 1_000_000_000;
 
-/** Spec §8: payment amounts (and fee previews, deposits) are greater than 0 and at most 10,000,000 major units. */
+/** docs/spec.md §8: payment amounts (and fee previews, deposits) are greater than 0 and at most 10,000,000 major units. */
 export const paymentAmountMax = 10_000_000;
 /**
- * Spec §4 POST /payments: reference length 1-200. Deposits take the same bound, and so do the `reference` filters
+ * docs/spec.md §4 POST /payments: reference length 1-200. Deposits take the same bound, and so do the `reference` filters
  * of GET /payments and GET /transactions (a longer one could match nothing).
  */
 export const paymentReferenceLengthMax = 200;
 
-/** Spec §4 POST /fiat-accounts and POST /virtual-accounts: accountName length 1-200. */
+/** docs/spec.md §4 POST /fiat-accounts and POST /virtual-accounts: accountName length 1-200. */
 export const accountNameLengthMax = 200;
 
 /** A request must have arrived whole (headers and body) within this time (Node's default for http servers). */
@@ -97,7 +97,7 @@ export const shutdownTimeoutMsDefault = 10_000;
  */
 export const shutdownIdleConnectionGraceMs = 2_000;
 
-/** Spec §4 POST /end-users and PATCH /end-users: field limits (those "not shown" are decided in docs/end-users.md). */
+/** docs/spec.md §4 POST /end-users and PATCH /end-users: field limits (those "not shown" are decided in docs/end-users.md). */
 export const personNameLengthMax = 100;
 export const emailLengthMax = 255;
 export const phoneLengthMax = 20;
@@ -117,7 +117,7 @@ export const metadataKeyLengthMax = 40;
 export const metadataDepthMax = 5;
 export const metadataBytesMax = 16 * 1024;
 /**
- * identificationDocument and reverseSolicitationAttestation, whose inner fields spec §4 does not show: any JSON
+ * identificationDocument and reverseSolicitationAttestation, whose inner fields docs/spec.md §4 does not show: any JSON
  * object with at most 50 members, nested at most 5 levels, at most 4 KiB as JSON (documents themselves go to
  * POST /documents).
  */
@@ -129,7 +129,7 @@ export const registrationNumberLengthMax = 100;
 export const websiteLengthMax = 255;
 export const businessPersonsMax = 25;
 
-/** Spec §8: report upload strings (kyc, kyb, provider) are 1-14,680,064 characters. */
+/** docs/spec.md §8: report upload strings (kyc, kyb, provider) are 1-14,680,064 characters. */
 export const reportLengthMax = 14_680_064;
 /** What the longest report string decodes to: every report the spec's length allows fits. */
 export const reportSizeMaxBytes = (reportLengthMax / 4) * 3;
@@ -137,7 +137,7 @@ export const reportFileNameLengthMax = 255;
 /** Two reports at their maximum plus the rest of an end-user body. */
 export const endUserBodyLimitBytes = 2 * reportLengthMax + 1024 * 1024;
 
-/** Spec §4 POST /documents: fileName 1-255; decoded files up to 10 MiB (docs/documents.md). */
+/** docs/spec.md §4 POST /documents: fileName 1-255; decoded files up to 10 MiB (docs/documents.md). */
 export const documentFileNameLengthMax = 255;
 export const documentSizeMaxBytes = 10 * 1024 * 1024;
 /**
@@ -239,7 +239,7 @@ export const idempotencyRetentionHoursDefault = 24;
  * (the database slow, the event loop busy) leaves two more chances before the lease runs out under the request.
  */
 export const idempotencyLeaseRenewalsPerLease = 3;
-/** Spec §4 rule 8 replays a retry: a key is kept at least a day, so a client retrying the next morning is safe. */
+/** docs/spec.md §4 rule 8 replays a retry: a key is kept at least a day, so a client retrying the next morning is safe. */
 export const idempotencyRetentionHoursMin = 24;
 /** The reaper deletes at most this many expired keys per pass, and looks again this often when it found none. */
 export const idempotencyReaperBatchSize = 1000;
@@ -255,19 +255,19 @@ export const addressesPerWalletMax = 100;
 export const walletBalanceCeilingMinor = 10n ** 18n;
 /** One transfer or deposit moves at most 10^15 base units (10^9 USDC, 10^7 BTC, 10^6 ETH or SOL). */
 export const walletAmountMaxMinor = 10n ** 15n;
-/** Spec §4 POST /wallets: displayName 1-100. */
+/** docs/spec.md §4 POST /wallets: displayName 1-100. */
 export const walletDisplayNameLengthMax = 100;
-/** Spec §4 POST /wallets/{walletId}/addresses: asset 1-20, network 1-50 characters. */
+/** docs/spec.md §4 POST /wallets/{walletId}/addresses: asset 1-20, network 1-50 characters. */
 export const walletAssetLengthMax = 20;
 export const walletNetworkLengthMax = 50;
-/** Spec §4 POST /wallets/{walletId}/transfers: destination 5-200 characters, note at most 500. */
+/** docs/spec.md §4 POST /wallets/{walletId}/transfers: destination 5-200 characters, note at most 500. */
 export const walletTransferDestinationLengthMin = 5;
 export const walletTransferDestinationLengthMax = 200;
 export const walletTransferNoteLengthMax = 500;
 
-/** OTC exchange (docs/otc.md). Spec §8: a quote's source amount is at least 20 EUR, with at most 2 decimals. */
+/** OTC exchange (docs/otc.md). docs/spec.md §8: a quote's source amount is at least 20 EUR, with at most 2 decimals. */
 export const otcSourceAmountMinEur = 20;
-/** DESIGN §3: quotes live OTC_QUOTE_TTL_SECONDS unless configured otherwise. */
+/** docs/architecture.md, Operator contract: quotes live OTC_QUOTE_TTL_SECONDS unless configured otherwise. */
 export const otcQuoteTtlSecondsDefault = 30;
 /** The platform's spread on the mid rate, in basis points, unless OTC_SPREAD_BPS says otherwise; at most 10 %. */
 export const otcSpreadBpsDefault = 30;
@@ -277,11 +277,11 @@ export const otcRateDecimals = 8;
 /** A confirmation's travelRulePayload: any JSON object of at most this many bytes. */
 export const travelRulePayloadBytesMax = 16 * 1024;
 
-/** Webhooks (docs/webhooks.md). Spec §8: at most 10 subscriptions per customer, 1-50 event types each. */
+/** Webhooks (docs/webhooks.md). docs/spec.md §8: at most 10 subscriptions per customer, 1-50 event types each. */
 export const webhookSubscriptionsPerCustomerMax = 10;
 export const webhookEventTypesMin = 1;
 export const webhookEventTypesMax = 50;
-/** Spec §4 PATCH /webhooks/{id}: url at most 2048 characters, description at most 500. */
+/** docs/spec.md §4 PATCH /webhooks/{id}: url at most 2048 characters, description at most 500. */
 export const webhookUrlLengthMax = 2048;
 export const webhookDescriptionLengthMax = 500;
 /** Random bytes of a signing secret (`whsec_` + base64); Standard Webhooks asks for 24 to 64. */
@@ -290,7 +290,7 @@ export const webhookSecretRandomBytes = 32;
 export const webhookSecretPrefixLength = 12;
 /** After a rotation, deliveries are signed with the old secret too for this long. */
 export const webhookPreviousSecretTtlMs = 24 * 60 * 60 * 1000;
-/** DESIGN §3: the default retry schedule is Svix's, 5s, 5m, 30m, 2h, 5h, 10h, 10h (WEBHOOK_RETRY_DELAYS). */
+/** docs/architecture.md, Operator contract: the default retry schedule is Svix's, 5s, 5m, 30m, 2h, 5h, 10h, 10h (WEBHOOK_RETRY_DELAYS). */
 export const webhookRetryDelaysMsDefault: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** With WEBHOOK_DISABLE_AFTER unset, a subscription is disabled after failing this long (and the schedule exhausted). */
 export const webhookDisableAfterFailingMsDefault = 5 * 24 * 60 * 60 * 1000;

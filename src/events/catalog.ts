@@ -1,6 +1,6 @@
 import { grants, type Scope } from '../modules/api-keys/scopes.js';
 
-/** Spec §6: the event types a webhook subscription may list. */
+/** docs/spec.md §6: the event types a webhook subscription may list. */
 export const eventTypes = [
   'payment.created',
   'payment.status_updated',
@@ -20,7 +20,7 @@ export const eventTypes = [
 ] as const;
 
 /**
- * Beyond spec §6, in the same shape (`data` the resource's record): wallet transfers and deposits (docs/wallets.md
+ * Beyond docs/spec.md §6, in the same shape (`data` the resource's record): wallet transfers and deposits (docs/wallets.md
  * "Events"), OTC orders (docs/otc.md). The spec's list above stays exactly as it is.
  */
 export const additiveEventTypes = [

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rejectedVersionEchoLengthMax } from '../config/limits.js';
 
-/** Spec §9: v1 and v2 are supported; v2 currently routes through the v1 handlers. */
+/** docs/spec.md §9: v1 and v2 are supported; v2 currently routes through the v1 handlers. */
 const supportedApiVersions = ['v1', 'v2'] as const;
 export type ApiVersion = (typeof supportedApiVersions)[number];
 const defaultApiVersion: ApiVersion = 'v1';
@@ -19,7 +19,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The version that handles the request, or the rejected token; undefined only before resolution. */
     apiVersion: string | undefined;
-    /** Set on the last-resort 500, which carries no X-API-Version (spec §7 rule 6). */
+    /** Set on the last-resort 500, which carries no X-API-Version (docs/spec.md §7 rule 6). */
     lastResort: boolean;
   }
 }
@@ -46,7 +46,7 @@ function echoable(token: string): string {
   return token.slice(0, rejectedVersionEchoLengthMax).replace(/[^\x21-\x7e]/g, '');
 }
 
-/** Spec §9 rules 2 and 3: the version a request selects, or the unsupported token it names. */
+/** docs/spec.md §9 rules 2 and 3: the version a request selects, or the unsupported token it names. */
 export type VersionChoice = { version: ApiVersion } | { rejected: string };
 
 function chooseVersion(pathToken: string | undefined, header: string | string[] | undefined): VersionChoice {
@@ -82,7 +82,7 @@ export function versionOfUnreadableRequest(bytes: Buffer | undefined): ApiVersio
   return 'version' in choice ? choice.version : undefined;
 }
 
-/** Spec §7 rule 4: the flat body naming the rejected token and the supported versions, and the token's echo. */
+/** docs/spec.md §7 rule 4: the flat body naming the rejected token and the supported versions, and the token's echo. */
 export function unsupportedVersionAnswer(token: string): { body: string; echo: string } {
   const body = { error: `Unsupported API version "${echoable(token)}". Supported versions: ${supportedApiVersions.join(', ')}.` };
   return { body: JSON.stringify(body), echo: echoable(token) };
@@ -99,7 +99,7 @@ export function isPreflight(request: FastifyRequest): boolean {
   return request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
 }
 
-/** Resolves the version of every request (spec §9 rule 2) and stamps it on every response (rule 4). */
+/** Resolves the version of every request (docs/spec.md §9 rule 2) and stamps it on every response (rule 4). */
 export function installApiVersioning(app: FastifyInstance): void {
   app.decorateRequest('apiVersion', undefined);
   app.decorateRequest('lastResort', false);

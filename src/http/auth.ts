@@ -7,7 +7,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Answered without an API key (health, readiness, metrics, API reference). Routes are private by default. */
     public?: boolean;
-    /** The scope the key must hold (DESIGN §3), or several of which one suffices (the service then checks further). */
+    /** The scope the key must hold (docs/architecture.md, Keys and scopes), or several of which one suffices (the service then checks further). */
     scope?: Scope | readonly Scope[];
   }
   interface FastifyRequest {
@@ -24,7 +24,7 @@ function occurrences(request: FastifyRequest, name: string): number {
 }
 
 /**
- * Spec §5 rule 1: the key comes as `x-api-key` or `Authorization: Bearer` (docs/authentication.md). An Authorization
+ * docs/spec.md §5 rule 1: the key comes as `x-api-key` or `Authorization: Bearer` (docs/authentication.md). An Authorization
  * header of another scheme (a gateway's `Basic …`) is not a credential of ours: beside an `x-api-key` it is ignored,
  * alone it is a missing key. Two credentials that could disagree are ambiguous and refused like any bad key: an
  * `x-api-key` and a Bearer token that differ, or either header sent twice.

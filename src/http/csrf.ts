@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CsrfTokenService } from '../modules/csrf-tokens/service.js';
 import type { RefusalLimit } from './rate-limit.js';
 
-/** Spec §5 rule 4: POST, PATCH and DELETE also need X-CSRF-Token, bound to the key that fetched it. */
+/** docs/spec.md §5 rule 4: POST, PATCH and DELETE also need X-CSRF-Token, bound to the key that fetched it. */
 const writeMethods = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
 /** A refused token counts as a refused authentication (http/rate-limit.ts). */

@@ -35,7 +35,7 @@ export function errorAnswer(error: DomainError): { status: number; body: string 
 /*
  * Errors raised before a request reaches the routes — by the URL router or by Node's HTTP parser — skip the hooks
  * that set the usual headers, so these two write them themselves (docs/errors.md "Before routing"), X-API-Version
- * included wherever the version can be resolved (spec §9 rule 4).
+ * included wherever the version can be resolved (docs/spec.md §9 rule 4).
  */
 
 const headersBeforeRouting = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-type': 'application/json; charset=utf-8' };
@@ -145,7 +145,7 @@ function sendStorageFault(reply: FastifyReply, fault: StorageFault): FastifyRepl
 }
 
 /**
- * The only place that writes error bodies (DESIGN §4 rule 4). `storageFaults` tells a fault of the database or disk
+ * The only place that writes error bodies (docs/architecture.md rule 4). `storageFaults` tells a fault of the database or disk
  * (503/507, noted for readiness) from a bug (500).
  */
 export function installErrorHandling(app: FastifyInstance, storageFaults?: StorageFaultState): void {
@@ -156,7 +156,7 @@ export function installErrorHandling(app: FastifyInstance, storageFaults?: Stora
     const isRequestError = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
     if (request.is404 && isRequestError && !(error instanceof DomainError)) return routeNotFound(request, reply);
     if (error instanceof DomainError) {
-      // Spec §7 rule 2: the first request with the key is unfinished; a retry in a second is reasonable.
+      // docs/spec.md §7 rule 2: the first request with the key is unfinished; a retry in a second is reasonable.
       if (error.code === 'IDEMPOTENCY_KEY_IN_USE') reply.header('retry-after', '1');
       // The instance is stopping: retry at once, on a new connection (this one closes after the answer).
       if (error.code === 'SHUTTING_DOWN') reply.header('retry-after', '1').header('connection', 'close');

@@ -14,7 +14,7 @@ import { callerOf } from './auth.js';
 import { errorAnswer } from './error-handler.js';
 
 /**
- * Idempotency-Key (spec §4 rule 8; docs/idempotency.md): the one wrapper every money-moving route and every create
+ * Idempotency-Key (docs/spec.md §4 rule 8; docs/idempotency.md): the one wrapper every money-moving route and every create
  * runs its operation in. Keyed on (customer, key), whatever the route: a key reused on another operation replays the
  * first operation's answer — to a caller allowed to read it.
  *
@@ -39,7 +39,7 @@ import { errorAnswer } from './error-handler.js';
 
 /**
  * The request's Idempotency-Key as the route schema declares it: a UUID of RFC 9562 (versions 1 to 8, its variant),
- * in either case. Spec §4 asks clients for v4; v7 keys are as unique. The nil and max UUIDs identify nothing.
+ * in either case. docs/spec.md §4 asks clients for v4; v7 keys are as unique. The nil and max UUIDs identify nothing.
  */
 const IdempotencyKeyHeader = Type.String({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$',

@@ -15,11 +15,11 @@ const swaggerLogoStyleHash = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99
 
 /**
  * Completes each operation with what the edge guarantees for every route but a route's own schema may not list.
- * Version resolution runs before any route (spec §9), so every operation can answer the flat 400 of spec §7
+ * Version resolution runs before any route (docs/spec.md §9), so every operation can answer the flat 400 of docs/spec.md §7
  * rule 4, the last-resort 500 of rule 6 exists everywhere, and so does the 503 of an instance shutting down
  * (http/shutdown-refusal.ts); without this, /health and /ready documented no 4xx at all. Every operation behind an
  * API key reads the database, so it can answer 503 while the database is away and 507 while the storage is full
- * (docs/operations.md "Faults"). Writes also need X-CSRF-Token (spec §5 rule 4), which the document declared as a
+ * (docs/operations.md "Faults"). Writes also need X-CSRF-Token (docs/spec.md §5 rule 4), which the document declared as a
  * scheme but required nowhere, so a generated client would not send it.
  */
 function documentEdgeBehaviour({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {

@@ -5,7 +5,7 @@
  *
  * - an enum of strings matches regardless of case and hands the service its canonical spelling
  *   (`"DIRECTOR"` → `"director"`, `"eur"` → `"EUR"`);
- * - a `date-time` is any RFC 3339 timestamp and reaches the service as UTC with milliseconds (spec §2);
+ * - a `date-time` is any RFC 3339 timestamp and reaches the service as UTC with milliseconds (docs/spec.md §2);
  * - a country code (format `iso-3166-1-alpha-2`) is an assigned code in any case and reaches the service in upper
  *   case (`"de"` → `"DE"`);
  * - every string is single-line text (text-hygiene.ts), except base64 content (`contentEncoding: "base64"`), whose

@@ -39,12 +39,12 @@ export function Nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null
   return Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]));
 }
 
-/** Spec §4 convention 2: every success body is `{ data: ... }`. */
+/** docs/spec.md §4 convention 2: every success body is `{ data: ... }`. */
 export function DataOf<T extends TSchema>(schema: T) {
   return Type.Object({ data: schema }, { additionalProperties: false });
 }
 
-/** Spec §7 rule 1: the error envelope of every per-endpoint failure. */
+/** docs/spec.md §7 rule 1: the error envelope of every per-endpoint failure. */
 export const ErrorEnvelope = Type.Object(
   {
     error: Type.Object({
@@ -56,7 +56,7 @@ export const ErrorEnvelope = Type.Object(
   { description: 'Error envelope (spec §7 rule 1); codes in docs/errors.md' },
 );
 
-/** Spec §7 rule 4: the flat body of an unsupported API version. */
+/** docs/spec.md §7 rule 4: the flat body of an unsupported API version. */
 export const VersionErrorBody = Type.Object(
   { error: Type.String({ description: 'Names the rejected version and the supported versions' }) },
   { description: 'Unsupported API version (spec §7 rule 4, §9 rule 7)' },

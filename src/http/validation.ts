@@ -111,7 +111,7 @@ interface RequestValidator {
 }
 
 /**
- * Bodies are validated exactly as sent (DESIGN §2: no type coercion, unknown properties refused); query strings,
+ * Bodies are validated exactly as sent (docs/architecture.md, Stack: no type coercion, unknown properties refused); query strings,
  * path parameters and headers are text by nature, so those are coerced ("2" → 2 for `page`), and unknown query
  * parameters are dropped rather than refused on every route (cache busters such as `_=123`; removeAdditional only
  * acts where `additionalProperties: false` is declared, which no headers schema does). Every part first passes the

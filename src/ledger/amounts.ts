@@ -1,7 +1,7 @@
 import { scaleOf, type Asset } from './assets.js';
 
 /**
- * Exact parsing of amounts into bigint base units of an asset (DESIGN §2, §5). No floating-point arithmetic happens here:
+ * Exact parsing of amounts into bigint base units of an asset (docs/architecture.md, Stack; docs/conventions.md, Code). No floating-point arithmetic happens here:
  * a JSON number is turned into its shortest decimal string first (String(n), the digits JavaScript prints and
  * the ones a client typed), and those digits are parsed.
  */

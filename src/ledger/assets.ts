@@ -21,7 +21,7 @@ export type FiatCurrency = { [A in Asset]: (typeof assetRegistry)[A]['kind'] ext
 export type CryptoAsset = Exclude<Asset, FiatCurrency>;
 
 export const assetCodes = Object.keys(assetRegistry) as Asset[];
-/** The fiat currencies, in the order spec §1 names them (USD, EUR, GBP). */
+/** The fiat currencies, in the order docs/spec.md §1 names them (USD, EUR, GBP). */
 export const fiatCurrencies = assetCodes.filter((code) => assetRegistry[code].kind === 'fiat') as FiatCurrency[];
 export const cryptoAssets = assetCodes.filter((code) => assetRegistry[code].kind === 'crypto') as CryptoAsset[];
 

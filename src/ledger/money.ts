@@ -1,6 +1,6 @@
 import { scaleOf, type Asset } from './assets.js';
 
-/** Exact money: bigint base units inside, formatted only at the edge (DESIGN §5). */
+/** Exact money: bigint base units inside, formatted only at the edge (docs/conventions.md, Code). */
 
 /** Base units → decimal string without float arithmetic: 1234n EUR → "12.34", -5n → "-0.05", 1500000n USDC → "1.500000". */
 export function formatDecimal(units: bigint, asset: Asset): string {
@@ -13,7 +13,7 @@ export function formatDecimal(units: bigint, asset: Asset): string {
 }
 
 /**
- * Base units → the JSON number spec §2 asks for (fiat `balance`, transaction `amount`). The number is parsed from
+ * Base units → the JSON number docs/spec.md §2 asks for (fiat `balance`, transaction `amount`). The number is parsed from
  * the exact decimal string, so it is the double nearest to the true value and prints back as that string. Exact for
  * every fiat amount (2 decimals, far below 2^53 cents); crypto amounts go out as decimal strings where the spec
  * allows (docs/assets.md).

@@ -29,7 +29,7 @@ const networksOfAsset: Readonly<Record<CryptoAsset, readonly Network[]>> = {
   ETH: ['ETH'],
 };
 
-/** What a wallet holds when nothing else is asked (spec §2: a new wallet's `currency` is USDC, its deposit address on ETH). */
+/** What a wallet holds when nothing else is asked (docs/spec.md §2: a new wallet's `currency` is USDC, its deposit address on ETH). */
 export const defaultWalletAsset: CryptoAsset = 'USDC';
 export const defaultWalletNetwork: Network = 'ETH';
 

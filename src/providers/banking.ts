@@ -1,6 +1,6 @@
 import type { FiatCurrency } from '../ledger/assets.js';
 
-/** The banking side of the provider behind the `fr_*` ids (DESIGN §4): the sandbox simulates it. */
+/** The banking side of the provider behind the `fr_*` ids (docs/architecture.md, Layers): the sandbox simulates it. */
 
 export type IbanCountry = 'DE' | 'DK' | 'GB' | 'LU';
 

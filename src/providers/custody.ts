@@ -1,7 +1,7 @@
 import type { CryptoAsset } from '../ledger/assets.js';
 import type { Network } from '../ledger/networks.js';
 
-/** The custody side of the provider (DESIGN §4): it holds the wallets' keys and makes their addresses. */
+/** The custody side of the provider (docs/architecture.md, Layers): it holds the wallets' keys and makes their addresses. */
 
 export interface CreateWalletRequest {
   ownerBusinessId: string;

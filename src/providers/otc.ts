@@ -1,7 +1,7 @@
 import type { CryptoAsset } from '../ledger/assets.js';
 
 /**
- * The liquidity side of the provider (DESIGN §4): the price at which EUR buys a crypto asset. A rate is an integer
+ * The liquidity side of the provider (docs/architecture.md, Layers): the price at which EUR buys a crypto asset. A rate is an integer
  * count of 10^-8 units of the asset per 1 EUR (config/limits.ts otcRateDecimals), so the arithmetic on it stays exact.
  * A real liquidity provider replaces the sandbox behind this interface.
  */

@@ -8,7 +8,7 @@ import { SandboxCustodyProvider } from './sandbox/custody.js';
 import { SandboxKycProvider } from './sandbox/kyc.js';
 import { SandboxOtcPriceProvider } from './sandbox/otc.js';
 
-/** Every foreign system the service talks to, behind its interface (DESIGN §4). */
+/** Every foreign system the service talks to, behind its interface (docs/architecture.md, Layers). */
 export type { IbanCountry } from './banking.js';
 
 export interface Providers {

@@ -156,7 +156,7 @@ function postgresTransactionRunner(db: Kysely<Database>): Storage['transaction']
     });
 }
 
-/** The pragmas the embedded database must run with; checked after they are set (DESIGN §2). */
+/** The pragmas the embedded database must run with; checked after they are set (docs/architecture.md, Stack). */
 export const sqliteBusyTimeoutMs = 5000;
 const sqliteFileName = 'customer-api.sqlite';
 const preparedStatementCacheSize = 500;

@@ -18,7 +18,7 @@ import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-
 
 const unknownId = '5e2d7c1a-9b3f-4a6e-8d0c-1f2a3b4c5d6e';
 
-/** Sandbox funding (DESIGN §3): POST /sandbox/fiat-accounts/{id}/deposits. */
+/** Sandbox funding (docs/architecture.md, Sandbox simulation): POST /sandbox/fiat-accounts/{id}/deposits. */
 describe('sandbox deposits', () => {
   let t: TestApp;
   let alice: TestCustomer;

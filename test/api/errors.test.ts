@@ -8,12 +8,12 @@ import { errorStatusByCode, type ErrorCode } from '../../src/errors.js';
 import { createTestApp, type RequestOptions, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { expectNoLeaks } from '../helpers/leaks.js';
 
-/** Spec §7 (errors): one envelope for every failure, a closed catalogue of codes, nothing internal in a body. */
+/** docs/spec.md §7 (errors): one envelope for every failure, a closed catalogue of codes, nothing internal in a body. */
 
 const unknownAccountId = '3f2b9a1e-7c4d-4e8f-9a0b-1c2d3e4f5a6b';
 
 
-/** Spec §7 rule 1: `{ error: { code, message, details } }`, with the status the catalogue gives the code. */
+/** docs/spec.md §7 rule 1: `{ error: { code, message, details } }`, with the status the catalogue gives the code. */
 function expectEnvelope(response: LightMyRequestResponse, status: number, code: ErrorCode) {
   expect(response.statusCode, response.body).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);

@@ -8,7 +8,7 @@ import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Spec §2 fee preview result. */
+/** docs/spec.md §2 fee preview result. */
 const resultFields = ['fee_amount', 'fee_currency', 'schedule_id', 'schedule_name', 'umbrella_link_id', 'goat_member_code', 'breakdown'].sort();
 const breakdownFields = ['flat_fee', 'percentage_fee', 'percentage_amount', 'raw_total', 'min_applied', 'max_applied'].sort();
 

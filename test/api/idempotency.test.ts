@@ -10,7 +10,7 @@ import { createVirtualAccount, fiatBalance, moneySnapshot } from '../helpers/mon
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
- * Idempotency-Key (spec §4 rule 8, docs/idempotency.md) on the sandbox deposit endpoint, and reused across the
+ * Idempotency-Key (docs/spec.md §4 rule 8, docs/idempotency.md) on the sandbox deposit endpoint, and reused across the
  * money-moving endpoints, on the dialect of this project (creates: idempotent-creates.test.ts).
  */
 describe('Idempotency-Key', () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorStatusByCode } from '../../src/errors.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
-/** DESIGN §2: OpenAPI 3.1 generated from the route schemas at /openapi.json, an interactive reference at /docs. */
+/** docs/architecture.md, Stack: OpenAPI 3.1 generated from the route schemas at /openapi.json, an interactive reference at /docs. */
 
 type Json = Record<string, any>;
 const httpMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -27,13 +27,13 @@ function jsonSchemaOf(response: Json | undefined): Json {
   return schema as Json;
 }
 
-/** The envelope of spec §7 rule 1, as a schema: `error` an object requiring code, message and details. */
+/** The envelope of docs/spec.md §7 rule 1, as a schema: `error` an object requiring code, message and details. */
 function isEnvelopeSchema(schema: Json): boolean {
   const error = schema.properties?.error;
   return error?.type === 'object' && ['code', 'message', 'details'].every((name) => error.required?.includes(name));
 }
 
-/** The flat body of spec §7 rule 4: `error` a string. */
+/** The flat body of docs/spec.md §7 rule 4: `error` a string. */
 function isFlatVersionSchema(schema: Json): boolean {
   return schema.properties?.error?.type === 'string';
 }

@@ -26,11 +26,11 @@ const withAddress = (fields: Record<string, unknown>) => payeeBody({ address: { 
 const withBank = (bankDetails: Record<string, unknown>) => payeeBody({ bankDetails });
 
 const recordFields = [
-  // Spec §2 payee record.
+  // docs/spec.md §2 payee record.
   'id', 'fr_payee_id', 'payee_name', 'currency', 'status', 'account_number', 'sort_code', 'swift', 'bank_name',
   'address_line1', 'address_line2', 'city', 'state_region', 'postal_code', 'country_code', 'end_user_id',
   'requires_vop', 'fr_owner_business_id', 'created_at',
-  // Additive (spec §9 rule 6, docs/payees.md).
+  // Additive (docs/spec.md §9 rule 6, docs/payees.md).
   'iban', 'routing_number', 'account_holder_name', 'bank_address', 'intermediary_bank', 'updated_at',
 ].sort();
 

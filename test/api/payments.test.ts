@@ -27,7 +27,7 @@ const unknownId = '3c9e1b7a-5d2f-4e8c-9a1b-2c3d4e5f6a7b';
 
 type Account = Awaited<ReturnType<typeof createFiatAccount>>;
 
-/** Every field GET /payments/{id} answers: the spec §2 creation fields and the additive ones (docs/payments.md). */
+/** Every field GET /payments/{id} answers: the docs/spec.md §2 creation fields and the additive ones (docs/payments.md). */
 const paymentFields = [
   ...paymentCreatedFields, 'fee', 'paymentScheme', 'fromAccountId', 'fromAccountType', 'toAccountId', 'payeeId',
   'transactionId', 'failureReason', 'completedAt', 'updatedAt',

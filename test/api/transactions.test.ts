@@ -20,7 +20,7 @@ const at = (minutes: number) => new Date(start + minutes * minute).toISOString()
 
 type Record_ = Record<string, any>;
 
-/** Spec §2 transaction record: every field with the JSON type the spec gives it (uuid/string/number/timestamp). */
+/** docs/spec.md §2 transaction record: every field with the JSON type the spec gives it (uuid/string/number/timestamp). */
 function expectRecordTypes(record: Record_) {
   expect(Object.keys(record).sort()).toEqual(transactionFields);
   expect(record.id).toMatch(uuidPattern);

@@ -5,13 +5,13 @@ import { rejectedVersionEchoLengthMax } from '../../src/config/limits.js';
 import { createTestApp, type RequestOptions, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { expectNoLeaks } from '../helpers/leaks.js';
 
-/** Spec §9 (versioning) and the version-related rules of spec §7 (rules 4 and 6). */
+/** docs/spec.md §9 (versioning) and the version-related rules of docs/spec.md §7 (rules 4 and 6). */
 
 const unknownAccountId = '3f2b9a1e-7c4d-4e8f-9a0b-1c2d3e4f5a6b';
 const origin = 'https://dashboard.example';
 
 
-/** Spec §7 rule 4: HTTP 400, a flat `{ error: <string> }`, and the rejected token echoed in X-API-Version. */
+/** docs/spec.md §7 rule 4: HTTP 400, a flat `{ error: <string> }`, and the rejected token echoed in X-API-Version. */
 function expectUnsupportedVersion(response: LightMyRequestResponse, token: string): void {
   expect(response.statusCode).toBe(400);
   expect(response.headers['content-type']).toMatch(/^application\/json/);

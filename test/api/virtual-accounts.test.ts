@@ -15,7 +15,7 @@ const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const unknownId = '6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';
 const unknownId2 = '7b2e1d3f-4c5e-4f60-9b0c-1d2e3f4a5b6c';
 
-/** Every field of the spec §2 virtual account record, plus the additive `balance`. */
+/** Every field of the docs/spec.md §2 virtual account record, plus the additive `balance`. */
 const recordFields = [
   'id', 'end_user_id', 'master_fiat_account_id', 'fr_virtual_account_id', 'account_name', 'currency', 'status',
   'fr_owner_business_id', 'iban', 'bic', 'bank_name', 'account_holder_name', 'bank_country', 'account_number',

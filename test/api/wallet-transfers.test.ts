@@ -9,7 +9,7 @@ import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-
 
 const unknownId = '0d4c8f8e-2b7a-4c1e-9f3d-5a6b7c8d9e0f';
 
-/** Spec §2 wallet transfer, then the additive fields (docs/wallets.md). */
+/** docs/spec.md §2 wallet transfer, then the additive fields (docs/wallets.md). */
 const transferFields = [
   'local_id', 'status', 'amount', 'asset', 'network', 'destination',
   'wallet_id', 'direction', 'note', 'tx_hash', 'failure_reason', 'created_at', 'updated_at', 'completed_at',

@@ -12,7 +12,7 @@ const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const unknownId = '0d4c8f8e-2b7a-4c1e-9f3d-5a6b7c8d9e0f';
 
 const walletFields = [
-  // Spec §2 wallet record.
+  // docs/spec.md §2 wallet record.
   'local_id', 'provider', 'display_name', 'status', 'currency', 'deposit_address',
   // Additive (docs/wallets.md).
   'fr_wallet_id', 'end_user_id', 'umbrella_link_id', 'created_at', 'updated_at',

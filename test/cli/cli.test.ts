@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDirectory } from '../helpers/test-app.js';
 import { childEnv, ensureBuilt, lines, processTestTimeoutMs, run, stackFrame, type ProcessResult } from '../e2e/support.js';
 
-/** The operator CLI (DESIGN §3) run as an operator runs it: a child process on a DATA_DIR, JSON on stdout. */
+/** The operator CLI (docs/architecture.md, Operator contract) run as an operator runs it: a child process on a DATA_DIR, JSON on stdout. */
 
 const sandboxKeyPattern = /^sk_test_[A-Za-z0-9_-]{43}$/;
 const liveKeyPattern = /^sk_live_[A-Za-z0-9_-]{43}$/;

@@ -7,7 +7,7 @@ import { temporaryDirectory } from '../helpers/test-app.js';
 import { childEnv, ensureBuilt, lines, processTestTimeoutMs, run, stackFrame, type ProcessResult } from '../e2e/support.js';
 import type { FeeScheduleView } from '../../src/modules/fees/presenter.js';
 
-/** `customer-api fees set|list` (DESIGN §3, docs/fees.md) run as an operator runs them: a child process on a DATA_DIR. */
+/** `customer-api fees set|list` (docs/architecture.md, Operator contract; docs/fees.md) run as an operator runs them: a child process on a DATA_DIR. */
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

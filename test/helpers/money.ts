@@ -6,7 +6,7 @@ import type { TestApp, TestCustomer } from './test-app.js';
 export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-/** Every field of the spec §2 transaction record, plus the additive `account_id` and `payment_id`. */
+/** Every field of the docs/spec.md §2 transaction record, plus the additive `account_id` and `payment_id`. */
 export const transactionFields = [
   'id', 'fr_transaction_id', 'transaction_type', 'amount', 'currency', 'status', 'from_account_id', 'to_account_id',
   'from_account_type', 'to_account_type', 'description', 'reference', 'counterparty_name', 'counterparty_account',
@@ -14,7 +14,7 @@ export const transactionFields = [
   'balance_after', 'direction', 'completed_at', 'created_at', 'account_id', 'payment_id',
 ].sort();
 
-/** Spec §2 payment (creation response), exactly. */
+/** docs/spec.md §2 payment (creation response), exactly. */
 export const paymentCreatedFields = ['id', 'frPaymentId', 'status', 'amount', 'currency', 'reference', 'transactionType', 'createdAt'].sort();
 
 export const deIban = 'DE89370400440532013000';

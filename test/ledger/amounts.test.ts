@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AmountError, parseAmount } from '../../src/ledger/amounts.js';
 import { computeFee, formatPercentage, parsePercentage, percentageAmountMinor } from '../../src/modules/fees/calculation.js';
 
-/** Exact money (DESIGN §2): amounts become bigint minor units without float arithmetic; fees are bigint too. */
+/** Exact money (docs/architecture.md, Stack): amounts become bigint minor units without float arithmetic; fees are bigint too. */
 
 describe('parseAmount', () => {
   it.each([

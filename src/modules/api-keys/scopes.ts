@@ -1,6 +1,6 @@
 import { DomainError } from '../../errors.js';
 
-/** DESIGN §3: `*`, or `<resource>:read` / `<resource>:write` for each resource. */
+/** docs/architecture.md, Keys and scopes: `*`, or `<resource>:read` / `<resource>:write` for each resource. */
 export const scopeResources = [
   'fiat-accounts',
   'virtual-accounts',

@@ -159,7 +159,7 @@ export class ApiKeyService {
   }
 
   /**
-   * Spec §5: a missing, malformed, unknown, revoked or expired key → 401 (one body); a key used from an address
+   * docs/spec.md §5: a missing, malformed, unknown, revoked or expired key → 401 (one body); a key used from an address
    * outside its allow-list → 403. Only the SHA-256 of the presented key ever reaches the database.
    */
   async authenticate(presentedKey: string | undefined, clientIp: string): Promise<AuthenticatedKey> {

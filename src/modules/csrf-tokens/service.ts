@@ -14,8 +14,8 @@ const csrfRefused = () =>
   new DomainError('CSRF_TOKEN_INVALID', 'POST, PATCH and DELETE need a valid X-CSRF-Token header; get one from GET /csrf-token.');
 
 /**
- * Spec §5.4 asks for a 64-hex token on every write; how it is obtained is not shown (DESIGN §3 decides
- * GET /csrf-token). Tokens are stateless: HMAC-SHA256(server secret, key id + time window), so any instance can
+ * docs/spec.md §5.4 asks for a 64-hex token on every write; how it is obtained is not shown, and GET /csrf-token is
+ * our answer (docs/architecture.md, Keys and scopes). Tokens are stateless: HMAC-SHA256(server secret, key id + time window), so any instance can
  * check them without a lookup, a token of another key never matches, and revoking the key ends its tokens.
  */
 export class CsrfTokenService {

@@ -1,4 +1,4 @@
-/** The file types spec §4 POST /documents accepts, recognised by their first bytes (magic numbers). */
+/** The file types docs/spec.md §4 POST /documents accepts, recognised by their first bytes (magic numbers). */
 export const documentMimeTypes = ['application/pdf', 'image/jpeg', 'image/png'] as const;
 export type DocumentMimeType = (typeof documentMimeTypes)[number];
 

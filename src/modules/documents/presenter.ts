@@ -1,7 +1,7 @@
 import type { DocumentRow } from './repository.js';
 import type { DocumentKind, DocumentRecord, DocumentUploadResultRecord } from './schemas.js';
 
-/** Spec §2 leaves the wording of `message` open; it says what happens next. */
+/** docs/spec.md §2 leaves the wording of `message` open; it says what happens next. */
 const uploadMessage = 'Document stored. It will be sent to the verification provider; read GET /documents/{id} for the sync status.';
 
 export function presentUploadResult(row: DocumentRow): DocumentUploadResultRecord {

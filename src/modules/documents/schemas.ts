@@ -4,7 +4,7 @@ import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { identityDocumentKinds } from '../end-users/schemas.js';
 import { documentMimeTypes } from './file-types.js';
 
-/** Spec §4 POST /documents: the documentType values a client may upload. */
+/** docs/spec.md §4 POST /documents: the documentType values a client may upload. */
 export const uploadDocumentTypes = ['IDENTITY_VERIFICATION', 'BUSINESS_REGISTRATION', 'identity', 'proof_of_address', 'other'] as const;
 
 /** The upload documentTypes of an identity document: the only ones a documentKind describes. */
@@ -13,10 +13,10 @@ export const identityUploadTypes: ReadonlySet<string> = new Set<(typeof uploadDo
 /** Additive (docs/documents.md): which identity document a file is — the kinds of an end user's identificationDocument. */
 export type DocumentKind = (typeof identityDocumentKinds)[number];
 
-/** Sync states of a stored document (spec §3 shows only `pending`; docs/documents.md has the rest). */
+/** Sync states of a stored document (docs/spec.md §3 shows only `pending`; docs/documents.md has the rest). */
 const documentSyncStatuses = ['pending', 'synced', 'failed'] as const;
 
-/** Spec §4 POST /documents. The encoding of fileData is "not shown" in the spec; docs/documents.md decides base64. */
+/** docs/spec.md §4 POST /documents. The encoding of fileData is "not shown" in the spec; docs/documents.md decides base64. */
 export const UploadDocumentBody = Type.Object(
   {
     endUserId: Uuid,
@@ -37,7 +37,7 @@ export const UploadDocumentBody = Type.Object(
 );
 export type UploadDocumentInput = Static<typeof UploadDocumentBody>;
 
-/** Spec §2 document upload result (`id` is additive, so the client can read the sync status later). */
+/** docs/spec.md §2 document upload result (`id` is additive, so the client can read the sync status later). */
 export const DocumentUploadResult = Type.Object(
   {
     id: Uuid,
@@ -51,7 +51,7 @@ export const DocumentUploadResult = Type.Object(
 );
 export type DocumentUploadResultRecord = Static<typeof DocumentUploadResult>;
 
-/** A stored document and its provider sync state (additive, DESIGN §3: GET by id for every resource). */
+/** A stored document and its provider sync state (additive: docs/architecture.md, Additive endpoints, GET by id for every resource). */
 export const Document = Type.Object(
   {
     id: Uuid,

@@ -22,7 +22,7 @@ export class DocumentService {
   ) {}
 
   /**
-   * Spec §4 POST /documents: every check passes first (the file, the end user, the quota); then the file is stored
+   * docs/spec.md §4 POST /documents: every check passes first (the file, the end user, the quota); then the file is stored
    * and its row lands `pending` in one step that leaves no file behind if the row cannot be written. The sync
    * worker hands it to the provider afterwards, so the provider is never called inside a request. `onCreated` runs
    * in that step (an Idempotency-Key's answer is stored with the row).

@@ -93,7 +93,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
   );
 }
 
-/** DESIGN §3 simulation endpoint: the sandbox provider's verification decision, on demand. */
+/** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the sandbox provider's verification decision, on demand. */
 export function sandboxEndUserRoutes(app: FastifyInstance, verification: VerificationService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/end-users/:endUserId/verification',

@@ -3,7 +3,7 @@ import * as limits from '../../config/limits.js';
 import { jsonLimitsKeyword } from '../../http/request-schema.js';
 import { CountryCode, Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
-/** Spec §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
+/** docs/spec.md §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
 
 const datePattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 const DateString = Type.String({ pattern: datePattern, description: 'YYYY-MM-DD, a real calendar date' });
@@ -44,7 +44,7 @@ const sectors = [
 /** The kinds of identity document: an identificationDocument's `type`, and a document's `documentKind` (docs/documents.md). */
 export const identityDocumentKinds = ['passport', 'national_id', 'driving_licence', 'residence_permit'] as const;
 
-/** Spec §4: address with line1, city, postalCode, country required; line2, state optional. */
+/** docs/spec.md §4: address with line1, city, postalCode, country required; line2, state optional. */
 const Address = Type.Object(
   {
     line1: Text(limits.addressLineLengthMax),
@@ -82,7 +82,7 @@ const LinkedCryptoWallet = Type.Object(
 const LinkedCryptoWallets = Type.Array(LinkedCryptoWallet, { maxItems: limits.linkedCryptoWalletsMax });
 
 /**
- * Spec §4 shows no inner fields of identificationDocument and reverseSolicitationAttestation: any JSON object within
+ * docs/spec.md §4 shows no inner fields of identificationDocument and reverseSolicitationAttestation: any JSON object within
  * bounds, whose fields listed here are checked when present; any other member is free-form and stored as sent.
  */
 function OpenObject<T extends Record<string, TSchema>>(known: T, description: string) {
@@ -138,7 +138,7 @@ const commonOptional = {
   providerReportFilename: Type.Optional(ReportFileName),
 };
 
-/** Spec §4 POST /end-users. */
+/** docs/spec.md §4 POST /end-users. */
 export const CreateIndividualBody = Type.Object(
   {
     firstName: Text(limits.personNameLengthMax),
@@ -185,7 +185,7 @@ const BusinessPerson = Type.Object(
   { additionalProperties: false },
 );
 
-/** Spec §4 POST /end-users/businesses (required flags decided in docs/end-users.md). */
+/** docs/spec.md §4 POST /end-users/businesses (required flags decided in docs/end-users.md). */
 export const CreateBusinessBody = Type.Object(
   {
     business: Type.Object(
@@ -214,7 +214,7 @@ export const CreateBusinessBody = Type.Object(
 );
 export type CreateBusinessInput = Static<typeof CreateBusinessBody>;
 
-/** Spec §4 PATCH /end-users/{endUserId}: the listed fields, with the creation constraints; none given changes nothing. */
+/** docs/spec.md §4 PATCH /end-users/{endUserId}: the listed fields, with the creation constraints; none given changes nothing. */
 export const UpdateEndUserBody = Type.Object(
   {
     firstName: Type.Optional(Text(limits.personNameLengthMax)),
@@ -240,7 +240,7 @@ export type EndUserStatus = (typeof endUserStatuses)[number];
 
 const nullableString = (schema: TSchema = Type.String()) => Nullable(schema);
 
-/** Spec §2 end user record; business-only fields are null for individuals and vice versa. */
+/** docs/spec.md §2 end user record; business-only fields are null for individuals and vice versa. */
 export const EndUser = Type.Object(
   {
     id: Uuid,
@@ -271,7 +271,7 @@ export const EndUser = Type.Object(
 );
 export type EndUserRecord = Static<typeof EndUser>;
 
-/** DESIGN §3 sandbox simulation: the verification decision to apply (the dashboard's sandbox buttons send the same). */
+/** The verification decision to apply (docs/architecture.md, Sandbox simulation; the dashboard's sandbox buttons send the same). */
 export const SandboxVerificationBody = Type.Object({ outcome: StringEnum(['verified', 'rejected', 'review_required'] as const) }, { additionalProperties: false });
 export type SandboxVerificationInput = Static<typeof SandboxVerificationBody>;
 

@@ -11,7 +11,7 @@ import { findEndUser, transitionEndUserStatus, type EndUserRow } from './reposit
 import type { EndUserRecord, EndUserStatus } from './schemas.js';
 
 /**
- * The verification lifecycle (spec §3 shows only pending_verification; docs/end-users.md has the rest):
+ * The verification lifecycle (docs/spec.md §3 shows only pending_verification; docs/end-users.md has the rest):
  * pending_verification → verified | rejected | review_required; review_required → verified | rejected.
  * verified and rejected are final.
  */

@@ -1,4 +1,4 @@
-// Numeric limits of the fees module, named with their unit last (DESIGN §4 rule 5).
+// Numeric limits of the fees module, named with their unit last (docs/architecture.md rule 5).
 
 /** The largest flat fee, minimum or maximum an operator may set, in major units (the largest payment). */
 export const feeScheduleAmountMax = 10_000_000;

@@ -5,7 +5,7 @@ import type { FeeQuote } from './fee-quote.js';
 import { defaultScope, type FeeScheduleRow } from './repository.js';
 import type { FeePreviewRecord } from './schemas.js';
 
-/** A quote → the spec §2 fee preview result; money becomes JSON numbers only here. */
+/** A quote → the docs/spec.md §2 fee preview result; money becomes JSON numbers only here. */
 export function presentFeePreview(quote: FeeQuote): FeePreviewRecord {
   const currency = quote.currency;
   return {
@@ -14,7 +14,7 @@ export function presentFeePreview(quote: FeeQuote): FeePreviewRecord {
     schedule_id: quote.scheduleId,
     schedule_name: quote.scheduleName,
     umbrella_link_id: quote.umbrellaLinkId,
-    // Spec §2 lists goat_member_code without saying what it is; nothing here has one (docs/fees.md).
+    // docs/spec.md §2 lists goat_member_code without saying what it is; nothing here has one (docs/fees.md).
     goat_member_code: null,
     breakdown: {
       flat_fee: toJsonNumber(quote.breakdown.flatFeeMinor, currency),

@@ -1,12 +1,12 @@
 import { Type, type Static } from 'typebox';
 
-/** Spec §2 fee preview result; the request is the payment's (payments/schemas.ts FeePreviewBody). */
+/** docs/spec.md §2 fee preview result; the request is the payment's (payments/schemas.ts FeePreviewBody). */
 import { Nullable, StringEnum, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 
 const Money = (description: string) => Type.Number({ description: `${description}, major units of fee_currency as a JSON number` });
 
-/** Spec §2 fee preview result. */
+/** docs/spec.md §2 fee preview result. */
 export const FeePreview = Type.Object(
   {
     fee_amount: Money('The fee a payment with these details is charged: raw_total clamped to the minimum and maximum'),

@@ -53,7 +53,7 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
   );
 }
 
-/** DESIGN §3 simulation endpoint (sandbox only): the provider changes an account's status. */
+/** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the provider changes an account's status. */
 export function sandboxFiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/fiat-accounts/:id/status',

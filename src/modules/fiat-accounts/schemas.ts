@@ -6,7 +6,7 @@ import { accountStatuses } from '../payments/accounts.js';
 
 export const ibanCountries = ['DE', 'DK', 'GB', 'LU'] as const;
 
-/** Spec §4 POST /fiat-accounts. */
+/** docs/spec.md §4 POST /fiat-accounts. */
 export const CreateFiatAccountBody = Type.Object(
   {
     accountName: Type.String({ minLength: 1, maxLength: accountNameLengthMax }),
@@ -19,7 +19,7 @@ export const CreateFiatAccountBody = Type.Object(
 );
 export type CreateFiatAccountInput = Static<typeof CreateFiatAccountBody>;
 
-/** Spec §2 fiat account record (`bic` is additive). */
+/** docs/spec.md §2 fiat account record (`bic` is additive). */
 export const FiatAccount = Type.Object(
   {
     id: Uuid,

@@ -15,7 +15,7 @@ import { presentFiatAccount } from './presenter.js';
 import { findFiatAccount, insertFiatAccount, listFiatAccounts, transitionFiatAccountStatus, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
 
-/** Spec §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
+/** docs/spec.md §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
 const defaultIbanCountry: Record<FiatCurrency, IbanCountry> = { EUR: 'DE', GBP: 'GB', USD: 'LU' };
 
 export class FiatAccountService {

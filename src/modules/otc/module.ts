@@ -7,7 +7,7 @@ import { otcRoutes, sandboxOtcRoutes } from './routes.js';
 import { OtcSandbox } from './sandbox.js';
 import { OtcService } from './service.js';
 
-/** Registers the OTC exchange (spec §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, its settlement. */
+/** Registers the OTC exchange (docs/spec.md §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, its settlement. */
 export function registerOtc(app: FastifyInstance, context: ModuleContext): void {
   const { storage, clock, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };

@@ -96,7 +96,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService, idempotency: Id
   );
 }
 
-/** DESIGN §3 simulation endpoint: moving an order on (sandbox only). */
+/** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): moving an order on. */
 export function sandboxOtcRoutes(app: FastifyInstance, sandbox: OtcSandbox): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/otc-orders/:orderId/settle',

@@ -18,7 +18,7 @@ import type { OrderRecord } from './schemas.js';
 export type OrderOutcome = 'completed' | 'failed';
 
 /**
- * The simulated liquidity provider (DESIGN §3): an order's EUR is debited (suspense → clearing), then the crypto is
+ * The simulated liquidity provider (docs/architecture.md, Sandbox simulation): an order's EUR is debited (suspense → clearing), then the crypto is
  * credited to the wallet (clearing → wallet, the spread to fee income), or the order fails and its EUR is returned.
  * Each step is one money plan guarded by the order's status, so a step happens once.
  */

@@ -3,30 +3,30 @@ import { otcRateDecimals, pageLimitDefault, pageLimitMax, travelRulePayloadBytes
 import { jsonLimitsKeyword } from '../../http/request-schema.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
-/** Spec §4: the asset of GET /otc-exchanges/wallets, 1-10 characters, any case, USDC when omitted. */
+/** docs/spec.md §4: the asset of GET /otc-exchanges/wallets, 1-10 characters, any case, USDC when omitted. */
 export const EligibleWalletsQuery = Type.Object(
   { asset: Type.Optional(Type.String({ minLength: 1, maxLength: 10, default: 'USDC' })) },
   { additionalProperties: false },
 );
 
-/** Spec §2 pay-from account item (camelCase). `balance` is what the account can pay, a decimal string. */
+/** docs/spec.md §2 pay-from account item (camelCase). `balance` is what the account can pay, a decimal string. */
 export const EligibleAccount = Type.Object(
   { id: Uuid, currency: Type.String(), isMaster: Type.Boolean(), label: Type.String(), balance: Type.String({ description: 'Decimal string: the available balance' }) },
   { additionalProperties: false },
 );
 export type EligibleAccountRecord = Static<typeof EligibleAccount>;
 
-/** Spec §2 receive-into wallet item: the wallet's default address of the asset. */
+/** docs/spec.md §2 receive-into wallet item: the wallet's default address of the asset. */
 export const EligibleWallet = Type.Object(
   { id: Uuid, label: Type.String(), network: Type.String(), assetAddress: Type.String(), asset: Type.String() },
   { additionalProperties: false },
 );
 export type EligibleWalletRecord = Static<typeof EligibleWallet>;
 
-/** `buy` is the only side (spec §4): any case; `sell` or anything else is a 400. */
+/** `buy` is the only side (docs/spec.md §4): any case; `sell` or anything else is a 400. */
 const Side = StringEnum(['buy'] as const, { description: 'buy (the only side; the default)' });
 
-/** Spec §4 POST /otc-exchanges/quote. */
+/** docs/spec.md §4 POST /otc-exchanges/quote. */
 export const QuoteBody = Type.Object(
   {
     sourceFrAccountId: Uuid,
@@ -39,7 +39,7 @@ export const QuoteBody = Type.Object(
 );
 export type QuoteInput = Static<typeof QuoteBody>;
 
-/** Spec §2 OTC quote, exactly. */
+/** docs/spec.md §2 OTC quote, exactly. */
 export const Quote = Type.Object(
   {
     quoteId: Uuid,
@@ -57,7 +57,7 @@ export const Quote = Type.Object(
 );
 export type QuoteRecord = Static<typeof Quote>;
 
-/** Spec §4 POST /otc-exchanges; `minDestinationAmount` is additive (a slippage guard). */
+/** docs/spec.md §4 POST /otc-exchanges; `minDestinationAmount` is additive (a slippage guard). */
 export const ConfirmBody = Type.Object(
   {
     quoteId: Uuid,
@@ -79,7 +79,7 @@ export const ConfirmBody = Type.Object(
 );
 export type ConfirmInput = Static<typeof ConfirmBody>;
 
-/** Spec §2 OTC order (`orderId`, `status`), and additively everything the order holds. */
+/** docs/spec.md §2 OTC order (`orderId`, `status`), and additively everything the order holds. */
 export const Order = Type.Object(
   {
     orderId: Uuid,

@@ -57,7 +57,7 @@ export class OtcService {
   }
 
   /**
-   * Spec §4: `asset` selects the wallets to list (1-10 characters, any case). It is a filter, not a request to
+   * docs/spec.md §4: `asset` selects the wallets to list (1-10 characters, any case). It is a filter, not a request to
    * exchange: an asset the caller has no eligible wallet for, known to us or not, lists nothing (200 []).
    */
   async eligibleWallets(caller: AuthenticatedKey, assetText: string): Promise<EligibleWalletRecord[]> {
@@ -232,7 +232,7 @@ export class OtcService {
   }
 }
 
-/** Spec §8: at least 20 EUR, at most 2 decimals (the pattern checked that); at most what a payment may move. */
+/** docs/spec.md §8: at least 20 EUR, at most 2 decimals (the pattern checked that); at most what a payment may move. */
 function parseSourceAmount(text: string): bigint {
   const cents = parseAmount(text, sourceCurrency);
   const reason =

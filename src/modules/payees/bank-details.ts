@@ -12,7 +12,7 @@ import { ukAccountNumberDigits, usAccountNumberDigitsMax, usAccountNumberDigitsM
 import type { PayeeBankDetailsInput } from './schemas.js';
 
 /**
- * What the payment rails need of a payee's bank details, and the currency those details imply. Spec §4 sends no
+ * What the payment rails need of a payee's bank details, and the currency those details imply. docs/spec.md §4 sends no
  * currency for a payee, so it is derived here (docs/payees.md):
  *
  * - `iban` → EUR. The payee is paid by SEPA credit transfer when the IBAN's country is in SEPA (then Verification

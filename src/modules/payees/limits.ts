@@ -1,4 +1,4 @@
-// Limits of POST /payees. Spec §4 shows no required flags or lengths for payees; these follow the payment
+// Limits of POST /payees. docs/spec.md §4 shows no required flags or lengths for payees; these follow the payment
 // messages a payee's details end up in (ISO 20022 pain.001 / pacs.008, the format of SEPA and SWIFT CBPR+),
 // so nothing accepted here has to be cut short by a rail. docs/payees.md explains each.
 

@@ -4,7 +4,7 @@ import { payeeRoutes, sandboxPayeeRoutes } from './routes.js';
 import { PayeeService } from './service.js';
 
 /**
- * Registers the routes of the payees module (spec §4 POST /payees, GET /payees; GET /payees/{id} is additive) and,
+ * Registers the routes of the payees module (docs/spec.md §4 POST /payees, GET /payees; GET /payees/{id} is additive) and,
  * in the sandbox, its status simulation.
  */
 export function registerPayees(app: FastifyInstance, context: ModuleContext): void {

@@ -2,7 +2,7 @@ import type { FiatCurrency } from '../../ledger/assets.js';
 import type { PayeeRow } from './repository.js';
 import type { PayeeRecord } from './schemas.js';
 
-/** Bank details beyond the spec §2 columns, kept as sent in `payees.bank_details` (see service.ts). */
+/** Bank details beyond the docs/spec.md §2 columns, kept as sent in `payees.bank_details` (see service.ts). */
 export interface StoredBankDetails {
   bankAddressLine1?: string;
   bankAddressCity?: string;

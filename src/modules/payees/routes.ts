@@ -55,7 +55,7 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService, idempote
   );
 }
 
-/** DESIGN §3 simulation endpoint (sandbox only): the provider changes a payee's status. */
+/** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the provider changes a payee's status. */
 export function sandboxPayeeRoutes(app: FastifyInstance, payees: PayeeService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/payees/:id/status',

@@ -4,7 +4,7 @@ import { fiatCurrencies } from '../../ledger/assets.js';
 import * as limits from './limits.js';
 
 /**
- * Spec §4 POST /payees lists the fields but shows no required flags or constraints ("not shown"); the choices
+ * docs/spec.md §4 POST /payees lists the fields but shows no required flags or constraints ("not shown"); the choices
  * here are explained in docs/payees.md. The rules that need more than a schema (IBAN check digits, BIC country,
  * ABA checksum, which details go together) live in bank-details.ts.
  */
@@ -89,7 +89,7 @@ const PayeeBankDetailsBody = Type.Object(
 );
 export type PayeeBankDetailsInput = Static<typeof PayeeBankDetailsBody>;
 
-/** Spec §4 POST /payees. */
+/** docs/spec.md §4 POST /payees. */
 export const CreatePayeeBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: limits.payeeNameLengthMax, description: 'Who is paid; not blank' }),
@@ -130,7 +130,7 @@ const IntermediaryBank = Type.Object(
 );
 
 /**
- * Spec §2 payee record. Additive (spec §9 rule 6): iban, routing_number, account_holder_name, bank_address,
+ * docs/spec.md §2 payee record. Additive (docs/spec.md §9 rule 6): iban, routing_number, account_holder_name, bank_address,
  * intermediary_bank and updated_at. Details a payee's rail does not use are null (docs/payees.md).
  */
 export const Payee = Type.Object(
@@ -167,7 +167,7 @@ export type PayeeRecord = Static<typeof Payee>;
 
 export const PayeeParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
-/** Spec §3 shows only `active`; the provider may deactivate a payee, and reactivate it (docs/payees.md "Status"). */
+/** docs/spec.md §3 shows only `active`; the provider may deactivate a payee, and reactivate it (docs/payees.md "Status"). */
 const payeeStatuses = ['active', 'inactive'] as const;
 export type PayeeStatus = (typeof payeeStatuses)[number];
 

@@ -19,7 +19,7 @@ function text(value: string | undefined): string | null {
   return value === undefined || value === '' ? null : value;
 }
 
-/** The bank and intermediary-bank details the spec §2 record has no column for, kept for the rails that use them. */
+/** The bank and intermediary-bank details the docs/spec.md §2 record has no column for, kept for the rails that use them. */
 function storedBankDetails(details: PayeeBankDetailsInput): StoredBankDetails {
   const stored: StoredBankDetails = {};
   const copy = (key: keyof StoredBankDetails, value: string | null) => {

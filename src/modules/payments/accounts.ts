@@ -15,7 +15,7 @@ import { presentVirtualAccount } from '../virtual-accounts/presenter.js';
 import type { VirtualAccountRecord } from '../virtual-accounts/schemas.js';
 
 /**
- * The statuses of fiat and virtual accounts (spec §3 shows only `active`; docs/payments.md "Account and payee
+ * The statuses of fiat and virtual accounts (docs/spec.md §3 shows only `active`; docs/payments.md "Account and payee
  * status"). The provider sets them; in the sandbox, POST /sandbox/fiat-accounts/{id}/status and
  * /sandbox/virtual-accounts/{id}/status simulate it. `closed` is final.
  */

@@ -64,7 +64,7 @@ export interface DepositInput {
 }
 
 /**
- * Sandbox funding (DESIGN §3): money arriving from outside, into a fiat account or — by its IBAN — a virtual
+ * Sandbox funding (docs/architecture.md, Sandbox simulation): money arriving from outside, into a fiat account or — by its IBAN — a virtual
  * account (crediting the virtual account and its master). One completed incoming transaction per deposit.
  */
 export class DepositService {

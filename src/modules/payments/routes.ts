@@ -20,7 +20,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
     '/payments',
     {
       config: { scope: 'payments:write' },
-      // Spec §4: POST /payments does not accept Idempotency-Key. Refuse it loudly, so nobody believes a retry is safe.
+      // docs/spec.md §4: POST /payments does not accept Idempotency-Key. Refuse it loudly, so nobody believes a retry is safe.
       preValidation: async (request) => {
         if (request.headers['idempotency-key'] !== undefined) {
           throw new DomainError(
@@ -87,7 +87,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
   );
 }
 
-/** DESIGN §3 simulation endpoints: funding and settlement (sandbox only). */
+/** Sandbox simulation endpoints (docs/architecture.md, Sandbox simulation): funding and settlement. */
 export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SettlementService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];

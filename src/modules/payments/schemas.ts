@@ -30,7 +30,7 @@ export const CreatePaymentBody = Type.Object(paymentFields, { additionalProperti
 export type CreatePaymentInput = Static<typeof CreatePaymentBody>;
 
 /**
- * Spec §4 POST /fees/preview lists amount, currency, transactionType and paymentScheme without required flags
+ * docs/spec.md §4 POST /fees/preview lists amount, currency, transactionType and paymentScheme without required flags
  * (docs/fees.md). It also takes every other field of POST /payments, all optional, and resolves the scheme the same
  * way, so the fee previewed for a payment body is the fee that payment is charged.
  */
@@ -45,7 +45,7 @@ export const FeePreviewBody = Type.Object(
 );
 export type FeePreviewInput = Static<typeof FeePreviewBody>;
 
-/** Spec §2 payment creation response (camelCase, amount as a decimal string). */
+/** docs/spec.md §2 payment creation response (camelCase, amount as a decimal string). */
 export const PaymentCreated = Type.Object(
   {
     id: Uuid,
@@ -60,7 +60,7 @@ export const PaymentCreated = Type.Object(
   { additionalProperties: false },
 );
 
-/** GET /payments/{id} (additive, DESIGN §3): the creation fields and what happened since. */
+/** GET /payments/{id} (additive: docs/architecture.md, Additive endpoints): the creation fields and what happened since. */
 export const Payment = Type.Object(
   {
     ...PaymentCreated.properties,
@@ -84,7 +84,7 @@ export type PaymentCreatedRecord = Static<typeof PaymentCreated>;
 export const PaymentsQuery = Type.Object(
   {
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
-    // No maximum: like GET /transactions (spec §4 rule 5), a larger limit is clamped to 100, not refused.
+    // No maximum: like GET /transactions (docs/spec.md §4 rule 5), a larger limit is clamped to 100, not refused.
     limit: Type.Optional(Type.Integer({ minimum: 1, default: 50, description: `Clamped to ${pageLimitMax}` })),
     ...reconciliationFilters,
   },

@@ -67,7 +67,7 @@ export class PaymentService {
   async create(caller: AuthenticatedKey, input: CreatePaymentInput): Promise<PaymentCreatedRecord> {
     const currency = input.currency as FiatCurrency;
     const amountMinor = checkAmountAndScheme(input.amount, currency, input.paymentScheme);
-    // Spec §4 leaves open whether a target is required: a payment goes to exactly one of them (docs/payments.md).
+    // docs/spec.md §4 leaves open whether a target is required: a payment goes to exactly one of them (docs/payments.md).
     if ((input.toAccountId === undefined) === (input.payeeId === undefined)) {
       const reason = 'exactly one of toAccountId and payeeId is required';
       throw validationError([

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { pageLimitMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
-/** Spec §2 transaction record (EU rails); `account_id` and `payment_id` are additive. */
+/** docs/spec.md §2 transaction record (EU rails); `account_id` and `payment_id` are additive. */
 export const TransactionRecord = Type.Object(
   {
     id: Uuid,
@@ -48,11 +48,11 @@ export const reconciliationFilters = {
   created_to: Type.Optional(Type.String({ format: 'date-time', description: 'Created before this moment (exclusive), RFC 3339' })),
 };
 
-/** Spec §4.5: page (default 1) and limit (default 50, clamped to 100), plus additive filters. */
+/** docs/spec.md §4.5: page (default 1) and limit (default 50, clamped to 100), plus additive filters. */
 export const TransactionsQuery = Type.Object(
   {
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
-    // No maximum: spec §4 rule 5 clamps any larger limit to 100 (limit=5000000000 answered 400 before, not 100 items).
+    // No maximum: docs/spec.md §4 rule 5 clamps any larger limit to 100 (limit=5000000000 answered 400 before, not 100 items).
     limit: Type.Optional(Type.Integer({ minimum: 1, default: 50, description: `Clamped to ${pageLimitMax}` })),
     account_id: Type.Optional(Uuid),
     status: Type.Optional(StringEnum(['pending', 'completed', 'failed'] as const)),

@@ -15,7 +15,7 @@ export class TransactionService {
   constructor(private readonly storage: Storage) {}
 
   /**
-   * Spec §4.5: newest first; `total` counts every matching item. Without filters the page is a range of the
+   * docs/spec.md §4.5: newest first; `total` counts every matching item. Without filters the page is a range of the
    * customer's dense history sequence (no scan, whatever the depth); with filters it is counted and offset.
    */
   async list(caller: AuthenticatedKey, query: TransactionsQueryType): Promise<TransactionPage> {

@@ -60,7 +60,7 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
   );
 }
 
-/** DESIGN §3 simulation endpoint (sandbox only): the provider changes a virtual account's status. */
+/** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the provider changes a virtual account's status. */
 export function sandboxVirtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/virtual-accounts/:id/status',

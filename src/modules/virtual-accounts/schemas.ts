@@ -5,7 +5,7 @@ import { fiatCurrencies } from '../../ledger/assets.js';
 import { ibanCountries } from '../fiat-accounts/schemas.js';
 import { accountStatuses } from '../payments/accounts.js';
 
-/** Spec §4 POST /virtual-accounts. */
+/** docs/spec.md §4 POST /virtual-accounts. */
 export const CreateVirtualAccountBody = Type.Object(
   {
     accountName: Type.String({ minLength: 1, maxLength: accountNameLengthMax }),
@@ -19,7 +19,7 @@ export const CreateVirtualAccountBody = Type.Object(
 );
 export type CreateVirtualAccountInput = Static<typeof CreateVirtualAccountBody>;
 
-/** Spec §2 virtual account record (`balance` is additive, spec §9 rule 6). */
+/** docs/spec.md §2 virtual account record (`balance` is additive, docs/spec.md §9 rule 6). */
 export const VirtualAccount = Type.Object(
   {
     id: Uuid,

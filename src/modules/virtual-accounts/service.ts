@@ -20,7 +20,7 @@ import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, transiti
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
 /**
- * Spec §4 leaves ibanCountry optional. A virtual IBAN is issued by the bank that holds the master account, so it
+ * docs/spec.md §4 leaves ibanCountry optional. A virtual IBAN is issued by the bank that holds the master account, so it
  * defaults to the country of the master's IBAN (docs/virtual-accounts.md).
  */
 function defaultIbanCountry(master: FiatAccountRow): IbanCountry {

@@ -9,7 +9,7 @@ import { WalletService } from './service.js';
 import { WalletTransferService } from './transfers.js';
 
 /**
- * Registers the wallets module: spec §4 POST /wallets, its addresses and transfers, and the live balance; the GETs
+ * Registers the wallets module: docs/spec.md §4 POST /wallets, its addresses and transfers, and the live balance; the GETs
  * are additive; in the sandbox, deposits and the settlement of transfers.
  */
 export function registerWallets(app: FastifyInstance, context: ModuleContext): WalletServices {

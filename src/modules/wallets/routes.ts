@@ -163,7 +163,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
   );
 }
 
-/** DESIGN §3 simulation endpoints for wallets (sandbox only): deposits and the settlement of transfers. */
+/** Sandbox simulation endpoints for wallets (docs/architecture.md, Sandbox simulation): deposits and the settlement of transfers. */
 export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];

@@ -25,7 +25,7 @@ const addressRequired = (asset: CryptoAsset, network: Network) =>
   new DomainError('ADDRESS_REQUIRED', `The wallet has no ${asset} address on ${network}; create one with POST /wallets/{walletId}/addresses first.`, { asset, network });
 
 /**
- * The simulated chain (DESIGN §3): deposits arriving at a wallet's address, and the settlement of transfers out —
+ * The simulated chain (docs/architecture.md, Sandbox simulation): deposits arriving at a wallet's address, and the settlement of transfers out —
  * `completed` records the network's transaction id and moves the money out of the wallet to the outside world
  * (clearing), `failed` releases the reservation. Each is one money plan; a transfer settles once.
  */

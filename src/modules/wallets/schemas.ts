@@ -12,7 +12,7 @@ import {
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { supportedPairsText } from '../../ledger/networks.js';
 
-/** Spec §4 POST /wallets: every field optional; `null` means absent (docs/decisions/0005-request-input-rules.md). */
+/** docs/spec.md §4 POST /wallets: every field optional; `null` means absent (docs/decisions/0005-request-input-rules.md). */
 export const CreateWalletBody = Type.Object(
   {
     endUserId: Type.Optional(Nullable(Uuid)),
@@ -23,7 +23,7 @@ export const CreateWalletBody = Type.Object(
 );
 export type CreateWalletInput = Static<typeof CreateWalletBody>;
 
-/** Spec §4 POST /wallets/{walletId}/addresses. The pair must be in the catalogue; codes match in any case. */
+/** docs/spec.md §4 POST /wallets/{walletId}/addresses. The pair must be in the catalogue; codes match in any case. */
 export const CreateWalletAddressBody = Type.Object(
   {
     asset: Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` }),
@@ -33,7 +33,7 @@ export const CreateWalletAddressBody = Type.Object(
 );
 export type CreateWalletAddressInput = Static<typeof CreateWalletAddressBody>;
 
-/** Spec §2 wallet record; `fr_wallet_id`, `end_user_id`, `umbrella_link_id` and the timestamps are additive. */
+/** docs/spec.md §2 wallet record; `fr_wallet_id`, `end_user_id`, `umbrella_link_id` and the timestamps are additive. */
 export const Wallet = Type.Object(
   {
     local_id: Uuid,
@@ -52,7 +52,7 @@ export const Wallet = Type.Object(
 );
 export type WalletRecord = Static<typeof Wallet>;
 
-/** Spec §2 wallet receive address; `wallet_id` and `created_at` are additive. */
+/** docs/spec.md §2 wallet receive address; `wallet_id` and `created_at` are additive. */
 export const WalletAddress = Type.Object(
   {
     local_id: Uuid,
@@ -87,13 +87,13 @@ export type WalletDetailRecord = Static<typeof WalletDetail>;
 
 export const WalletParams = Type.Object({ walletId: Uuid }, { additionalProperties: false });
 
-/** Spec §4: a decimal string of digits, optionally a point and more digits (no sign, no exponent). */
+/** docs/spec.md §4: a decimal string of digits, optionally a point and more digits (no sign, no exponent). */
 const DecimalText = Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: 40, description: 'Decimal string in units of the asset, e.g. "12.5"; at most its decimals' });
 
 const assetField = Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` });
 const networkField = Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case' });
 
-/** Spec §4 POST /wallets/{walletId}/transfers. */
+/** docs/spec.md §4 POST /wallets/{walletId}/transfers. */
 export const CreateWalletTransferBody = Type.Object(
   {
     asset: assetField,
@@ -110,7 +110,7 @@ export const CreateWalletTransferBody = Type.Object(
 );
 export type CreateWalletTransferInput = Static<typeof CreateWalletTransferBody>;
 
-/** DESIGN §3 POST /sandbox/wallets/{id}/deposits: the amount as a decimal string, or a JSON number. */
+/** POST /sandbox/wallets/{id}/deposits (docs/architecture.md, Sandbox simulation): the amount as a decimal string, or a JSON number. */
 export const WalletDepositBody = Type.Object(
   { asset: assetField, network: networkField, amount: Type.Union([DecimalText, Type.Number({ exclusiveMinimum: 0 })]) },
   { additionalProperties: false },
@@ -119,7 +119,7 @@ export type WalletDepositInput = Static<typeof WalletDepositBody>;
 
 export const SettleWalletTransferBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
 
-/** Spec §2 wallet transfer (creation response); everything after `destination` is additive. */
+/** docs/spec.md §2 wallet transfer (creation response); everything after `destination` is additive. */
 export const WalletTransfer = Type.Object(
   {
     local_id: Uuid,
@@ -146,13 +146,13 @@ export const WalletTransferParams = Type.Object({ transferId: Uuid }, { addition
 export const WalletTransfersQuery = Type.Object(
   {
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
-    // Like GET /transactions (spec §4 rule 5): a larger limit is clamped, not refused.
+    // Like GET /transactions (docs/spec.md §4 rule 5): a larger limit is clamped, not refused.
     limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
   },
   { additionalProperties: false },
 );
 
-/** The live balance of spec §4 (scope otc-exchanges:read): `asset` in any case, USDC when omitted. */
+/** The live balance of docs/spec.md §4 (scope otc-exchanges:read): `asset` in any case, USDC when omitted. */
 export const LiveBalanceQuery = Type.Object(
   { asset: Type.Optional(Type.String({ minLength: 1, maxLength: 10, default: 'USDC' })) },
   { additionalProperties: false },

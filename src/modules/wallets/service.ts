@@ -35,7 +35,7 @@ import {
 } from './repository.js';
 import type { CreateWalletAddressInput, CreateWalletInput, LiveBalanceRecord, WalletAddressRecord, WalletDetailRecord, WalletRecord } from './schemas.js';
 
-/** Spec §4 shows no default for displayName; the record's display_name is a string, so a wallet is named. */
+/** docs/spec.md §4 shows no default for displayName; the record's display_name is a string, so a wallet is named. */
 const defaultWalletDisplayName = 'USDC wallet';
 
 /** The custodian's address in canonical form; one that is not valid for its network is the provider's failure. */
@@ -115,7 +115,7 @@ export class WalletService {
   }
 
   /**
-   * The live balance of spec §4: what the wallet holds of the asset and what of it is available (not reserved by
+   * The live balance of docs/spec.md §4: what the wallet holds of the asset and what of it is available (not reserved by
    * pending transfers). An asset the wallet has no address for is held at zero.
    */
   async liveBalance(caller: AuthenticatedKey, walletId: string, assetText: string): Promise<LiveBalanceRecord> {

@@ -48,7 +48,7 @@ export async function findSubscription(db: Db, customerId: string, id: string, f
 }
 
 /**
- * Spec §4 PATCH. `isActive` is decided against the row as it is when written, not as read before (the delivery
+ * docs/spec.md §4 PATCH. `isActive` is decided against the row as it is when written, not as read before (the delivery
  * worker may have disabled it meanwhile): turning it on clears the run of failures and the reason; turning off an
  * active one records when, "disabled by request".
  */

@@ -25,7 +25,7 @@ import type { WebhookService } from './service.js';
 const paginated = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
   Type.Object({ data: Type.Array(item), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false });
 
-/** Spec §4 /webhooks (list, get, update) and the additive operations of DESIGN §3 (docs/webhooks.md). */
+/** docs/spec.md §4 /webhooks (list, get, update) and the additive operations (docs/architecture.md, Additive endpoints; docs/webhooks.md). */
 export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Webhooks'];

@@ -10,7 +10,7 @@ import {
 import { additiveEventTypes, eventTypes } from '../../events/catalog.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
-/** The types a subscription may list: spec §6, then the additive ones (docs/decisions/0008-webhooks.md). */
+/** The types a subscription may list: docs/spec.md §6, then the additive ones (docs/decisions/0008-webhooks.md). */
 export const subscribableEventTypes = [...eventTypes, ...additiveEventTypes] as const;
 const EventTypeName = StringEnum(subscribableEventTypes, { description: 'An event type of spec §6, or an additive one (docs/webhooks.md)' });
 
@@ -22,14 +22,14 @@ const EventTypeList = Type.Array(EventTypeName, {
   description: 'Any case; duplicates are collapsed',
 });
 
-/** Not shown in spec §4 (DESIGN §3 additive): the fields of PATCH, url and eventTypes required. */
+/** Not shown in docs/spec.md §4 (additive: docs/architecture.md, Additive endpoints): the fields of PATCH, url and eventTypes required. */
 export const CreateWebhookBody = Type.Object(
   { url: Url, eventTypes: EventTypeList, description: Type.Optional(Description), isActive: Type.Optional(Type.Boolean({ default: true })) },
   { additionalProperties: false },
 );
 export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
 
-/** Spec §4 PATCH /webhooks/{webhookId}. */
+/** docs/spec.md §4 PATCH /webhooks/{webhookId}. */
 export const UpdateWebhookBody = Type.Object(
   { url: Type.Optional(Url), description: Type.Optional(Description), eventTypes: Type.Optional(EventTypeList), isActive: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },
@@ -50,7 +50,7 @@ const subscriptionProperties = {
   updated_at: Timestamp,
 };
 
-/** Spec §2 webhook subscription record, exactly. */
+/** docs/spec.md §2 webhook subscription record, exactly. */
 export const WebhookSubscription = Type.Object(subscriptionProperties, { additionalProperties: false });
 export type WebhookSubscriptionRecord = Static<typeof WebhookSubscription>;
 

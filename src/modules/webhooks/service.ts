@@ -138,7 +138,7 @@ export class WebhookService {
   }
 
   /**
-   * Spec §4 PATCH. Turning a subscription on clears its run of failures and the reason it was disabled; turning it
+   * docs/spec.md §4 PATCH. Turning a subscription on clears its run of failures and the reason it was disabled; turning it
    * off records when and that it was by request. New event types must be readable by the key, and so must the
    * types it lists when the key sends it to another URL: a key cannot redirect events it may not read.
    */

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
- * Idempotency keys (spec §4 rule 8; docs/idempotency.md). One row per (customer, key), inserted before the operation
+ * Idempotency keys (docs/spec.md §4 rule 8; docs/idempotency.md). One row per (customer, key), inserted before the operation
  * runs — the insert is the reservation, so two requests with one key can never both run it.
  */
 export function idempotencyMigration(): Migration {

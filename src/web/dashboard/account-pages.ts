@@ -40,7 +40,7 @@ function formNumber(text: string | undefined): number | string | undefined {
 
 /**
  * Accounts: the customer's fiat accounts, virtual accounts and wallets, a page for each with its details and
- * balances; in the sandbox, deposits from outside into any of them (DESIGN §3 simulation endpoints).
+ * balances; in the sandbox, deposits from outside into any of them (docs/architecture.md, Sandbox simulation).
  */
 export function accountPages(context: FastifyInstance, services: WebServices): void {
   const { fiatAccounts, virtualAccounts, wallets } = services;

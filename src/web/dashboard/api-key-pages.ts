@@ -6,7 +6,7 @@ import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
-/** API keys (spec §5.2: "keys are issued from the customer dashboard"): list, create (shown once), revoke. */
+/** API keys (docs/spec.md §5.2: "keys are issued from the customer dashboard"): list, create (shown once), revoke. */
 export function apiKeyPages(context: FastifyInstance, services: WebServices): void {
   const list = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) =>
     renderPage(services, request, reply, '/dashboard/api-keys', 'API keys', {

@@ -48,7 +48,7 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks:
   };
 }
 
-/** End users (spec §4): the customer's list, one end user with its documents and, in the sandbox, the verification decision. */
+/** End users (docs/spec.md §4): the customer's list, one end user with its documents and, in the sandbox, the verification decision. */
 export function endUserPages(context: FastifyInstance, services: WebServices): void {
   const sandbox = services.config.apiEnvironment === 'sandbox';
 
@@ -77,7 +77,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
 
   context.get<EndUserParams>('/end-users/:endUserId', pageRoute, async (request, reply) => detail(request, reply));
 
-  // DESIGN §3: deciding a verification by hand is a sandbox simulation; production has no such route.
+  // Deciding a verification by hand is a sandbox simulation (docs/architecture.md, Sandbox simulation); production has no such route.
   if (!sandbox) return;
   context.post<EndUserParams>('/end-users/:endUserId/verification', pageRoute, async (request, reply) => {
     const outcome = formText(formOf(request.body), 'outcome');

@@ -28,8 +28,8 @@ function sentFilters(query: FormBody): Record<string, string> {
 }
 
 /**
- * Transactions (spec §4.5 history): the filtered, paginated list and one record with its payment; in the sandbox,
- * the settlement of pending payments and wallet transfers (DESIGN §3). Wallet transfers are not history records
+ * Transactions (docs/spec.md §4.5 history): the filtered, paginated list and one record with its payment; in the sandbox,
+ * the settlement of pending payments and wallet transfers (docs/architecture.md, Sandbox simulation). Wallet transfers are not history records
  * (they have their own table and ids), so they have their own page, linked from their wallet's page.
  */
 export function transactionPages(context: FastifyInstance, services: WebServices): void {
