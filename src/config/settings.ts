@@ -307,7 +307,7 @@ export type SettingName = keyof typeof settings;
 
 /** Each variable's value: its kind's type, or undefined where it has no default (or is `off`). */
 export type SettingValues = {
-  readonly [Name in SettingName]: (typeof settings)[Name] extends SettingDeclaration<any, infer Value> ? Value : never;
+  readonly [Name in SettingName]: (typeof settings)[Name] extends SettingDeclaration<unknown, infer Value> ? Value : never;
 };
 
 /**

@@ -331,11 +331,11 @@ export class IdempotencyKeys {
     const now = this.clock.now().toISOString();
     const deleted = await this.storage.db
       .deleteFrom('idempotency_keys')
-      .where(({ eb, refTuple, selectFrom }) =>
+      .where((eb) =>
         eb(
-          refTuple('customer_id', 'key'),
+          eb.refTuple('customer_id', 'key'),
           'in',
-          selectFrom('idempotency_keys').select(['customer_id', 'key']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).$asTuple('customer_id', 'key'),
+          eb.selectFrom('idempotency_keys').select(['customer_id', 'key']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).$asTuple('customer_id', 'key'),
         ),
       )
       .executeTakeFirst();

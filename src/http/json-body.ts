@@ -28,7 +28,8 @@ export function installStrictJsonParser(app: FastifyInstance): void {
       done(Object.assign(new Error('The request body is not valid UTF-8.'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_UTF8' }), undefined);
       return;
     }
-    parseJson(request, bytes.toString('utf8'), done);
+    // The default parser is the callback kind: it answers through `done` and returns nothing to wait for.
+    void parseJson(request, bytes.toString('utf8'), done);
   });
 
   const absentBodyAsEmptyObject = async (request: FastifyRequest) => {
@@ -37,6 +38,6 @@ export function installStrictJsonParser(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (route.schema?.body === undefined) return;
     const asArray = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
-    route.preValidation = [absentBodyAsEmptyObject as never, ...asArray(route.preValidation)];
+    route.preValidation = [absentBodyAsEmptyObject, ...asArray(route.preValidation)];
   });
 }

@@ -44,6 +44,6 @@ export class LocalCountStore {
    * options here, though its types call them route options.
    */
   child(options: object): LocalCountStore {
-    return new LocalCountStore(options as WindowOptions);
+    return new LocalCountStore(options);
   }
 }

@@ -58,7 +58,7 @@ export function prepareRequestSchema(schema: unknown): unknown {
 function allowsNull(schema: unknown): boolean {
   if (!isSchemaNode(schema)) return false;
   if (schema.type === 'null' || (Array.isArray(schema.type) && schema.type.includes('null'))) return true;
-  const branches = [...(Array.isArray(schema.anyOf) ? schema.anyOf : []), ...(Array.isArray(schema.oneOf) ? schema.oneOf : [])];
+  const branches: unknown[] = [...(Array.isArray(schema.anyOf) ? (schema.anyOf as unknown[]) : []), ...(Array.isArray(schema.oneOf) ? (schema.oneOf as unknown[]) : [])];
   return branches.some(allowsNull);
 }
 

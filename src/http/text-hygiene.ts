@@ -14,8 +14,9 @@
  *   strings).
  */
 
-// One character class each: the scan runs over report strings of several megabytes.
-const controlCharacter = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
+// One character class each: the scan runs over report strings of several megabytes. A control character is one of
+// Unicode's Cc other than tab, LF, CR and U+007F-U+009F, i.e. U+0000-U+0008, U+000B, U+000C and U+000E-U+001F.
+const controlCharacter = /[^\P{Cc}\t\n\r\u007F-\u009F]/u;
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export interface TextProblem {

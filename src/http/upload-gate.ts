@@ -148,7 +148,7 @@ export function installUploadGate(app: FastifyInstance, options: UploadGateOptio
   app.addHook('onRoute', (route) => {
     if ((route.bodyLimit ?? 0) <= bodyLimitDefaultBytes) return;
     const asArray = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
-    route.onRequest = [watchEnd as never, ...asArray(route.onRequest)];
-    route.preParsing = [...asArray(route.preParsing), waitForPermits as never];
+    route.onRequest = [watchEnd, ...asArray(route.onRequest)];
+    route.preParsing = [...asArray(route.preParsing), waitForPermits];
   });
 }

@@ -127,7 +127,7 @@ const bodyAjv = makeAjv({ coerceTypes: false });
 const textAjv = makeAjv({ coerceTypes: true, removeAdditional: true });
 
 function compileRequestValidator(schema: unknown, httpPart: string | undefined): RequestValidator {
-  const prepared = prepareRequestSchema(schema as object);
+  const prepared = prepareRequestSchema(schema);
   const validateSchema = (httpPart === 'body' ? bodyAjv : textAjv).compile(prepared as object);
   const dropNulls = nullAsAbsent(prepared);
   const textErrorsOf = (data: unknown) =>

@@ -4,7 +4,7 @@ import type { Database } from '../storage/tables.js';
 import { DomainError } from '../errors.js';
 
 export interface ClaimOptions {
-  table: keyof Database & string;
+  table: keyof Database;
   /** What makes a row due besides its lease, e.g. sql`status = 'pending'`. */
   due: RawBuilder<unknown>;
   /** The column holding until when a claim is owned; a row is claimable when it is null or past. */
@@ -95,15 +95,15 @@ export async function claimDueSettlements<Row>(
  * thrown after it, for the worker to log, and its row comes back when its lease runs out.
  */
 export async function forEachClaimed<Row>(rows: readonly Row[], step: (row: Row) => Promise<unknown>): Promise<number> {
-  let firstFailure: unknown;
+  let firstFailure: { error: unknown } | undefined;
   for (const row of rows) {
     try {
       await step(row);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION') continue;
-      firstFailure ??= error;
+      firstFailure ??= { error };
     }
   }
-  if (firstFailure !== undefined) throw firstFailure;
+  if (firstFailure !== undefined) throw firstFailure.error;
   return rows.length;
 }

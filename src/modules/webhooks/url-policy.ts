@@ -19,7 +19,7 @@ export function receiverUrlProblems(raw: string, allowPrivate: boolean, path = '
   }
   // Credentials in the URL would be stored and shown in clear; receivers authenticate deliveries by signature.
   if (url.username !== '' || url.password !== '') return problem('must not contain a user name or password');
-  if (raw.trim() !== raw || /[\u0000-\u001f\u007f]/.test(raw)) return problem('must not contain spaces or control characters at its ends');
+  if (raw.trim() !== raw || /[^\P{Cc}\u0080-\u009F]/u.test(raw)) return problem('must not contain spaces or control characters at its ends');
   if (allowPrivate) return [];
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (net.isIP(host) !== 0 && !isPublicAddress(host)) return problem(`must not point to a loopback, private or otherwise non-public address (${host})`);
