@@ -72,7 +72,7 @@ export function sharedCache<K, V>(storage: Storage, name: string, create: () => 
   }
   let cache = byName.get(name);
   if (!cache) {
-    cache = create() as ExpiringCache<unknown, unknown>;
+    cache = create();
     byName.set(name, cache);
   }
   return cache as ExpiringCache<K, V>;

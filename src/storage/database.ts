@@ -250,7 +250,7 @@ export function openSqliteDatabase(dataDir: string): BetterSqlite3.Database {
 
 /** Reads the pragmas back: a filesystem that cannot do WAL, for example, must stop start-up, not weaken it. */
 function assertSqlitePragmas(database: BetterSqlite3.Database): void {
-  const read = (name: string) => database.pragma(name, { simple: true }) as unknown;
+  const read = (name: string) => database.pragma(name, { simple: true });
   const problems: string[] = [];
   if (String(read('journal_mode')).toLowerCase() !== 'wal') problems.push('journal_mode is not WAL');
   if (Number(read('synchronous')) !== 2) problems.push('synchronous is not FULL');

@@ -7,7 +7,7 @@ import type { Database } from './tables.js';
  * columns): the count and the page are both read from it.
  */
 export async function newestFirstPage<Row>(
-  query: SelectQueryBuilder<Database, any, object>,
+  query: SelectQueryBuilder<Database, keyof Database, object>,
   offset: number,
   limit: number,
 ): Promise<{ rows: Row[]; total: bigint }> {

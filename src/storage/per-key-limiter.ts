@@ -13,7 +13,7 @@ export class PerKeyLimiter {
       state = { active: 0, waiting: [] };
       this.#running.set(key, state);
     }
-    if (state.active >= this.limit) await new Promise<void>((resolve) => state!.waiting.push(resolve));
+    if (state.active >= this.limit) await new Promise<void>((resolve) => state.waiting.push(resolve));
     else state.active += 1;
     try {
       return await work();

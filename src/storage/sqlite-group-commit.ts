@@ -149,7 +149,7 @@ class Session implements DatabaseConnection {
     return this.driver.execute<R>(this, query);
   }
 
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported by the SQLite storage');
   }
 }

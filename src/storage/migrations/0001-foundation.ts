@@ -1,11 +1,11 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../database.js';
 
 /** Customers, API keys, fiat accounts, the event outbox and server secrets. */
 export function foundationMigration(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('customers')
         .addColumn('id', 'text', (col) => col.primaryKey())

@@ -1,10 +1,10 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /** End users, their documents, payees and virtual accounts. */
 export function onboardingMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('end_users')
         .addColumn('id', 'text', (col) => col.primaryKey())

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../database.js';
 
@@ -8,7 +8,7 @@ import type { Dialect } from '../database.js';
  */
 export function moneyMigration(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       // Accounts of the platform itself, per currency: `clearing` (the outside world), `fee_income`, `suspense`
       // (money reserved by pending payments). Their balance is the sum of their postings (ledger verify prints
       // it): a running balance row would be one lock that every payment of every customer queues on.

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../database.js';
 
@@ -23,7 +23,7 @@ const defaultSchedule = [
 /** Fee schedules (docs/fees.md): the default schedule and per-customer schedules set by the operator CLI. */
 export function feesMigration(_dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('fee_schedules')
         .addColumn('id', 'text', (col) => col.primaryKey())

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -12,7 +12,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function providerOperationsMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('provider_operations')
         // Also the idempotency key the provider is called with: a repeated call returns the same object.

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { assetCodes } from '../../ledger/assets.js';
 import type { Dialect } from '../database.js';
@@ -16,7 +16,7 @@ import type { Dialect } from '../database.js';
  */
 export function moneyPlanMigration(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema.alterTable('ledger_postings').renameColumn('currency', 'asset').execute();
       for (const asset of assetCodes) {
         for (const name of ['clearing', 'fee_income', 'suspense']) {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -7,7 +7,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function idempotencyMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('idempotency_keys')
         .addColumn('customer_id', 'text', (col) => col.notNull().references('customers.id'))

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../database.js';
 
@@ -13,7 +12,7 @@ import type { Dialect } from '../database.js';
  */
 export function severalInstancesMigration(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema.alterTable('outbox_events').addColumn('delivery_lease_until', 'text').execute();
       await db.schema.createIndex('outbox_events_undelivered_idx').on('outbox_events').columns(['published_at', 'delivery_lease_until']).execute();
       if (dialect === 'postgres') {

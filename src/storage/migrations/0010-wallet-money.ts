@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../database.js';
 
@@ -19,7 +19,7 @@ import type { Dialect } from '../database.js';
  */
 export function walletMoneyMigration(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await widenPostingAccountKinds(db, dialect);
 
       await db.schema
@@ -68,7 +68,7 @@ export function walletMoneyMigration(dialect: Dialect): Migration {
 const postingAccountKinds = sql`account_kind in ('fiat_account', 'virtual_account', 'system', 'wallet')`;
 
 /** PostgreSQL alters the CHECK; SQLite cannot, so the table is rebuilt with its rows, sequence numbers and indexes. */
-async function widenPostingAccountKinds(db: Kysely<any>, dialect: Dialect): Promise<void> {
+async function widenPostingAccountKinds(db: Parameters<Migration['up']>[0], dialect: Dialect): Promise<void> {
   if (dialect === 'postgres') {
     await db.schema.alterTable('ledger_postings').dropConstraint('ledger_postings_account_kind_check').execute();
     await db.schema.alterTable('ledger_postings').addCheckConstraint('ledger_postings_account_kind_check', postingAccountKinds).execute();

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -8,7 +8,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function otcMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('otc_quotes')
         .addColumn('id', 'text', (col) => col.primaryKey())

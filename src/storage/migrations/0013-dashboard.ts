@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -8,7 +7,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function dashboardMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('dashboard_users')
         .addColumn('id', 'text', (col) => col.primaryKey())

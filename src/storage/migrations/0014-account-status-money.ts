@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { Dialect } from '../database.js';
 
@@ -15,7 +15,7 @@ import type { Dialect } from '../database.js';
  */
 export function accountStatusMoneyMigration(dialect: Dialect): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       if (dialect !== 'postgres') return;
       await sql.raw(fillFunction).execute(db);
       await sql.raw(applyMoneyPlanFunction).execute(db);

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -14,7 +14,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function idempotencyScopesMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema.alterTable('idempotency_keys').addColumn('read_scope', 'text', (col) => col.notNull().defaultTo('*')).execute();
       await db.schema
         .alterTable('idempotency_keys')

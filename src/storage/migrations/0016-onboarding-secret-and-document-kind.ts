@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -11,7 +10,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function onboardingSecretAndDocumentKindMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema.alterTable('end_users').addColumn('onboarding_secret_hash', 'text').execute();
       await db.schema.createIndex('end_users_onboarding_secret_idx').on('end_users').column('onboarding_secret_hash').unique().execute();
       await db.schema.alterTable('documents').addColumn('document_kind', 'text').execute();

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -8,7 +7,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function wrappedServerSecretsMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema.alterTable('server_secrets').addColumn('key_id', 'text').execute();
     },
   };

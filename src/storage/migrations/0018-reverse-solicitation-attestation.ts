@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -8,7 +7,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function reverseSolicitationAttestationMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema.alterTable('end_users').addColumn('reverse_solicitation_attestation', 'text').execute();
     },
   };

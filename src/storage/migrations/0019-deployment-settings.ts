@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -8,7 +7,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function deploymentSettingsMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('deployment_settings')
         .addColumn('name', 'text', (col) => col.primaryKey())

@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
@@ -12,7 +11,7 @@ import type { Migration } from 'kysely/migration';
  */
 export function reconciliationIndexesMigration(): Migration {
   return {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema.createIndex('payments_reference_idx').on('payments').columns(['customer_id', 'reference', 'created_at']).execute();
       await db.schema.createIndex('transactions_reference_idx').on('transactions').columns(['customer_id', 'reference', 'customer_seq']).execute();
       await db.schema.createIndex('transactions_created_idx').on('transactions').columns(['customer_id', 'created_at']).execute();
