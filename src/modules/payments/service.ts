@@ -65,7 +65,7 @@ export class PaymentService {
   ) {}
 
   async create(caller: AuthenticatedKey, input: CreatePaymentInput): Promise<PaymentCreatedRecord> {
-    const currency = input.currency as FiatCurrency;
+    const currency = input.currency;
     const amountMinor = checkAmountAndScheme(input.amount, currency, input.paymentScheme);
     // docs/spec.md §4 leaves open whether a target is required: a payment goes to exactly one of them (docs/payments.md).
     if ((input.toAccountId === undefined) === (input.payeeId === undefined)) {
@@ -174,7 +174,7 @@ export class PaymentService {
    * given); the fee depends on nothing else, so the source account is not looked up.
    */
   async previewFee(caller: AuthenticatedKey, input: FeePreviewInput): Promise<FeePreviewRecord> {
-    const currency = input.currency as FiatCurrency;
+    const currency = input.currency;
     const amountMinor = checkAmountAndScheme(input.amount, currency, input.paymentScheme);
     if (input.toAccountId !== undefined && input.payeeId !== undefined) {
       const reason = 'at most one of toAccountId and payeeId may be given';

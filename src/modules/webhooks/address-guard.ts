@@ -69,7 +69,7 @@ function guardedLookup(resolve: HostResolver, allowPrivate: boolean) {
  */
 export function guardedConnector(options: { resolve: HostResolver; allowPrivate: boolean; timeoutMs: number }): buildConnector.connector {
   // HTTP/1.1 only, as deliveries always were: undici 8 would otherwise offer HTTP/2 to a TLS receiver.
-  const connect = buildConnector({ timeout: options.timeoutMs, allowH2: false, lookup: guardedLookup(options.resolve, options.allowPrivate) } as buildConnector.BuildOptions);
+  const connect = buildConnector({ timeout: options.timeoutMs, allowH2: false, lookup: guardedLookup(options.resolve, options.allowPrivate) });
   return (connectOptions, callback) => {
     const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1');
     if (!options.allowPrivate && net.isIP(host) !== 0 && !isPublicAddress(host)) {

@@ -19,11 +19,11 @@ export async function registerWebhooks(app: FastifyInstance, context: ModuleCont
   const secrets = new SecretBox(await context.serverSecrets.get('webhook-signing-secrets'));
   const sender = new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivateUrls: config.webhookAllowPrivateUrls, resolve });
   const settings = { retryDelaysMs: config.webhookRetryDelaysMs, disableAfter: config.webhookDisableAfter, timeoutMs: config.webhookTimeoutMs };
-  // Each worker wakes the other's loop: new deliveries, or a slot freed by an ended attempt.
-  let deliveryLoop: PollingWorker | undefined;
-  const wakeDelivery = () => deliveryLoop?.wake();
+  // Each worker wakes the other's loop: new deliveries, or a slot freed by an ended attempt. Wakes come from
+  // attempts, the fan-out and requests, all after this function has returned, so the loop exists by then.
+  const wakeDelivery = () => deliveryLoop.wake();
   const delivery = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, wakeDelivery);
-  deliveryLoop = new PollingWorker('webhook-delivery', () => delivery.pass(), workerPollIntervalMs, log, async () => {
+  const deliveryLoop = new PollingWorker('webhook-delivery', () => delivery.pass(), workerPollIntervalMs, log, async () => {
     await delivery.stop();
     await sender.close();
   });

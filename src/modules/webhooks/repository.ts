@@ -117,7 +117,7 @@ export async function recentAttempts(db: Kysely<Database>, deliveryIds: readonly
     .where('delivery_id', 'in', [...deliveryIds])
     .as('ranked');
   const rows = await db.selectFrom(ranked).selectAll().where('rank', '<=', webhookAttemptsListedMax).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
-  return rows as AttemptRow[];
+  return rows;
 }
 
 /** Events of these types; none at all for an empty list (SQL has no empty IN list). */
