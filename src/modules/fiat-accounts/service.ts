@@ -9,9 +9,9 @@ import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../payments/accounts.js';
+import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../accounts/customer-accounts.js';
 import { changeStatus } from '../status-change.js';
-import { presentFiatAccount } from './presenter.js';
+import { presentFiatAccount } from '../accounts/fiat-account-presenter.js';
 import { findFiatAccount, insertFiatAccount, listFiatAccounts, transitionFiatAccountStatus, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
 
@@ -90,7 +90,7 @@ export class FiatAccountService {
 
   /**
    * Sandbox: the provider changes the account's status (closed is final), with fiat_account.status_updated. Payments
-   * see it at once in this process (payments/accounts.ts caches statuses briefly).
+   * see it at once in this process (accounts/customer-accounts.ts caches statuses briefly).
    */
   async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<FiatAccountRecord> {
     const accountId = id.toLowerCase();

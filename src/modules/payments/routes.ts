@@ -6,7 +6,7 @@ import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination, TransactionRecord } from '../transactions/schemas.js';
-import type { DepositService } from './deposits.js';
+import type { DepositService } from '../deposits/service.js';
 import type { PaymentService } from './service.js';
 import type { SettlementService } from './settlement.js';
 import { FeePreview } from '../fees/schemas.js';

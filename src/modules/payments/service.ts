@@ -22,8 +22,8 @@ import {
   requirePayeeActive,
   type CustomerAccount,
   type PayeeTarget,
-} from './accounts.js';
-import { addBalanceEvents } from './events.js';
+} from '../accounts/customer-accounts.js';
+import { addBalanceEvents } from '../accounts/balance-events.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord, PaymentsQueryType } from './schemas.js';
@@ -229,7 +229,7 @@ export class PaymentService {
     return target;
   }
 
-  /** The caller's payee as a payment needs it (cached: payments/accounts.ts). */
+  /** The caller's payee as a payment needs it (cached: accounts/customer-accounts.ts). */
   private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
     return findPayeeTarget(this.storage, caller.customerId, id.toLowerCase());
   }

@@ -3,7 +3,7 @@ import { accountNameLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 import { ibanCountries } from '../fiat-accounts/schemas.js';
-import { accountStatuses } from '../payments/accounts.js';
+import { accountStatuses } from '../accounts/customer-accounts.js';
 
 /** Spec §4 POST /virtual-accounts. */
 export const CreateVirtualAccountBody = Type.Object(

@@ -12,10 +12,10 @@ import { findCustomer } from '../customers/repository.js';
 import type { EndUserService } from '../end-users/service.js';
 import { findFiatAccount, type FiatAccountRow } from '../fiat-accounts/repository.js';
 import { ibanCountries } from '../fiat-accounts/schemas.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../payments/accounts.js';
+import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../accounts/customer-accounts.js';
 import { changeStatus } from '../status-change.js';
 import { accountHolderName } from './holder-name.js';
-import { presentVirtualAccount } from './presenter.js';
+import { presentVirtualAccount } from '../accounts/virtual-account-presenter.js';
 import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, transitionVirtualAccountStatus, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
@@ -129,7 +129,7 @@ export class VirtualAccountService {
 
   /**
    * Sandbox: the provider changes the virtual account's status (closed is final), with virtual_account.status_updated.
-   * Its master's status is its own (a frozen master stops its virtual accounts' payments too: payments/accounts.ts).
+   * Its master's status is its own (a frozen master stops its virtual accounts' payments too: accounts/customer-accounts.ts).
    */
   async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<VirtualAccountRecord> {
     const accountId = id.toLowerCase();

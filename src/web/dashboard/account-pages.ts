@@ -3,7 +3,7 @@ import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { Answer } from '../../http/idempotency.js';
 import type { FiatAccountRecord } from '../../modules/fiat-accounts/schemas.js';
-import type { DepositInput } from '../../modules/payments/deposits.js';
+import type { DepositInput } from '../../modules/deposits/service.js';
 import { DepositBody } from '../../modules/payments/schemas.js';
 import type { TransactionRecordType } from '../../modules/transactions/schemas.js';
 import type { VirtualAccountRecord } from '../../modules/virtual-accounts/schemas.js';

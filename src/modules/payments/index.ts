@@ -7,7 +7,7 @@ import { FiatAccountService } from '../fiat-accounts/service.js';
 import type { ModuleContext } from '../module-context.js';
 import { transactionRoutes } from '../transactions/routes.js';
 import { TransactionService } from '../transactions/service.js';
-import { DepositService } from './deposits.js';
+import { DepositService } from '../deposits/service.js';
 import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
 import { PaymentService } from './service.js';
 import { SettlementService } from './settlement.js';

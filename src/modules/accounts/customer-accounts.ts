@@ -9,9 +9,9 @@ import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
-import { presentFiatAccount } from '../fiat-accounts/presenter.js';
+import { presentFiatAccount } from './fiat-account-presenter.js';
 import type { FiatAccountRecord } from '../fiat-accounts/schemas.js';
-import { presentVirtualAccount } from '../virtual-accounts/presenter.js';
+import { presentVirtualAccount } from './virtual-account-presenter.js';
 import type { VirtualAccountRecord } from '../virtual-accounts/schemas.js';
 
 /**

@@ -12,8 +12,8 @@ import { requireScope } from '../api-keys/scopes.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import { historyValuesOf } from '../transactions/history.js';
 import { presentTransaction } from '../transactions/presenter.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from './accounts.js';
-import { addBalanceEvents } from './events.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from '../accounts/customer-accounts.js';
+import { addBalanceEvents } from '../accounts/balance-events.js';
 
 type NewHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'>;
 
