@@ -19,23 +19,23 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { installShutdownRefusal } from './http/shutdown-refusal.js';
 import { installUploadGate } from './http/upload-gate.js';
 import { installValidators } from './http/validation.js';
-import { ApiKeyService } from './modules/api-keys/service.js';
-import { csrfTokenRoutes } from './modules/csrf-tokens/routes.js';
-import { CsrfTokenService } from './modules/csrf-tokens/service.js';
-import { fiatAccountRoutes } from './modules/fiat-accounts/routes.js';
-import { FiatAccountService } from './modules/fiat-accounts/service.js';
-import { OnboardingLinks } from './modules/end-users/onboarding.js';
-import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/routes.js';
-import { EndUserService } from './modules/end-users/service.js';
-import { VerificationService } from './modules/end-users/verification.js';
-import { healthRoutes } from './modules/health/routes.js';
+import { ApiKeyService } from './modules/api-keys/index.js';
+import { csrfTokenRoutes } from './modules/csrf-tokens/index.js';
+import { CsrfTokenService } from './modules/csrf-tokens/index.js';
+import { fiatAccountRoutes } from './modules/fiat-accounts/index.js';
+import { FiatAccountService } from './modules/fiat-accounts/index.js';
+import { OnboardingLinks } from './modules/end-users/index.js';
+import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/index.js';
+import { EndUserService } from './modules/end-users/index.js';
+import { VerificationService } from './modules/end-users/index.js';
+import { healthRoutes } from './modules/health/index.js';
 import { registerDocuments } from './modules/documents/index.js';
 import type { ModuleContext } from './modules/module-context.js';
 import { registerPayees } from './modules/payees/index.js';
 import { registerPayments } from './modules/payments/index.js';
 import { registerWallets } from './modules/wallets/index.js';
 import { registerOtc } from './modules/otc/index.js';
-import type { HostResolver } from './modules/webhooks/address-guard.js';
+import type { HostResolver } from './modules/webhooks/index.js';
 import { registerWebhooks } from './modules/webhooks/index.js';
 import { SecretBox } from './storage/secret-box.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/index.js';
@@ -49,7 +49,8 @@ import { StorageFaultState } from './storage/fault-state.js';
 import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { startupPhaseDone } from './startup-phases.js';
-import { DashboardUserService } from './modules/dashboard-users/service.js';
+import { CustomerService } from './modules/customers/index.js';
+import { DashboardUserService } from './modules/dashboard-users/index.js';
 import { FormTokens } from './web/form-tokens.js';
 import { registerWebPages } from './web/plugin.js';
 import { dashboardReaperBatchSize, dashboardReaperIntervalMs, idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
@@ -226,7 +227,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await registerWebPages(app, {
     config,
     clock,
-    storage,
+    customers: new CustomerService(storage, clock),
     formTokens: new FormTokens(await serverSecrets.get('dashboard-forms')),
     users: dashboardUsers,
     apiKeys,

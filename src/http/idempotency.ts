@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { idempotencyLeaseRenewalsPerLease } from '../config/limits.js';
 import { DomainError } from '../errors.js';
 import { idempotencyKeyLost } from '../ledger/ledger.js';
-import { grants, type Scope } from '../modules/api-keys/scopes.js';
+import { grants, type Scope } from '../modules/api-keys/index.js';
 import type { Storage } from '../storage/database.js';
 import { narrowIdempotentReadScope, renewIdempotentLease, storeIdempotentAnswer, type KeyHold } from '../storage/idempotency-answers.js';
 import type { Database } from '../storage/tables.js';

@@ -8,7 +8,7 @@ import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
 import type { ServerSecrets } from '../storage/server-secrets.js';
 import type { PollingWorker } from '../workers/polling-worker.js';
-import type { EndUserService } from './end-users/service.js';
+import type { EndUserService } from './end-users/index.js';
 
 /** What a resource module may use when it registers its routes and workers. */
 export interface ModuleContext {

@@ -8,12 +8,12 @@ import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { TransactionsTable } from '../../storage/tables.js';
 import { narrowReadScope, type Answer, type Reservation } from '../../http/idempotency.js';
-import { requireScope } from '../api-keys/scopes.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import { historyValuesOf } from '../transactions/history.js';
-import { presentTransaction } from '../transactions/presenter.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from '../accounts/customer-accounts.js';
-import { addBalanceEvents } from '../accounts/balance-events.js';
+import { requireScope } from '../api-keys/index.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { historyValuesOf } from '../transactions/index.js';
+import { presentTransaction } from '../transactions/index.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from '../accounts/index.js';
+import { addBalanceEvents } from '../accounts/index.js';
 
 type NewHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'>;
 

@@ -31,3 +31,8 @@ export async function sweepOrphanFiles(storage: Storage, files: FileStore, clock
   await files.sweepOrphans(recordedPathsOf, new Date(clock.now().getTime() - orphanFileAgeMs));
   return 0;
 }
+
+export { type DocumentKind, type DocumentRecord, UploadDocumentBody, type UploadDocumentInput, identityUploadTypes, uploadDocumentTypes } from './schemas.js';
+export { type DocumentService } from './service.js';
+export { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from './stored-document.js';
+export { type CheckedFile, checkFile } from './upload.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
-import { WalletOwnership } from '../wallets/ownership.js';
+import { WalletOwnership } from '../wallets/index.js';
 import { otcRoutes, sandboxOtcRoutes } from './routes.js';
 import { OtcSandbox } from './sandbox.js';
 import { OtcService } from './service.js';

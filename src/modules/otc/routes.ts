@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
-import { Pagination } from '../transactions/schemas.js';
+import { Pagination } from '../transactions/index.js';
 import type { OtcSandbox } from './sandbox.js';
 import type { OtcService } from './service.js';
 import { ConfirmBody, EligibleAccount, EligibleWallet, EligibleWalletsQuery, Order, OrderParams, OrdersQuery, Quote, QuoteBody, SettleOrderBody } from './schemas.js';

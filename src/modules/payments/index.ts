@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
-import { FeeService } from '../fees/service.js';
-import { sandboxFiatAccountRoutes } from '../fiat-accounts/routes.js';
-import { FiatAccountService } from '../fiat-accounts/service.js';
+import { FeeService } from '../fees/index.js';
+import { sandboxFiatAccountRoutes } from '../fiat-accounts/index.js';
+import { FiatAccountService } from '../fiat-accounts/index.js';
 import type { ModuleContext } from '../module-context.js';
-import { transactionRoutes } from '../transactions/routes.js';
-import { TransactionService } from '../transactions/service.js';
-import { DepositService } from '../deposits/service.js';
+import { transactionRoutes } from '../transactions/index.js';
+import { TransactionService } from '../transactions/index.js';
+import { DepositService } from '../deposits/index.js';
 import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
 import { PaymentService } from './service.js';
 import { SettlementService } from './settlement.js';
@@ -36,3 +36,5 @@ export interface PaymentServices {
   transactions: TransactionService;
   sandbox: { deposits: DepositService; settlement: SettlementService } | undefined;
 }
+
+export { DepositBody, type PaymentRecord, SettleBody } from './schemas.js';

@@ -5,11 +5,11 @@ import { DomainError } from '../../errors.js';
 import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
-import { Pagination, TransactionRecord } from '../transactions/schemas.js';
-import type { DepositService } from '../deposits/service.js';
+import { Pagination, TransactionRecord } from '../transactions/index.js';
+import type { DepositService } from '../deposits/index.js';
 import type { PaymentService } from './service.js';
 import type { SettlementService } from './settlement.js';
-import { FeePreview } from '../fees/schemas.js';
+import { FeePreview } from '../fees/index.js';
 import { CreatePaymentBody, DepositBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody } from './schemas.js';
 
 export function paymentRoutes(app: FastifyInstance, payments: PaymentService): void {

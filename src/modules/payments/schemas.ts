@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { pageLimitMax, paymentAmountMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
-import { reconciliationFilters } from '../transactions/schemas.js';
-import { feeTransactionTypes, paymentSchemes } from '../fees/fee-quote.js';
+import { reconciliationFilters } from '../transactions/index.js';
+import { feeTransactionTypes, paymentSchemes } from '../fees/index.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 
 /** Spec §4 POST /payments: paymentScheme up to 50 (reference: config/limits.ts). */

@@ -10,3 +10,7 @@ export function registerVirtualAccounts(app: FastifyInstance, context: ModuleCon
   if (context.config.apiEnvironment === 'sandbox') sandboxVirtualAccountRoutes(app, virtualAccounts);
   return virtualAccounts;
 }
+
+export { type VirtualAccountRow } from './repository.js';
+export { type VirtualAccountRecord } from './schemas.js';
+export { type VirtualAccountService } from './service.js';

@@ -31,3 +31,8 @@ export interface WalletServices {
   transfers: WalletTransferService;
   sandbox: WalletSandbox | undefined;
 }
+
+export { addArrival } from './arrival.js';
+export { WalletOwnership } from './ownership.js';
+export { SettleWalletTransferBody, WalletDepositBody, type WalletDepositInput, type WalletTransferRecord, WalletTransfersQuery } from './schemas.js';
+export { walletReceives } from './service.js';

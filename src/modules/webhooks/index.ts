@@ -41,3 +41,7 @@ declare module 'fastify' {
     webhookDeliveries: WebhookDeliveryWorker;
   }
 }
+
+export { type HostResolver } from './address-guard.js';
+export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, EventsQuery, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
+export { type WebhookService } from './service.js';

@@ -11,7 +11,7 @@ import { canReadEvent, missingEventReadScopes, readableEventTypes, testEventType
 import type { OnCreated } from '../../http/idempotency.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { presentDelivery, presentEvent, presentSubscription } from './presenter.js';
 import {
   countSubscriptions,

@@ -1,0 +1,1 @@
+export { type DepositInput, DepositService, incomingRecord } from './service.js';
