@@ -8,7 +8,7 @@ import { installApiVersioning, isPreflight, stripVersionPrefix } from './http/ap
 import { installAuthentication } from './http/auth.js';
 import { installCsrfProtection } from './http/csrf.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
-import { IdempotencyKeys } from './http/idempotency.js';
+import { IdempotencyKeys, installIdempotency } from './http/idempotency.js';
 import { installStrictJsonParser } from './http/json-body.js';
 import { loggedHeaders, loggedUrl } from './http/log-redaction.js';
 import { installMetrics } from './http/metrics.js';
@@ -211,10 +211,12 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     // Answers that hold a secret (a new webhook's signing secret) are stored encrypted with a key of the deployment.
     new SecretBox(await serverSecrets.get('idempotency-answers')),
   );
-  fiatAccountRoutes(app, fiatAccounts, idempotency);
-  endUserRoutes(app, endUsers, onboardingLinks, idempotency);
+  // Before any route: the routes that declare config.idempotency run under it.
+  installIdempotency(app, idempotency);
+  fiatAccountRoutes(app, fiatAccounts);
+  endUserRoutes(app, endUsers, onboardingLinks);
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log, serverSecrets };
+  const context: ModuleContext = { config, storage, providers, provisioning, clock, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
-import type { IdempotencyKeys } from '../http/idempotency.js';
 import type { Providers } from '../providers/providers.js';
 import type { Provisioning } from '../providers/provisioning.js';
 import type { Storage } from '../storage/database.js';
@@ -15,8 +14,6 @@ export interface ModuleContext {
   readonly config: Config;
   readonly storage: Storage;
   readonly providers: Providers;
-  /** Runs money-moving operations and creates under their Idempotency-Key (http/idempotency.ts). */
-  readonly idempotency: IdempotencyKeys;
   /** Creates objects at the provider undoably (providers/provisioning.ts). */
   readonly provisioning: Provisioning;
   readonly clock: Clock;

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { documentSizeMaxBytes } from '../../config/limits.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { otcSourceAmountMaxEur, otcSourceAmountMinEur, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import type { CryptoAsset } from '../../ledger/assets.js';

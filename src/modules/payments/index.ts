@@ -22,7 +22,7 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
   const settlement = new SettlementService(storage, clock, config.settlementLeaseMs);
   const deposits = new DepositService(storage, clock);
-  sandboxPaymentRoutes(app, deposits, settlement, context.idempotency);
+  sandboxPaymentRoutes(app, deposits, settlement);
   // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
   // with the deposit one.
   sandboxFiatAccountRoutes(app, new FiatAccountService(storage, context.provisioning, clock, context.endUsers));

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainError } from '../../errors.js';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { answered, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination, TransactionRecord } from '../transactions/index.js';
 import type { DepositService } from '../deposits/index.js';
@@ -88,7 +88,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
 }
 
 /** DESIGN §3 simulation endpoints: funding and settlement (sandbox only). */
-export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SettlementService, idempotency: IdempotencyKeys): void {
+export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SettlementService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];
 
@@ -97,7 +97,7 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
     {
       // The scope follows the account credited: fiat-accounts:write for a fiat account, virtual-accounts:write for a
       // virtual one (DepositService checks which once the account is known).
-      config: { scope: ['fiat-accounts:write', 'virtual-accounts:write'] },
+      config: { scope: ['fiat-accounts:write', 'virtual-accounts:write'], idempotency: { kind: 'operation', readScope: ['fiat-accounts:read', 'virtual-accounts:read'] } },
       schema: {
         tags,
         summary: 'Deposit money from outside into a fiat account or a virtual account (sandbox only)',
@@ -109,11 +109,8 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
         response: { 201: DataOf(TransactionRecord), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) =>
-      // Which of the two reads the answer is known once the account is (DepositService narrows it).
-      idempotency.answer(request, reply, ['fiat-accounts:read', 'virtual-accounts:read'], (reservation) =>
-        deposits.deposit(callerOf(request), request.params.id, request.body, reservation),
-      ),
+    // Which of the two reads the answer is known once the account is (DepositService narrows it).
+    async (request) => answered(request, await deposits.deposit(callerOf(request), request.params.id, request.body, reservationOf(request))),
   );
 
   routes.post(

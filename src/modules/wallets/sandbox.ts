@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
 import { newPlan, plannedEvent, plannedResponse, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';

@@ -12,7 +12,7 @@ import {
   supportedPairsText,
   type Network,
 } from '../../ledger/networks.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { cryptoAssets } from '../../ledger/assets.js';
 import { providerUnavailable, type Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';

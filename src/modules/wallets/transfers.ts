@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { pageLimitMax } from '../../config/limits.js';
 import { notFound, validationError } from '../../errors.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import { canonicalAddress } from '../../ledger/address-formats.js';
 import { newPlan, plannedEvent, plannedResponse } from '../../ledger/money-plan.js';

@@ -31,7 +31,7 @@ export async function registerWebhooks(app: FastifyInstance, context: ModuleCont
   context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
   app.decorate('webhookDeliveries', delivery);
   const webhooks = new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery);
-  webhookRoutes(app, webhooks, context.idempotency);
+  webhookRoutes(app, webhooks);
   return webhooks;
 }
 

@@ -8,7 +8,7 @@ import {
 } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
 import { canReadEvent, missingEventReadScopes, readableEventTypes, testEventType } from '../../events/catalog.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';

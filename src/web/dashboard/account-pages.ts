@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import { bodyChecker } from '../../http/validation.js';
-import type { Answer } from '../../http/idempotency.js';
+import type { Answer } from '../../storage/idempotency-answers.js';
 import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
 import type { DepositInput } from '../../modules/deposits/index.js';
 import { DepositBody } from '../../modules/payments/index.js';
