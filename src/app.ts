@@ -32,6 +32,7 @@ import { healthRoutes } from './modules/health/index.js';
 import { registerDocuments } from './modules/documents/index.js';
 import type { ModuleContext } from './modules/module-context.js';
 import { registerPayees } from './modules/payees/index.js';
+import { registerDeposits } from './modules/deposits/index.js';
 import { registerPayments } from './modules/payments/index.js';
 import { registerWallets } from './modules/wallets/index.js';
 import { registerOtc } from './modules/otc/index.js';
@@ -220,6 +221,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);
+  const deposits = registerDeposits(app, context);
   const payments = registerPayments(app, context);
   const wallets = registerWallets(app, context);
   registerOtc(app, context);
@@ -241,6 +243,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     virtualAccounts,
     wallets,
     payments,
+    deposits,
     webhooks,
   });
 

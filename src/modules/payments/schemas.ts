@@ -96,11 +96,3 @@ export type PaymentsQueryType = Static<typeof PaymentsQuery>;
 
 export const PaymentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const SettleBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
-export const DepositBody = Type.Object(
-  {
-    amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax }),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax })),
-    counterpartyName: Type.Optional(Type.String({ minLength: 1, maxLength: 140 })),
-  },
-  { additionalProperties: false },
-);

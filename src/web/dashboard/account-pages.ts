@@ -4,7 +4,7 @@ import { bodyChecker } from '../../http/validation.js';
 import type { Answer } from '../../storage/idempotency-answers.js';
 import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
 import type { DepositInput } from '../../modules/deposits/index.js';
-import { DepositBody } from '../../modules/payments/index.js';
+import { DepositBody } from '../../modules/deposits/index.js';
 import type { TransactionRecordType } from '../../modules/transactions/index.js';
 import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
 import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/index.js';
@@ -103,8 +103,8 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
 
   context.get<{ Params: { id: string } }>('/accounts/wallets/:id', pageRoute, async (request, reply) => walletPage(request, reply, request.params.id));
 
-  const paymentSandbox = services.payments.sandbox;
-  if (paymentSandbox) {
+  const deposits = services.deposits;
+  if (deposits) {
     context.post<{ Params: { id: string } }>('/accounts/:id/deposits', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       // Looked up first: another customer's account is a 404 page whatever the form holds.
@@ -117,7 +117,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
           reference: formText(form, 'reference'),
           counterpartyName: formText(form, 'counterparty_name'),
         });
-        deposit = answered<TransactionRecordType>(await paymentSandbox.deposits.deposit(caller, found.account.id, body));
+        deposit = answered<TransactionRecordType>(await deposits.deposit(caller, found.account.id, body));
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;

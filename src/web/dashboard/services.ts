@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { ApiKeyService } from '../../modules/api-keys/index.js';
 import type { CustomerService } from '../../modules/customers/index.js';
 import type { DashboardUserService } from '../../modules/dashboard-users/index.js';
+import type { DepositService } from '../../modules/deposits/index.js';
 import type { DocumentService } from '../../modules/documents/index.js';
 import type { OnboardingLinks } from '../../modules/end-users/index.js';
 import type { EndUserService } from '../../modules/end-users/index.js';
@@ -33,5 +34,7 @@ export interface WebServices {
   virtualAccounts: VirtualAccountService;
   wallets: WalletServices;
   payments: PaymentServices;
+  /** The sandbox's deposits; undefined outside the sandbox. */
+  deposits: DepositService | undefined;
   webhooks: WebhookService;
 }
