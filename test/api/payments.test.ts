@@ -515,8 +515,7 @@ describe('payments', () => {
 
       const settled = await settle(t, alice, created.id, 'failed');
       expect(settled.status).toBe('failed');
-      expect(typeof settled.failureReason).toBe('string');
-      expect(settled.failureReason.length).toBeGreaterThan(0);
+      expect(settled.failureReason).toMatch(/./);
       expect(settled.completedAt).toBeNull();
       expect(await fiatBalance(t, alice, eur.id)).toBe(before);
 

@@ -27,17 +27,17 @@ export function businessBody(overrides: Record<string, unknown> = {}, businessOv
 export async function createIndividual(t: TestApp, customer: TestCustomer, overrides: Record<string, unknown> = {}) {
   const response = await t.request({ method: 'POST', url: '/end-users', key: customer.key, csrf: true, body: individualBody(overrides) });
   if (response.statusCode !== 201) throw new Error(`POST /end-users answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as { id: string; status: string; [field: string]: unknown };
+  return response.json<{ data: { id: string; status: string; [field: string]: unknown } }>().data;
 }
 
 export async function createBusiness(t: TestApp, customer: TestCustomer, overrides: Record<string, unknown> = {}, businessOverrides: Record<string, unknown> = {}) {
   const response = await t.request({ method: 'POST', url: '/end-users/businesses', key: customer.key, csrf: true, body: businessBody(overrides, businessOverrides) });
   if (response.statusCode !== 201) throw new Error(`POST /end-users/businesses answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as { id: string; status: string; [field: string]: unknown };
+  return response.json<{ data: { id: string; status: string; [field: string]: unknown } }>().data;
 }
 
 export async function createFiatAccount(t: TestApp, customer: TestCustomer, body: Record<string, unknown> = { accountName: 'Main', currency: 'EUR' }) {
   const response = await t.request({ method: 'POST', url: '/fiat-accounts', key: customer.key, csrf: true, body });
   if (response.statusCode !== 201) throw new Error(`POST /fiat-accounts answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as { id: string; currency: string; is_master: boolean; [field: string]: unknown };
+  return response.json<{ data: { id: string; currency: string; is_master: boolean; [field: string]: unknown } }>().data;
 }

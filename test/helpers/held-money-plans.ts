@@ -30,9 +30,8 @@ export function holdMoneyPlans(storage: Storage): MoneyPlanHold {
       else held.push(plan);
     });
 
-  const { perCustomer, transaction } = storage;
-  const runPerCustomer = perCustomer.bind(storage);
-  const runTransaction = transaction.bind(storage);
+  const runPerCustomer = storage.perCustomer.bind(storage);
+  const runTransaction = storage.transaction.bind(storage);
   if (storage.dialect === 'postgres') {
     storage.perCustomer = async (customerId, work) => {
       await hold();
@@ -52,8 +51,8 @@ export function holdMoneyPlans(storage: Storage): MoneyPlanHold {
         else waiting.push(resolve);
       }),
     stop() {
-      storage.perCustomer = perCustomer;
-      storage.transaction = transaction;
+      storage.perCustomer = runPerCustomer;
+      storage.transaction = runTransaction;
       for (const release of releases) release();
       releases.clear();
     },

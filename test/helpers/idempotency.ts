@@ -11,7 +11,7 @@ export function expectOneAnswerOr409(responses: readonly LightMyRequestResponse[
   expect(answered.length).toBeGreaterThanOrEqual(1);
   for (const response of answered) expect(response.body).toBe(answered[0]!.body);
   for (const response of responses.filter((candidate) => candidate.statusCode === 409)) {
-    expect(response.json().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+    expect(response.json<{ error: { code: string } }>().error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
     expect(response.headers['retry-after']).toBe('1');
   }
 }

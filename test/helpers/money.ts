@@ -28,7 +28,7 @@ export async function createVirtualAccount(t: TestApp, customer: TestCustomer, m
     body: { accountName: 'Collections', masterFiatAccountId: masterId, currency },
   });
   if (response.statusCode !== 201) throw new Error(`POST /virtual-accounts answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as { id: string; master_fiat_account_id: string; balance: number; iban: string; [field: string]: unknown };
+  return response.json<{ data: { id: string; master_fiat_account_id: string; balance: number; iban: string; [field: string]: unknown } }>().data;
 }
 
 const payeeBodies = {
@@ -40,8 +40,13 @@ const payeeBodies = {
 export async function createPayee(t: TestApp, customer: TestCustomer, currency: keyof typeof payeeBodies = 'EUR') {
   const response = await t.request({ method: 'POST', url: '/payees', key: customer.key, csrf: true, body: payeeBodies[currency] });
   if (response.statusCode !== 201) throw new Error(`POST /payees answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as { id: string; currency: string; payee_name: string; [field: string]: unknown };
+  return response.json<{ data: { id: string; currency: string; payee_name: string; [field: string]: unknown } }>().data;
 }
+
+/** A record the API answered: its id, and the fields the test that asked reads. */
+type JsonRecord = { id: string; [field: string]: unknown };
+/** A payment record (camelCase, spec §2). */
+type PaymentRecord = JsonRecord & { status: string; transactionId: string };
 
 export function depositRequest(t: TestApp, customer: TestCustomer, accountId: string, body: unknown) {
   return t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${accountId}/deposits`, key: customer.key, csrf: true, body });
@@ -51,7 +56,7 @@ export function depositRequest(t: TestApp, customer: TestCustomer, accountId: st
 export async function deposit(t: TestApp, customer: TestCustomer, accountId: string, amount: number, extra: Record<string, unknown> = {}) {
   const response = await depositRequest(t, customer, accountId, { amount, ...extra });
   if (response.statusCode !== 201) throw new Error(`deposit answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as Record<string, any>;
+  return response.json<{ data: JsonRecord }>().data;
 }
 
 export function payRequest(t: TestApp, customer: TestCustomer, body: unknown, headers: Record<string, string> = {}) {
@@ -61,7 +66,7 @@ export function payRequest(t: TestApp, customer: TestCustomer, body: unknown, he
 export async function pay(t: TestApp, customer: TestCustomer, body: Record<string, unknown>) {
   const response = await payRequest(t, customer, body);
   if (response.statusCode !== 201) throw new Error(`POST /payments answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as Record<string, any>;
+  return response.json<{ data: PaymentRecord }>().data;
 }
 
 export function settleRequest(t: TestApp, customer: TestCustomer, paymentId: string, outcome: unknown) {
@@ -71,14 +76,14 @@ export function settleRequest(t: TestApp, customer: TestCustomer, paymentId: str
 export async function settle(t: TestApp, customer: TestCustomer, paymentId: string, outcome: 'completed' | 'failed') {
   const response = await settleRequest(t, customer, paymentId, outcome);
   if (response.statusCode !== 200) throw new Error(`settle answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as Record<string, any>;
+  return response.json<{ data: PaymentRecord }>().data;
 }
 
 /** The `balance` a fiat account shows in GET /fiat-accounts. */
 export async function fiatBalance(t: TestApp, customer: TestCustomer, accountId: string): Promise<number> {
   const response = await t.request({ url: '/fiat-accounts', key: customer.key });
   expect(response.statusCode).toBe(200);
-  const account = (response.json().data as { id: string; balance: number }[]).find((candidate) => candidate.id === accountId);
+  const account = response.json<{ data: { id: string; balance: number }[] }>().data.find((candidate) => candidate.id === accountId);
   if (!account) throw new Error(`fiat account ${accountId} not listed`);
   return account.balance;
 }
@@ -87,14 +92,14 @@ export async function fiatBalance(t: TestApp, customer: TestCustomer, accountId:
 export async function virtualBalance(t: TestApp, customer: TestCustomer, accountId: string): Promise<number> {
   const response = await t.request({ url: '/virtual-accounts', key: customer.key });
   expect(response.statusCode).toBe(200);
-  const account = (response.json().data as { id: string; balance: number }[]).find((candidate) => candidate.id === accountId);
+  const account = response.json<{ data: { id: string; balance: number }[] }>().data.find((candidate) => candidate.id === accountId);
   if (!account) throw new Error(`virtual account ${accountId} not listed`);
   return account.balance;
 }
 
 export interface OutboxEvent {
   type: string;
-  data: Record<string, any>;
+  data: Record<string, unknown>;
 }
 
 /** The customer's outbox events, oldest first. */
@@ -128,6 +133,6 @@ export async function moneySnapshot(t: TestApp, customerId: string) {
 }
 
 /** The paths of the failing fields of a 400 VALIDATION_ERROR. */
-export function failingPaths(response: { json(): any }): string[] {
-  return (response.json().error.details.fields as { path: string }[]).map((field) => field.path);
+export function failingPaths(response: { json(): unknown }): string[] {
+  return (response.json() as { error: { details: { fields: { path: string }[] } } }).error.details.fields.map((field) => field.path);
 }

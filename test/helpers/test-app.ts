@@ -157,7 +157,7 @@ export async function createTestApp(
   const csrfToken = async (key: string) => {
     const response = await app.inject({ method: 'GET', url: '/csrf-token', headers: { 'x-api-key': key } });
     if (response.statusCode !== 200) throw new Error(`GET /csrf-token answered ${response.statusCode}: ${response.body}`);
-    return (response.json() as { data: { csrf_token: string } }).data.csrf_token;
+    return response.json<{ data: { csrf_token: string } }>().data.csrf_token;
   };
   return {
     app,

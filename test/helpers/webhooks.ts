@@ -4,7 +4,7 @@ import type { TestApp, TestCustomer } from './test-app.js';
 export async function subscribe(t: TestApp, customer: TestCustomer, body: Record<string, unknown>) {
   const response = await t.request({ method: 'POST', url: '/webhooks', key: customer.key, csrf: true, body });
   if (response.statusCode !== 201) throw new Error(`POST /webhooks answered ${response.statusCode}: ${response.body}`);
-  return response.json().data as { id: string; signing_secret: string; signing_secret_prefix: string; [field: string]: unknown };
+  return response.json<{ data: { id: string; signing_secret: string; signing_secret_prefix: string; [field: string]: unknown } }>().data;
 }
 
 /**
