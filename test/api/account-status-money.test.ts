@@ -5,6 +5,7 @@ import type { PollingWorker } from '../../src/workers/polling-worker.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { createPayee, createVirtualAccount, deposit, fiatBalance, moneySnapshot, outboxEvents, pay, payRequest, settleRequest, virtualBalance } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import type { LightMyRequestResponse } from 'fastify';
 
 type Resource = 'fiat-accounts' | 'virtual-accounts';
 
@@ -42,7 +43,7 @@ describe('account status on every path that takes money out', () => {
     t.request({ method: 'POST', url: '/otc-exchanges', key: alice.key, csrf, body: { quoteId }, headers: { 'idempotency-key': randomUUID() } });
   const order = async (orderId: string) => (await t.request({ url: `/otc-exchanges/orders/${orderId}`, key: alice.key })).json().data;
   const eligible = async (): Promise<string[]> => (await t.request({ url: '/otc-exchanges/accounts', key: alice.key })).json().data.map((item: { id: string }) => item.id);
-  const notActive = (response: { statusCode: number; json(): any }, accountId: string, status: string) => {
+  const notActive = (response: LightMyRequestResponse, accountId: string, status: string) => {
     expect(response.statusCode).toBe(422);
     expect(response.json().error).toMatchObject({ code: 'ACCOUNT_NOT_ACTIVE', details: { account_id: accountId, status } });
   };

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { businessBody, individualBody } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import type { LightMyRequestResponse } from 'fastify';
 
 /**
  * Requests that fail before a route is found, or in the body decoder, are answered like every other error: the
@@ -20,7 +21,7 @@ describe('errors before routing', () => {
   });
   afterAll(async () => t.close());
 
-  const expectEnveloped = (response: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string) => {
+  const expectEnveloped = (response: LightMyRequestResponse, status: number, code: string) => {
     expect(response.statusCode).toBe(status);
     expect(response.json()).toEqual({ error: { code, message: expect.any(String), details: expect.anything() } });
     expect(response.headers['x-request-id']).toEqual(expect.any(String));

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { address, businessBody, createBusiness, createIndividual, individualBody } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import type { LightMyRequestResponse } from 'fastify';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -32,7 +33,7 @@ describe('end users', () => {
     (await t.storage.db.selectFrom('outbox_events').selectAll().where('event_type', '=', type).execute())
       .map((row) => JSON.parse(row.payload))
       .filter((payload) => payload.data.id === id);
-  const expectFieldError = (response: { statusCode: number; json: () => any }, path: string) => {
+  const expectFieldError = (response: LightMyRequestResponse, path: string) => {
     expect(response.statusCode).toBe(400);
     expect(response.json().error.code).toBe('VALIDATION_ERROR');
     expect(response.json().error.details.fields.map((field: { path: string }) => field.path)).toContain(path);

@@ -3,7 +3,7 @@ import { formatDecimal } from '../../src/ledger/money.js';
 import { feeScheduleCacheTtlMs } from '../../src/config/limits.js';
 import { FeeService } from '../../src/modules/fees/service.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
-import { createPayee, deposit, pay } from '../helpers/money.js';
+import { createPayee, deposit, failingPaths, pay } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -42,7 +42,6 @@ describe('fees', () => {
     expect(response.statusCode, response.body).toBe(200);
     return response.json().data;
   };
-  const failingPaths = (response: { json(): any }) => (response.json().error.details.fields as { path: string }[]).map((field) => field.path);
 
   describe('POST /fees/preview', () => {
     it('returns every field of the spec §2 result, typed as the spec says, from the default schedule', async () => {
@@ -139,15 +138,16 @@ describe('fees', () => {
             csrf: true,
             body: { name: 'Ankara Ltd', address: { line1: 'x', city: 'Ankara', country: 'TR' }, bankDetails: { iban: 'TR330006100519786457841326', bic: 'AKBKTRIS' } },
           })
-        ).json().data;
+        ).json<{ data: { id: string } }>().data;
         return { from, to, sepaPayee, swiftPayee };
       };
+      type Fixture = Awaited<ReturnType<typeof setup>>;
 
       it.each([
-        ['a SEPA payee without a scheme', (f: any) => ({ payeeId: f.sepaPayee.id }), 0.2],
-        ['a SEPA payee with SEPA_INSTANT', (f: any) => ({ payeeId: f.sepaPayee.id, paymentScheme: 'sepa_instant' }), 0.5],
-        ['a payee outside SEPA (SWIFT only)', (f: any) => ({ payeeId: f.swiftPayee.id }), 12.35],
-        ['one of your own accounts (INTERNAL)', (f: any) => ({ toAccountId: f.to.id }), 0],
+        ['a SEPA payee without a scheme', (f: Fixture) => ({ payeeId: f.sepaPayee.id }), 0.2],
+        ['a SEPA payee with SEPA_INSTANT', (f: Fixture) => ({ payeeId: f.sepaPayee.id, paymentScheme: 'sepa_instant' }), 0.5],
+        ['a payee outside SEPA (SWIFT only)', (f: Fixture) => ({ payeeId: f.swiftPayee.id }), 12.35],
+        ['one of your own accounts (INTERNAL)', (f: Fixture) => ({ toAccountId: f.to.id }), 0],
       ])('%s', async (_label, target, expectedFee) => {
         const fixture = await setup();
         const body = { fromAccountId: fixture.from.id, amount: 12_345.67, currency: 'EUR', reference: 'parity', ...target(fixture) };

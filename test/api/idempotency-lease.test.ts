@@ -25,7 +25,7 @@ async function money(t: TestApp, customer: TestCustomer, amount: number) {
   return {
     account,
     wallet,
-    async quote(): Promise<string> {
+    quote: async (): Promise<string> => {
       const response = await t.request({ method: 'POST', url: '/otc-exchanges/quote', key: customer.key, csrf, body: { sourceFrAccountId: account.id, destinationProviderWalletId: wallet, sourceAmountEur: '100' } });
       expect(response.statusCode, response.body).toBe(200);
       return response.json().data.quoteId;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { address, businessBody, createFiatAccount, createIndividual, individualBody } from '../helpers/fixtures.js';
 import { createPayee, deposit, failingPaths, pay } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import type { LightMyRequestResponse } from 'fastify';
 
 /**
  * The rules every request follows at the edge (docs/decisions/0005-request-input-rules.md), checked through several
@@ -78,7 +79,7 @@ describe('request input rules', () => {
 
   describe('text fields: a single line of visible characters', () => {
     // One field per kind of text, across endpoints: names, addresses, references, file names, descriptions, tags.
-    const fields: Array<{ label: string; send: (text: string) => Promise<{ statusCode: number; json(): any }>; path: string }> = [
+    const fields: Array<{ label: string; send: (text: string) => Promise<LightMyRequestResponse>; path: string }> = [
       { label: 'payee name', send: (text) => post('/payees', payeeBody({ name: `Eve ${text}` })), path: '/name' },
       { label: 'payee address line', send: (text) => post('/payees', payeeBody({ address: { line1: `1 Main ${text}`, city: 'Berlin', country: 'DE' } })), path: '/address/line1' },
       { label: 'payee bank name', send: (text) => post('/payees', payeeBody({ bankDetails: { iban: 'DE89370400440532013000', bankName: `Bank ${text}` } })), path: '/bankDetails/bankName' },
@@ -222,7 +223,7 @@ describe('request input rules', () => {
     });
 
     const codesRefused = ['XX', 'zz', 'EU', 'UK', 'D', 'DEU', 'ıt', 'd1'];
-    const countryFields: Array<{ label: string; send: (code: string) => Promise<{ statusCode: number; json(): any }>; path: string }> = [
+    const countryFields: Array<{ label: string; send: (code: string) => Promise<LightMyRequestResponse>; path: string }> = [
       { label: 'end-user address', send: (code) => post('/end-users', individualBody({ address: { ...address, country: code } })), path: '/address/country' },
       { label: 'birthCountry', send: (code) => post('/end-users', individualBody({ birthCountry: code })), path: '/birthCountry' },
       { label: 'nationality', send: (code) => post('/end-users', individualBody({ nationality: code })), path: '/nationality' },

@@ -12,7 +12,8 @@ const start = Date.parse('2025-06-01T08:00:00.000Z');
 const minute = 60_000;
 const at = (minutes: number) => new Date(start + minutes * minute).toISOString();
 
-type Payment = Record<string, any>;
+/** A payment record (docs/spec.md §2): the fields these tests compute with typed. */
+type Payment = { id: string; createdAt: string; [field: string]: unknown };
 
 describe('GET /payments filters and reconciliation', () => {
   let t: TestApp;

@@ -36,13 +36,13 @@ const paymentFields = [
 async function transaction(t: TestApp, customer: TestCustomer, id: string) {
   const response = await t.request({ url: `/transactions/${id}`, key: customer.key });
   expect(response.statusCode, response.body).toBe(200);
-  return response.json().data as Record<string, any>;
+  return response.json<{ data: { id: string; balance_before: number; balance_after: number; [field: string]: unknown } }>().data;
 }
 
 async function payment(t: TestApp, customer: TestCustomer, id: string) {
   const response = await t.request({ url: `/payments/${id}`, key: customer.key });
   expect(response.statusCode, response.body).toBe(200);
-  return response.json().data as Record<string, any>;
+  return response.json<{ data: { id: string; transactionId: string; [field: string]: unknown } }>().data;
 }
 
 async function incomingRecordsOf(t: TestApp, paymentId: string) {

@@ -36,7 +36,7 @@ describe('sandbox status changes', () => {
   async function setStatusOk(customer: TestCustomer, resource: Resource, id: string, status: string) {
     const response = await setStatus(customer, resource, id, { status });
     if (response.statusCode !== 200) throw new Error(`status answered ${response.statusCode}: ${response.body}`);
-    return response.json().data as Record<string, any>;
+    return response.json<{ data: Record<string, unknown> }>().data;
   }
 
   const eventsOf = async (customer: TestCustomer, type: string) => (await outboxEvents(t, customer.id)).filter((event) => event.type === type);

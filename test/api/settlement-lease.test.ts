@@ -46,7 +46,8 @@ describe('a settlement claimed by an instance that stopped', () => {
 
   /** One pass of `worker` that claims what is due and then stops: its money plans never run, as in a process killed mid-pass. */
   async function passThatStops(worker: string): Promise<void> {
-    const { transaction, perCustomer } = t.storage;
+    const transaction = t.storage.transaction.bind(t.storage);
+    const perCustomer = t.storage.perCustomer.bind(t.storage);
     const stopped = (() => Promise.reject(new Error('the instance stopped'))) as Storage['transaction'] & Storage['perCustomer'];
     t.storage.transaction = stopped;
     t.storage.perCustomer = stopped;

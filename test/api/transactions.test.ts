@@ -18,7 +18,20 @@ const start = Date.parse('2025-03-01T00:00:00.000Z');
 const minute = 60_000;
 const at = (minutes: number) => new Date(start + minutes * minute).toISOString();
 
-type Record_ = Record<string, any>;
+/** A docs/spec.md §2 transaction record: the fields these tests compute with typed, the rest checked by expectRecordTypes. */
+type Record_ = {
+  id: string;
+  account_id: string;
+  virtual_account_id: string | null;
+  direction: string;
+  reference: string | null;
+  amount: number;
+  fee_amount: number;
+  balance_before: number;
+  balance_after: number;
+  created_at: string;
+  [field: string]: unknown;
+};
 
 /** docs/spec.md §2 transaction record: every field with the JSON type the spec gives it (uuid/string/number/timestamp). */
 function expectRecordTypes(record: Record_) {
@@ -26,7 +39,7 @@ function expectRecordTypes(record: Record_) {
   expect(record.id).toMatch(uuidPattern);
   expect(record.fr_transaction_id).toMatch(/^txn_[0-9a-f]+$/);
   for (const field of ['transaction_type', 'currency', 'status', 'fee_currency', 'fr_owner_business_id', 'direction']) expect(typeof record[field], field).toBe('string');
-  for (const field of ['amount', 'fee_amount', 'balance_before', 'balance_after']) {
+  for (const field of ['amount', 'fee_amount', 'balance_before', 'balance_after'] as const) {
     expect(typeof record[field], field).toBe('number');
     expect(Number.isFinite(record[field])).toBe(true);
     // At most the currency's 2 decimals, printed exactly.
@@ -53,7 +66,7 @@ describe('transactions', () => {
   let b: { id: string };
   let master: { id: string };
   let virtual: { id: string };
-  let bobsRecord: Record_;
+  let bobsRecord: Awaited<ReturnType<typeof deposit>>;
   /** Tina's whole history, newest first, as GET /transactions must return it. */
   let everything: Record_[];
 

@@ -79,7 +79,7 @@ describe('large uploads over real connections (UPLOAD_CONCURRENCY=2, one per cus
     base = `http://127.0.0.1:${port}`;
     alice = await t.createCustomer('Alice Ltd');
     bob = await t.createCustomer('Bob Ltd');
-    bobUserId = (await createIndividual(t, bob)).id as string;
+    bobUserId = (await createIndividual(t, bob)).id;
     const hosted = await createIndividual(t, alice, { verificationMethod: 'hosted_kyc' });
     aliceLinkPath = new URL((await t.request({ url: `/end-users/${hosted.id}/onboarding-link`, key: alice.key })).json().data.url).pathname;
   });

@@ -325,7 +325,7 @@ describe('wallet money: deposits, balances, transfers', () => {
       await fund(wallet.local_id, '10');
       const good = evmAddress();
       const letterAt = [...good].findIndex((character, index) => index > 1 && /[a-fA-F]/.test(character));
-      const flipped = good.slice(0, letterAt) + (good[letterAt] === good[letterAt]!.toUpperCase() ? good[letterAt]!.toLowerCase() : good[letterAt]!.toUpperCase()) + good.slice(letterAt + 1);
+      const flipped = good.slice(0, letterAt) + (good[letterAt] === good[letterAt]!.toUpperCase() ? good[letterAt].toLowerCase() : good[letterAt]!.toUpperCase()) + good.slice(letterAt + 1);
       expect((await transferRequest(wallet.local_id, { asset: 'USDC', network: 'ETH', amount: '1', destination: good })).statusCode).toBe(201);
       expect((await transferRequest(wallet.local_id, { asset: 'USDC', network: 'ETH', amount: '1', destination: flipped })).statusCode).toBe(400);
     });

@@ -322,7 +322,7 @@ describe('wallets', () => {
 
     it("stores a custodian's lower-case EVM address checksummed, and refuses one that is not valid for its network with 502", async () => {
       const wallet = await newWallet(alice);
-      const createAddress = recording.providers.custody.createAddress;
+      const createAddress = recording.providers.custody.createAddress.bind(recording.providers.custody);
       try {
         recording.providers.custody.createAddress = async (request, key) => {
           const created = await createAddress(request, key);

@@ -27,7 +27,7 @@ describe('events and subscriptions follow the key’s scopes', () => {
   const feed = async (key: string, query = '') => {
     const response = await t.request({ url: `/events?limit=100${query}`, key });
     expect(response.statusCode).toBe(200);
-    return response.json() as { data: FeedEvent[]; meta: { pagination: { total: number } } };
+    return response.json<{ data: FeedEvent[]; meta: { pagination: { total: number } } }>();
   };
   const typesOf = (events: readonly FeedEvent[]) => [...new Set(events.map((event) => event.type))].sort();
 

@@ -46,7 +46,9 @@ export async function createPayee(t: TestApp, customer: TestCustomer, currency: 
 /** A record the API answered: its id, and the fields the test that asked reads. */
 type JsonRecord = { id: string; [field: string]: unknown };
 /** A payment record (camelCase, spec §2). */
-type PaymentRecord = JsonRecord & { status: string; transactionId: string };
+type PaymentRecord = JsonRecord & { status: string; createdAt: string; transactionId: string };
+/** A deposit's transaction record (spec §2). */
+type DepositRecord = JsonRecord & { account_id: string };
 
 export function depositRequest(t: TestApp, customer: TestCustomer, accountId: string, body: unknown) {
   return t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${accountId}/deposits`, key: customer.key, csrf: true, body });
@@ -56,7 +58,7 @@ export function depositRequest(t: TestApp, customer: TestCustomer, accountId: st
 export async function deposit(t: TestApp, customer: TestCustomer, accountId: string, amount: number, extra: Record<string, unknown> = {}) {
   const response = await depositRequest(t, customer, accountId, { amount, ...extra });
   if (response.statusCode !== 201) throw new Error(`deposit answered ${response.statusCode}: ${response.body}`);
-  return response.json<{ data: JsonRecord }>().data;
+  return response.json<{ data: DepositRecord }>().data;
 }
 
 export function payRequest(t: TestApp, customer: TestCustomer, body: unknown, headers: Record<string, string> = {}) {
