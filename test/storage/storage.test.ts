@@ -77,7 +77,7 @@ describe(`storage on ${testDialect}`, () => {
     for (const list of assetLists) expect(list).toEqual([...cryptoAssets].sort());
     const networkLists = await checkListsOf('network');
     expect(networkLists).toHaveLength(2); // wallet addresses and transfers
-    for (const list of networkLists) expect(list).toEqual((Object.keys(networkRegistry) as string[]).sort());
+    for (const list of networkLists) expect(list).toEqual((Object.keys(networkRegistry)).sort());
   });
 
   it('keeps bigint minor units exact beyond 2^53', async () => {

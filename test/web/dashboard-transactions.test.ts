@@ -33,7 +33,10 @@ async function transactionIds(t: TestApp, customer: TestCustomer, query: string)
 }
 
 /** A payment as GET /payments/{id} shows it (with the id of its history record). */
-async function paymentOf(t: TestApp, customer: TestCustomer, body: Record<string, unknown>): Promise<Record<string, any>> {
+/** A payment as GET /payments/{id} answers it: its ids typed, the rest read by the tests. */
+type PaymentShown = { id: string; frPaymentId: string; transactionId: string; [field: string]: unknown };
+
+async function paymentOf(t: TestApp, customer: TestCustomer, body: Record<string, unknown>): Promise<PaymentShown> {
   const created = await pay(t, customer, body);
   return (await t.request({ url: `/payments/${created.id}`, key: customer.key })).json().data;
 }
@@ -72,7 +75,7 @@ describe('dashboard transactions pages (sandbox)', () => {
   let eur: Account;
   let savings: Account;
   let payee: { id: string };
-  let bobsPayment: Record<string, any>;
+  let bobsPayment: PaymentShown;
   let bobsWalletTransfer: { local_id: string };
   let startedAt: Date;
   let alices: Awaited<ReturnType<typeof history>>;
@@ -305,7 +308,7 @@ describe('dashboard transactions pages (sandbox)', () => {
 
   it("answers another customer's ids like unknown ones (404 page) on every route with an id, settling nothing of theirs", async () => {
     const bobsBefore = await moneySnapshot(t, bob.id);
-    const bobsTransaction = bobsPayment.transactionId as string;
+    const bobsTransaction = bobsPayment.transactionId;
     for (const url of [
       `/dashboard/transactions/${bobsTransaction}`,
       `/dashboard/transactions/${unknownId}`,
