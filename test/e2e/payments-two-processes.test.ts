@@ -75,8 +75,8 @@ describe('payments on SQLite with two server processes sharing the file', { time
     expect(key.code, key.stderr).toBe(0);
 
     const [first, second] = await Promise.all([startServer(), startServer()]);
-    const one = await caller(first!, key.json.key);
-    const two = await caller(second!, key.json.key);
+    const one = await caller(first, key.json.key);
+    const two = await caller(second, key.json.key);
 
     const from = await post(one, '/fiat-accounts', { accountName: 'Source', currency: 'EUR' });
     const to = await post(two, '/fiat-accounts', { accountName: 'Target', currency: 'EUR' });

@@ -42,7 +42,8 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
       command,
       args,
       { cwd: options.cwd ?? checkout, env: options.env ?? process.env, timeout: options.timeoutMs ?? 60_000, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
+      // An ExecFileException is an Error; @types/node writes it as a mapped type that no longer says so.
+      (error: (Error & { code?: string | number | null }) | null, stdout, stderr) => {
         if (error && typeof (error as NodeJS.ErrnoException).code === 'string') return reject(error);
         const exit = error as (Error & { code?: number | null; signal?: NodeJS.Signals | null }) | null;
         resolve({ code: exit ? (exit.code ?? null) : 0, signal: exit ? (exit.signal ?? null) : null, stdout, stderr });
@@ -94,7 +95,7 @@ export async function ensureBuilt(): Promise<void> {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       // A lock left by a killed run is stale after a minute.
       if (Date.now() - fs.statSync(buildLock, { throwIfNoEntry: false })!.mtimeMs > 60_000) fs.rmSync(buildLock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${buildLock}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${buildLock}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -135,8 +136,8 @@ export function spawnServer(command: string, args: string[], env: NodeJS.Process
   let output = '';
   let errorOutput = '';
   // Drained always: a full pipe would block the server's logging and with it the server.
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
     output += chunk.toString();
     errorOutput += chunk.toString();
   });
