@@ -22,9 +22,10 @@ export default tseslint.config(
   },
   {
     // A test reads the API's answer as JSON (`response.json()`, typed any) and asserts it with expect: the assertion
-    // is its type check, so reading an untyped body is no unsafe use of any here. Helpers stay typed.
+    // is its type check, so an untyped body, named `any` or not, is no unsafe use of any here. Helpers stay typed.
     files: ['test/**/*.test.ts'],
     rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
