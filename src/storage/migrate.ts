@@ -22,7 +22,11 @@ import { reverseSolicitationAttestationMigration } from './migrations/0018-rever
 import { deploymentSettingsMigration } from './migrations/0019-deployment-settings.js';
 import { reconciliationIndexesMigration } from './migrations/0020-reconciliation-indexes.js';
 
-/** The one migration set for both dialects, in order; names never change once released. */
+/**
+ * The one migration set for both dialects, in order; names never change once released. A migration is history: it
+ * holds the schema change it made when written and imports nothing but Kysely (test/storage/migrations.test.ts),
+ * so a fresh database gets exactly what an old one got.
+ */
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-foundation': foundationMigration(dialect),

@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import type { Dialect } from '../database.js';
+
+/** Declared here: a migration imports nothing of the application (src/storage/migrate.ts). */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * Account status in the money path (docs/payments.md "Account and payee status"): money leaves a fiat or virtual
