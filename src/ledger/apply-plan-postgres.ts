@@ -6,8 +6,8 @@ import type { MoneyPlan, PlanResult } from './money-plan.js';
 
 /**
  * Executes a money plan on PostgreSQL in one round trip: the whole plan goes as one JSON parameter to the function
- * `apply_money_plan` (migration 0006, last replaced by 0014), which runs it inside the statement. No row lock outlives the statement, so a
- * busy account is locked for the time the database needs, not for network round trips.
+ * `apply_money_plan` (src/storage/sql/apply-money-plan.sql), which runs it inside the statement. No row lock outlives the
+ * statement, so a busy account is locked for the time the database needs, not for network round trips.
  */
 
 /** The plan as the function reads it: bigints as decimal strings, postings with their account id. */

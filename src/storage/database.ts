@@ -349,6 +349,8 @@ const postgresApplicationName = 'customer-api';
 
 /** The first key of the migration lock: "CAPI", this server's migrations; the second is the schema's hash. */
 const migrationLockKey = 0x43415049;
+/** The migration lock's two keys, as the arguments of PostgreSQL's advisory lock functions. */
+const migrationLockKeys = sql`${sql.lit(migrationLockKey)}, hashtext(current_schema())`;
 
 /**
  * Kysely's migration lock on PostgreSQL is one advisory lock id for the whole database, so the instances of every
@@ -356,12 +358,20 @@ const migrationLockKey = 0x43415049;
  */
 class SchemaMigrationLockAdapter extends PostgresAdapter {
   override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
-    await sql`select pg_advisory_lock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+    await sql`select pg_advisory_lock(${migrationLockKeys})`.execute(db);
   }
 
   override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
-    await sql`select pg_advisory_unlock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+    await sql`select pg_advisory_unlock(${migrationLockKeys})`.execute(db);
   }
+}
+
+/**
+ * PostgreSQL: takes the migration lock until the end of the transaction `trx`, for schema work done after the
+ * migrations (storage/migrate.ts): it waits for another instance's migrations, and they for it.
+ */
+export async function takeMigrationLockForTransaction(trx: Transaction<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${migrationLockKeys})`.execute(trx);
 }
 
 class SchemaLockingPostgresDialect extends PostgresDialect {

@@ -59,7 +59,7 @@ end
 $function$;
 `;
 
-/** Kept in one string so the migration creates exactly this text; later changes are new migrations. */
+/** Kept in one string so the migration creates exactly this text. History: the live text is src/storage/sql/apply-money-plan.sql. */
 const applyMoneyPlanFunction = String.raw`
 create or replace function apply_money_plan(plan jsonb) returns jsonb
 language plpgsql as $function$

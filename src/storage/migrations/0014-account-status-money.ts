@@ -52,6 +52,7 @@ $function$;
 /**
  * The function of migration 0010 with the status condition on every debit of a fiat or virtual account, and the
  * moved account's status in `balances`. Kept whole in one string so the migration creates exactly this text.
+ * History: the live text is src/storage/sql/apply-money-plan.sql, run by the migrator after the migrations.
  */
 const applyMoneyPlanFunction = String.raw`
 create or replace function apply_money_plan(plan jsonb) returns jsonb
