@@ -119,18 +119,17 @@ const functionChecksumsTable = 'function_checksums';
 /**
  * Runs `source` (create or replace function ...) unless the database records its checksum already, and records it,
  * in one transaction under the migration lock: of instances starting together with a new version, one re-creates
- * the functions, the others find its checksum and do nothing. Returns whether it ran the file.
+ * the functions, the others find its checksum and do nothing.
  */
-export async function installFunctions(storage: Storage, source: FunctionSource): Promise<boolean> {
-  return storage.transaction(async (trx) => {
+async function installFunctions(storage: Storage, source: FunctionSource): Promise<void> {
+  await storage.transaction(async (trx) => {
     await takeMigrationLockForTransaction(trx);
     await sql`create table if not exists ${sql.table(functionChecksumsTable)} (file text primary key, checksum text not null)`.execute(trx);
     const { rows } = await sql<{ checksum: string }>`select checksum from ${sql.table(functionChecksumsTable)} where file = ${source.file}`.execute(trx);
-    if (rows[0]?.checksum === source.checksum) return false;
+    if (rows[0]?.checksum === source.checksum) return;
     await sql.raw(source.text).execute(trx);
     await sql`insert into ${sql.table(functionChecksumsTable)} (file, checksum) values (${source.file}, ${source.checksum})
       on conflict (file) do update set checksum = excluded.checksum`.execute(trx);
-    return true;
   });
 }
 
@@ -147,13 +146,14 @@ const undefinedTable = '42P01';
 async function schemaState(storage: Storage, functions: FunctionSource | undefined): Promise<SchemaState> {
   if (functions === undefined) return { pendingMigrations: await pendingMigrations(storage), functionsCurrent: true };
   try {
-    const { rows } = await sql<{ name: string | null; checksum: string | null }>`
+    // Without a parameter pg sends it as a simple query, the cheapest kind (this read is on every start-up).
+    const { rows } = await sql<{ name: string; checksum: string | null }>`
       select name, null as checksum from ${sql.table(migrationTable)}
-      union all select null, checksum from ${sql.table(functionChecksumsTable)} where file = ${functions.file}`.execute(storage.db);
-    const applied = new Set(rows.map((row) => row.name));
+      union all select file, checksum from ${sql.table(functionChecksumsTable)}`.execute(storage.db);
+    const applied = new Set(rows.filter((row) => row.checksum === null).map((row) => row.name));
     return {
       pendingMigrations: Object.keys(migrations(storage.dialect)).filter((name) => !applied.has(name)),
-      functionsCurrent: rows.some((row) => row.checksum === functions.checksum),
+      functionsCurrent: rows.some((row) => row.name === functions.file && row.checksum === functions.checksum),
     };
   } catch (error) {
     // A database that predates the checksums table (or an empty one): the slow path finds out what is missing.
