@@ -1,4 +1,9 @@
-/** Time comes from here, so tests can expire keys, tokens and quotes without sleeping (DESIGN §4 rule 7). */
+/**
+ * Time comes from here, so tests can expire keys, tokens and quotes without sleeping (DESIGN §4 rule 7). Whatever
+ * decides an answer reads this clock: expiry, TTLs, leases, the read caches and the in-memory rate-limit windows.
+ * The wall clock (timers, performance.now) only paces and measures: timeouts of sockets and calls, the workers'
+ * polling, durations for metrics and logs. Redis times its shared rate-limit windows itself.
+ */
 export interface Clock {
   now(): Date;
 }

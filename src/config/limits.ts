@@ -78,6 +78,9 @@ export const redisConnectTimeoutMs = 1000;
 export const redisReconnectDelayMsMin = 50;
 export const redisReconnectDelayMsMax = 2000;
 
+/** Without Redis (and while it is away), each limiter counts at most this many keys in memory, the most recent ones. */
+export const rateLimitLocalCountersMax = 5000;
+
 /** An incoming X-Request-Id longer than this (or with other characters) is replaced. */
 export const requestIdLengthMax = 128;
 /** Rejected version tokens are echoed in X-API-Version, cut to this length. */

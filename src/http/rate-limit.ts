@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Clock } from '../clock.js';
 import { DomainError, type ErrorCode } from '../errors.js';
-import { LocalCountStore } from './local-count-store.js';
+import { localCountStore } from './local-count-store.js';
 import { connectRateLimitRedis } from './redis-count-store.js';
 
 export interface RateLimitOptions {
@@ -16,7 +16,7 @@ export interface RateLimitOptions {
   redisUrl: string | undefined;
   /** How long a call waits for Redis before this instance counts it alone. */
   redisTimeoutMs: number;
-  /** Times the Redis breaker's cool-down. */
+  /** Times the in-memory windows and the Redis breaker's cool-down (Redis times its own windows). */
   clock: Clock;
 }
 
@@ -81,7 +81,7 @@ const refusalsUnlimited: RefusalLimit = async (_request, _reply, error) => error
  * RateLimit-Remaining, RateLimit-Reset, Retry-After.
  */
 export async function installRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RefusalLimit> {
-  const store = options.redisUrl ? await connectRateLimitRedis(app, { url: options.redisUrl, timeoutMs: options.redisTimeoutMs, clock: options.clock }) : LocalCountStore;
+  const store = options.redisUrl ? await connectRateLimitRedis(app, { url: options.redisUrl, timeoutMs: options.redisTimeoutMs, clock: options.clock }) : localCountStore(options.clock);
   if (options.perSecond === undefined) {
     // No request limits, but limiters stay available to the code that always needs one (dashboard sign-in).
     await app.register(rateLimit, { global: false, store });

@@ -621,7 +621,7 @@ describe('document sync across a restart', () => {
       let storage = await durable.open();
       let app = await buildApp(durable.config, { storage, clock });
       const customer = await new CustomerService(storage, clock).create('Restart Ltd');
-      const { key } = await new ApiKeyService(storage, clock, durable.config.apiEnvironment).create({ customerId: customer.id });
+      const { key } = await new ApiKeyService(storage, clock, durable.config.apiEnvironment, app.caches).create({ customerId: customer.id });
       const post = async (url: string, body: unknown) => {
         const csrf = (await app.inject({ url: '/csrf-token', headers: { 'x-api-key': key } })).json().data.csrf_token;
         return app.inject({ method: 'POST', url, headers: { 'x-api-key': key, 'x-csrf-token': csrf }, payload: body as object });

@@ -13,7 +13,7 @@ import {
   apiKeyScopesMax,
 } from '../../config/limits.js';
 import { DomainError, notFound } from '../../errors.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
+import type { ExpiringCache, ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { InvalidInputError } from '../customers/service.js';
 import { findCustomer } from '../customers/repository.js';
@@ -94,8 +94,9 @@ export class ApiKeyService {
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly environment: ApiEnvironment,
+    caches: ReadCaches,
   ) {
-    this.keys = sharedCache(storage, 'api-keys', () => new ExpiringCache<string, KeyRow>(clock, apiKeyCacheTtlMs, apiKeyCacheEntriesMax));
+    this.keys = caches.named('api-keys', apiKeyCacheTtlMs, apiKeyCacheEntriesMax);
   }
 
   async create(input: CreateKeyInput): Promise<ApiKeyView & { key: string }> {

@@ -4,7 +4,7 @@ import { DomainError, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { fiatCurrencies, scaleOf, type FiatCurrency } from '../../ledger/assets.js';
 import { feeScheduleCacheEntriesMax, feeScheduleCacheTtlMs } from '../../config/limits.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
+import type { ExpiringCache, ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { findCustomer } from '../customers/repository.js';
 import { InvalidInputError } from '../customers/service.js';
@@ -87,8 +87,9 @@ export class FeeService implements FeeQuoter {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    caches: ReadCaches,
   ) {
-    this.schedules = sharedCache(storage, 'fee-schedules', () => new ExpiringCache<string, FeeScheduleRow[]>(clock, feeScheduleCacheTtlMs, feeScheduleCacheEntriesMax));
+    this.schedules = caches.named('fee-schedules', feeScheduleCacheTtlMs, feeScheduleCacheEntriesMax);
   }
 
   /**
