@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import { DomainError, type ErrorCode } from '../errors.js';
 import { localCountStore } from './local-count-store.js';
 import { connectRateLimitRedis } from './redis-count-store.js';
+import { rateLimitFailedAuthWindowMs, rateLimitWindowMs } from '../config/limits.js';
 
 export interface RateLimitOptions {
   /** Per API key; undefined turns all rate limiting off (benchmarks). */
@@ -20,8 +21,6 @@ export interface RateLimitOptions {
   clock: Clock;
 }
 
-const windowMs = 1000;
-const failureWindowMs = 60_000;
 /** The refusals that count against an address: bad keys, and keys used where they may not be. */
 const authenticationRefusals = new Set<ErrorCode>(['UNAUTHENTICATED', 'IP_NOT_ALLOWED', 'INSUFFICIENT_SCOPE', 'CSRF_TOKEN_INVALID']);
 
@@ -90,7 +89,7 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
   await app.register(rateLimit, {
     global: true,
     max: options.perSecond,
-    timeWindow: windowMs,
+    timeWindow: rateLimitWindowMs,
     enableDraftSpec: true,
     store,
     keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${addressKey(request.ip)}`),
@@ -99,10 +98,10 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
   });
 
   const perIp = options.perIpPerSecond;
-  const checkAddress = perIp === undefined ? undefined : app.createRateLimit({ max: perIp, timeWindow: windowMs, keyGenerator: (request) => `address:${addressKey(request.ip)}` });
+  const checkAddress = perIp === undefined ? undefined : app.createRateLimit({ max: perIp, timeWindow: rateLimitWindowMs, keyGenerator: (request) => `address:${addressKey(request.ip)}` });
   const failures = options.failedAuthPerIpPerMinute;
   const checkFailures =
-    failures === undefined ? undefined : app.createRateLimit({ max: failures, timeWindow: failureWindowMs, keyGenerator: (request) => `refused:${addressKey(request.ip)}` });
+    failures === undefined ? undefined : app.createRateLimit({ max: failures, timeWindow: rateLimitFailedAuthWindowMs, keyGenerator: (request) => `refused:${addressKey(request.ip)}` });
 
   if (checkAddress) {
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {

@@ -8,7 +8,7 @@ import type { ExpiringCache, ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { findCustomer } from '../customers/repository.js';
 import { InvalidInputError } from '../customers/service.js';
-import { computeFee, formatPercentage, millionthsPerPercent, parsePercentage, percentageDecimalsMax } from './calculation.js';
+import { computeFee, formatPercentage, millionthsPerPercent, parsePercentage } from './calculation.js';
 import {
   feeTransactionTypes,
   paymentSchemeCurrencies,
@@ -19,7 +19,7 @@ import {
   type FeeQuoter,
   type PaymentScheme,
 } from './fee-quote.js';
-import { feePercentageMax, feeScheduleAmountMax, feeScheduleNameLengthMax } from './limits.js';
+import { feePercentageDecimalsMax, feePercentageMax, feeScheduleAmountMax, feeScheduleNameLengthMax } from './limits.js';
 import { presentSchedule, type FeeScheduleView } from './presenter.js';
 import { defaultScope, findCandidateSchedules, listSchedules, upsertSchedule, type FeeScheduleRow } from './repository.js';
 
@@ -168,7 +168,7 @@ export class FeeService implements FeeQuoter {
       const parsed = parsePercentage(input.percentage.trim());
       if (parsed === null || parsed > BigInt(feePercentageMax) * millionthsPerPercent) {
         throw new InvalidInputError(
-          `--percentage "${input.percentage}" must be a percent from 0 to ${feePercentageMax} with at most ${percentageDecimalsMax} decimals (0.25 means 0.25 %)`,
+          `--percentage "${input.percentage}" must be a percent from 0 to ${feePercentageMax} with at most ${feePercentageDecimalsMax} decimals (0.25 means 0.25 %)`,
         );
       }
       percentageMillionths = parsed;

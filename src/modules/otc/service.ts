@@ -238,7 +238,7 @@ export class OtcService {
 function parseSourceAmount(text: string): bigint {
   const cents = parseAmount(text, sourceCurrency);
   const reason =
-    cents < BigInt(otcSourceAmountMinEur) * 100n ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > BigInt(otcSourceAmountMaxEur) * 100n ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
+    cents < parseAmount(otcSourceAmountMinEur, sourceCurrency) ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > parseAmount(otcSourceAmountMaxEur, sourceCurrency) ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
   if (reason) throw validationError([{ location: 'body', path: '/sourceAmountEur', reason }]);
   return cents;
 }

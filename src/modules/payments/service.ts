@@ -1,6 +1,6 @@
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
-import { pageLimitMax } from '../../config/limits.js';
+import { pageLimitDefault, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { balanceKey, newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
@@ -211,7 +211,7 @@ export class PaymentService {
 
   async list(caller: AuthenticatedKey, query: PaymentsQueryType) {
     const page = query.page ?? 1;
-    const size = Math.min(query.limit ?? 50, pageLimitMax);
+    const size = Math.min(query.limit ?? pageLimitDefault, pageLimitMax);
     const filters: PaymentFilters = {
       ...(query.reference !== undefined ? { reference: query.reference } : {}),
       // The validator hands over timestamps as UTC with milliseconds, the form created_at is stored in (sorts as text).

@@ -1,13 +1,8 @@
-import { onboardingUrlTokenLengthMax } from '../../config/limits.js';
+import { onboardingSecretLength, onboardingUrlTokenLengthMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
 import { findCustomer } from '../../modules/customers/repository.js';
-import {
-  findEndUserByLegacyOnboardingToken,
-  findEndUserByOnboardingLink,
-  markOnboardingCompleted,
-  onboardingSecretLength,
-} from '../../modules/end-users/onboarding.js';
+import { findEndUserByLegacyOnboardingToken, findEndUserByOnboardingLink, markOnboardingCompleted } from '../../modules/end-users/onboarding.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import type { WebServices } from '../dashboard/services.js';
 
