@@ -10,8 +10,8 @@ import {
   paymentSchemeLengthMax,
 } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
-import { reconciliationFilters } from '../transactions/schemas.js';
-import { feeTransactionTypes, paymentSchemes } from '../fees/fee-quote.js';
+import { reconciliationFilters } from '../transactions/index.js';
+import { feeTransactionTypes, paymentSchemes } from '../fees/index.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 
 /** The fields of a payment; POST /fees/preview takes the same ones, so one body gives one fee. */
@@ -101,11 +101,3 @@ export type PaymentsQueryType = Static<typeof PaymentsQuery>;
 
 export const PaymentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const SettleBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
-export const DepositBody = Type.Object(
-  {
-    amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax }),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax })),
-    counterpartyName: Type.Optional(Type.String({ minLength: 1, maxLength: counterpartyNameLengthMax })),
-  },
-  { additionalProperties: false },
-);
