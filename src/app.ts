@@ -38,6 +38,7 @@ import { registerWallets } from './modules/wallets/index.js';
 import { registerOtc } from './modules/otc/index.js';
 import type { HostResolver } from './modules/webhooks/index.js';
 import { registerWebhooks } from './modules/webhooks/index.js';
+import { ReadCaches } from './storage/cache.js';
 import { SecretBox } from './storage/secret-box.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/index.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
@@ -78,6 +79,8 @@ declare module 'fastify' {
     workers: PollingWorker[];
     /** Faults of the database or disk that requests and workers met (docs/operations.md "Faults"). */
     storageFaults: StorageFaultState;
+    /** The read caches every service of this app shares (storage/cache.ts); tests change data through them too. */
+    caches: ReadCaches;
   }
 }
 
@@ -164,7 +167,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // Before the rate limits and the key: a request refused while stopping costs nothing.
   installShutdownRefusal(app);
 
-  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
+  // Every read cache of the app keeps time by the injected clock, so tests expire entries by advancing it.
+  const caches = new ReadCaches(clock);
+  app.decorate('caches', caches);
+  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, caches);
   const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
   if (serverSecrets.keys === undefined) {
     app.log.warn('SECRETS_MASTER_KEY is not set: the server secrets are stored unwrapped in the database, so a backup of it forges tokens, decrypts webhook signing secrets and opens hosted onboarding links (docs/operations.md "Server secrets")');
@@ -204,7 +210,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
   const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
-  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
+  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, caches, endUsers);
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
@@ -217,7 +223,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   fiatAccountRoutes(app, fiatAccounts);
   endUserRoutes(app, endUsers, onboardingLinks);
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, clock, files, endUsers, workers, log: app.log, serverSecrets };
+  const context: ModuleContext = { config, storage, providers, provisioning, clock, caches, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);

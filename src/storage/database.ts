@@ -11,6 +11,11 @@ import {
   moneyOperationsPerCustomerDefault,
   postgresConnectTimeoutMs,
   postgresKeepAliveInitialDelayMs,
+  postgresPoolWaitTimeoutMs,
+  preparedStatementCacheSize,
+  sqliteBusyTimeoutMs,
+  transactionAttemptsMax,
+  transactionRetryBaseMs,
 } from '../config/limits.js';
 import { storageFaultOf } from './faults.js';
 import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
@@ -71,11 +76,6 @@ export class CommitSignal {
     for (const listener of this.#listeners) listener();
   }
 }
-
-/** Attempts of a transaction before a transient failure is passed on. */
-export const transactionAttemptsMax = 5;
-/** PostgreSQL: waits between attempts, doubled each time, with jitter, so contenders spread out. */
-const transactionRetryBaseMs = 2;
 
 const postgresTransientCodes = new Set(['40001', '40P01']);
 
@@ -156,15 +156,9 @@ function postgresTransactionRunner(db: Kysely<Database>): Storage['transaction']
     });
 }
 
-/** The pragmas the embedded database must run with; checked after they are set (DESIGN §2). */
-export const sqliteBusyTimeoutMs = 5000;
+/** PRAGMA synchronous = FULL, as SQLite reads it back. */
+const sqliteSynchronousFull = 2;
 const sqliteFileName = 'customer-api.sqlite';
-const preparedStatementCacheSize = 500;
-/**
- * Under load a request may queue for a pooled connection longer than a fresh connect takes; pg applies one timeout
- * to both, so the pool's is longer than the start-up check's.
- */
-const postgresPoolWaitTimeoutMs = 30_000;
 /** SQLite: how long a transaction or write may wait for the one writing connection, as long as for a pooled one. */
 const sqliteWriterWaitMs = postgresPoolWaitTimeoutMs;
 
@@ -253,7 +247,7 @@ function assertSqlitePragmas(database: BetterSqlite3.Database): void {
   const read = (name: string) => database.pragma(name, { simple: true }) as unknown;
   const problems: string[] = [];
   if (String(read('journal_mode')).toLowerCase() !== 'wal') problems.push('journal_mode is not WAL');
-  if (Number(read('synchronous')) !== 2) problems.push('synchronous is not FULL');
+  if (Number(read('synchronous')) !== sqliteSynchronousFull) problems.push('synchronous is not FULL');
   if (Number(read('foreign_keys')) !== 1) problems.push('foreign_keys is not ON');
   if (Number(read('busy_timeout')) < sqliteBusyTimeoutMs) problems.push(`busy_timeout is below ${sqliteBusyTimeoutMs} ms`);
   if (problems.length > 0) {

@@ -13,6 +13,7 @@ import {
   type QueryCompiler,
   type QueryResult,
 } from 'kysely';
+import { sqliteGroupTransactionsMax } from '../config/limits.js';
 
 /**
  * Group commit for the embedded database (docs/decisions/0004-sqlite-group-commit.md).
@@ -64,12 +65,6 @@ export class WriterWaitTimeoutError extends Error {
     );
   }
 }
-
-/**
- * A group is committed before it takes more transactions than this, so a stream of writers cannot hold the write
- * lock (and the first writer's answer) for long, nor keep another process sharing the file waiting.
- */
-const groupTransactionsMax = 64;
 
 /** Strict first-come-first-served lock on the writing connection; `released` hears how long each holder kept it. */
 class WriterLock {
@@ -387,7 +382,7 @@ export class GroupCommitDriver implements Driver {
   }
 
   #openGroup(): void {
-    if (this.#group && this.#group.transactions >= groupTransactionsMax) this.#commitGroup();
+    if (this.#group && this.#group.transactions >= sqliteGroupTransactionsMax) this.#commitGroup();
     if (this.#group) return;
     // The write lock is taken up front: a deferred BEGIN lets two writers of two processes deadlock on the upgrade.
     this.#writer.prepare('begin immediate').run();

@@ -1,4 +1,5 @@
 import { BalanceNumber, MovedAccountStatus, plannedEvent, type MoneyPlan } from '../../ledger/money-plan.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { findCustomerAccount } from './customer-accounts.js';
 
@@ -8,12 +9,12 @@ import { findCustomerAccount } from './customer-accounts.js';
  * balance, status and updated_at written by the executor), with two additive fields: `previous_balance` and the
  * `transaction_id` of the history record that explains the change (docs/webhooks.md "Events").
  */
-export async function addBalanceEvents(storage: Storage, plan: MoneyPlan, transactionIdByAccount: Map<string, string>): Promise<void> {
+export async function addBalanceEvents(storage: Storage, caches: ReadCaches, plan: MoneyPlan, transactionIdByAccount: Map<string, string>): Promise<void> {
   const seen = new Set<string>();
   for (const move of plan.moves) {
     if (move.kind === 'wallet' || seen.has(move.key)) continue;
     seen.add(move.key);
-    const account = await findCustomerAccount(storage, plan.customerId, move.id, [move.kind]);
+    const account = await findCustomerAccount(storage, caches, plan.customerId, move.id, [move.kind]);
     if (!account) throw new Error(`a plan of customer ${plan.customerId} moves ${move.key}, which is not theirs`);
     plan.events.push(
       plannedEvent(

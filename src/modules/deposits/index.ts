@@ -6,7 +6,7 @@ import { DepositService } from './service.js';
 /** Registers the deposits module: money arriving from outside, simulated in the sandbox (it has no other route). */
 export function registerDeposits(app: FastifyInstance, context: ModuleContext): DepositService | undefined {
   if (context.config.apiEnvironment !== 'sandbox') return undefined;
-  const deposits = new DepositService(context.storage, context.clock);
+  const deposits = new DepositService(context.storage, context.clock, context.caches);
   sandboxDepositRoutes(app, deposits);
   return deposits;
 }

@@ -6,6 +6,7 @@ import { idempotencyKeyLost } from '../../ledger/ledger.js';
 import { BalanceNumber, balanceKey, newPlan, plannedResponse, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { TransactionsTable } from '../../storage/tables.js';
 import { narrowIdempotentReadScope, type Answer, type Reservation } from '../../storage/idempotency-answers.js';
@@ -72,6 +73,7 @@ export class DepositService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
   ) {}
 
   /**
@@ -79,7 +81,7 @@ export class DepositService {
    * same money plan that moves the money (http/idempotency.ts); what reading it takes is narrowed to the account's read scope.
    */
   async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput, reservation?: Reservation): Promise<Answer> {
-    const account = await findCustomerAccount(this.storage, caller.customerId, accountId.toLowerCase());
+    const account = await findCustomerAccount(this.storage, this.caches, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
     // From here on the answer shows this account: a reuse of the key reads it only with the account's read scope.
@@ -108,7 +110,7 @@ export class DepositService {
       ...accountPostings(account, amountMinor),
     ]);
     plan.history.push({ ...record, balanceOf: credited });
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, id])));
+    await addBalanceEvents(this.storage, this.caches, plan, new Map(plan.moves.map((move) => [move.key, id])));
     // The record as the API presents it, its balances written in once they have moved.
     const presented = {
       ...presentTransaction(historyValuesOf({ ...record, customer_seq: 0n, balance_before_minor: 0n, balance_after_minor: 0n }), caller.frOwnerBusinessId),

@@ -9,11 +9,11 @@ import { OtcService } from './service.js';
 
 /** Registers the OTC exchange (spec §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, its settlement. */
 export function registerOtc(app: FastifyInstance, context: ModuleContext): void {
-  const { storage, clock, config } = context;
+  const { storage, clock, caches, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
-  otcRoutes(app, new OtcService(storage, clock, context.providers.otc, new WalletOwnership(storage), settings));
+  otcRoutes(app, new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings));
   if (config.apiEnvironment === 'sandbox') {
-    const sandbox = new OtcSandbox(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs);
+    const sandbox = new OtcSandbox(storage, clock, caches, config.sandboxAutoSettleMs, config.settlementLeaseMs);
     sandboxOtcRoutes(app, sandbox);
     context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
   }

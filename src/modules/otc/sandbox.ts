@@ -4,6 +4,7 @@ import type { CryptoAsset } from '../../ledger/assets.js';
 import { balanceKey, newPlan, plannedEvent, withJournal, type MoneyPlan } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import type { Network } from '../../ledger/networks.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
@@ -26,6 +27,7 @@ export class OtcSandbox {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     /** Each step happens this long after the previous one; undefined = only by hand. */
     private readonly autoSettleMs: number | undefined,
     /** How long a claimed step is this instance's (SETTLEMENT_LEASE_SECONDS). */
@@ -154,7 +156,7 @@ export class OtcSandbox {
     });
     plan.history.push({ ...returned, balanceOf: balanceKey(balanceAccountOf(account)) });
     const returnId = returned.id;
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, returnId])));
+    await addBalanceEvents(this.storage, this.caches, plan, new Map(plan.moves.map((move) => [move.key, returnId])));
     await executeMoneyPlan(this.storage, plan);
     return next;
   }
@@ -173,7 +175,7 @@ export class OtcSandbox {
   }
 
   private async sourceAccount(order: OtcOrdersTable) {
-    const account = await findCustomerAccount(this.storage, order.customer_id, order.source_account_id);
+    const account = await findCustomerAccount(this.storage, this.caches, order.customer_id, order.source_account_id);
     if (!account) throw new Error(`order ${order.id} names no account of its customer`);
     return account;
   }

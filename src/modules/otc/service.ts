@@ -11,6 +11,7 @@ import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { cryptoAssetNamed } from '../../ledger/networks.js';
 import type { OtcPriceProvider } from '../../providers/otc.js';
 import { providerId } from '../../providers/provider-ids.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable, OtcQuotesTable } from '../../storage/tables.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
@@ -46,6 +47,7 @@ export class OtcService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     private readonly prices: OtcPriceProvider,
     private readonly ownership: WalletOwnership,
     private readonly settings: OtcSettings,
@@ -189,7 +191,7 @@ export class OtcService {
     });
     const record = presentOrder(order);
     plan.events.push(plannedEvent(caller.customerId, 'otc_order.created', record, nowText));
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, order.transaction_id])));
+    await addBalanceEvents(this.storage, this.caches, plan, new Map(plan.moves.map((move) => [move.key, order.transaction_id])));
     plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
     const result = await executeMoneyPlan(this.storage, plan);
     return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
@@ -222,7 +224,7 @@ export class OtcService {
    * ACCOUNT_NOT_ACTIVE, as for a payment. The confirmation's debit checks the status again in its own statement.
    */
   private async sourceAccount(caller: AuthenticatedKey, id: string): Promise<CustomerAccount> {
-    const account = await findCustomerAccount(this.storage, caller.customerId, id.toLowerCase());
+    const account = await findCustomerAccount(this.storage, this.caches, caller.customerId, id.toLowerCase());
     if (!account) throw notFound('account');
     if (account.currency !== sourceCurrency) {
       throw new DomainError('CURRENCY_MISMATCH', `The account holds ${account.currency}; an exchange pays from a EUR account.`, { account_currency: account.currency, expected: sourceCurrency });
@@ -236,7 +238,7 @@ export class OtcService {
 function parseSourceAmount(text: string): bigint {
   const cents = parseAmount(text, sourceCurrency);
   const reason =
-    cents < BigInt(otcSourceAmountMinEur) * 100n ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > BigInt(otcSourceAmountMaxEur) * 100n ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
+    cents < parseAmount(otcSourceAmountMinEur, sourceCurrency) ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > parseAmount(otcSourceAmountMaxEur, sourceCurrency) ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
   if (reason) throw validationError([{ location: 'body', path: '/sourceAmountEur', reason }]);
   return cents;
 }

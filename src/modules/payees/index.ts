@@ -8,7 +8,7 @@ import { PayeeService } from './service.js';
  * in the sandbox, its status simulation.
  */
 export function registerPayees(app: FastifyInstance, context: ModuleContext): void {
-  const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers);
+  const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers);
   payeeRoutes(app, payees);
   if (context.config.apiEnvironment === 'sandbox') sandboxPayeeRoutes(app, payees);
 }

@@ -13,17 +13,17 @@ import { SettlementService } from './settlement.js';
 
 /** Payments, transaction history and, in the sandbox, settlement and fiat account statuses. */
 export function registerPayments(app: FastifyInstance, context: ModuleContext): PaymentServices {
-  const { storage, clock, config } = context;
-  const payments = new PaymentService(storage, new FeeService(storage, clock), clock, config.sandboxAutoSettleMs);
+  const { storage, clock, caches, config } = context;
+  const payments = new PaymentService(storage, new FeeService(storage, clock, caches), clock, caches, config.sandboxAutoSettleMs);
   const transactions = new TransactionService(storage);
   paymentRoutes(app, payments);
   transactionRoutes(app, transactions);
   if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
-  const settlement = new SettlementService(storage, clock, config.settlementLeaseMs);
+  const settlement = new SettlementService(storage, clock, caches, config.settlementLeaseMs);
   sandboxPaymentRoutes(app, settlement);
   // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
   // with the payment ones.
-  sandboxFiatAccountRoutes(app, new FiatAccountService(storage, context.provisioning, clock, context.endUsers));
+  sandboxFiatAccountRoutes(app, new FiatAccountService(storage, context.provisioning, clock, caches, context.endUsers));
   context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
   return { payments, transactions, sandbox: { settlement } };
 }

@@ -1,12 +1,13 @@
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
-import { pageLimitMax } from '../../config/limits.js';
+import { pageLimitDefault, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { balanceKey, newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/index.js';
@@ -60,6 +61,7 @@ export class PaymentService {
     private readonly storage: Storage,
     private readonly fees: FeeQuoter,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     /** Sandbox: payments settle by themselves after this delay; undefined = only through the simulation endpoint. */
     private readonly autoSettleMs: number | undefined,
   ) {}
@@ -77,7 +79,7 @@ export class PaymentService {
     }
     const kinds: CustomerAccount['kind'][] =
       input.fromAccountType === 'VIRTUAL_ACCOUNT' ? ['virtual_account'] : input.fromAccountType === 'FIAT_ACCOUNT' ? ['fiat_account'] : ['fiat_account', 'virtual_account'];
-    const source = await findCustomerAccount(this.storage, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
+    const source = await findCustomerAccount(this.storage, this.caches, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
     if (!source) throw notFound('account');
     const target = input.toAccountId !== undefined ? await this.internalTarget(caller, input.toAccountId, source) : undefined;
     const payee = input.payeeId !== undefined ? await this.payeeTarget(caller, input.payeeId) : undefined;
@@ -163,7 +165,7 @@ export class PaymentService {
       balanceOf: balanceKey(balanceAccountOf(source)),
     });
     plan.events.push(plannedEvent(caller.customerId, 'payment.created', presentPayment(row), nowText));
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, transactionId])));
+    await addBalanceEvents(this.storage, this.caches, plan, new Map(plan.moves.map((move) => [move.key, transactionId])));
     await executeMoneyPlan(this.storage, plan);
     return presentPaymentCreated(row);
   }
@@ -209,7 +211,7 @@ export class PaymentService {
 
   async list(caller: AuthenticatedKey, query: PaymentsQueryType) {
     const page = query.page ?? 1;
-    const size = Math.min(query.limit ?? 50, pageLimitMax);
+    const size = Math.min(query.limit ?? pageLimitDefault, pageLimitMax);
     const filters: PaymentFilters = {
       ...(query.reference !== undefined ? { reference: query.reference } : {}),
       // The validator hands over timestamps as UTC with milliseconds, the form created_at is stored in (sorts as text).
@@ -221,7 +223,7 @@ export class PaymentService {
   }
 
   private async internalTarget(caller: AuthenticatedKey, id: string, source: CustomerAccount): Promise<CustomerAccount> {
-    const target = await findCustomerAccount(this.storage, caller.customerId, id.toLowerCase());
+    const target = await findCustomerAccount(this.storage, this.caches, caller.customerId, id.toLowerCase());
     if (!target) throw notFound('account');
     if (target.id === source.id) {
       throw validationError([{ location: 'body', path: '/toAccountId', reason: 'must differ from fromAccountId' }]);
@@ -231,7 +233,7 @@ export class PaymentService {
 
   /** The caller's payee as a payment needs it (cached: accounts/customer-accounts.ts). */
   private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
-    return findPayeeTarget(this.storage, caller.customerId, id.toLowerCase());
+    return findPayeeTarget(this.storage, this.caches, caller.customerId, id.toLowerCase());
   }
 
   /**

@@ -5,6 +5,7 @@ import type { FiatCurrency } from '../../ledger/assets.js';
 import { balanceKey, newPlan, plannedEvent, withJournal, type Guard, type Posting } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import {
@@ -54,6 +55,7 @@ export class SettlementService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     /** How long a claimed settlement is this instance's (SETTLEMENT_LEASE_SECONDS). */
     private readonly settlementLeaseMs: number,
   ) {}
@@ -160,7 +162,7 @@ export class SettlementService {
       plannedEvent(row.customer_id, 'payment.status_updated', payment, nowText),
       plannedEvent(row.customer_id, outcome === 'failed' ? 'payment.failed' : 'payment.completed', payment, nowText),
     );
-    await addBalanceEvents(this.storage, plan, recordIds);
+    await addBalanceEvents(this.storage, this.caches, plan, recordIds);
     await executeMoneyPlan(this.storage, plan);
     return settled;
   }

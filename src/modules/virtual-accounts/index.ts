@@ -5,7 +5,7 @@ import { VirtualAccountService } from './service.js';
 
 /** Registers the routes of this module, and in the sandbox its status simulation; it has no worker (docs/virtual-accounts.md). */
 export function registerVirtualAccounts(app: FastifyInstance, context: ModuleContext): VirtualAccountService {
-  const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.endUsers);
+  const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers);
   virtualAccountRoutes(app, virtualAccounts);
   if (context.config.apiEnvironment === 'sandbox') sandboxVirtualAccountRoutes(app, virtualAccounts);
   return virtualAccounts;
