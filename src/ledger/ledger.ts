@@ -1,5 +1,5 @@
 import { DomainError } from '../errors.js';
-import type { Posting } from './money-plan.js';
+import type { Posting } from './ledger-entry.js';
 
 /**
  * The rules of the books (DESIGN §4 rule 3; docs/ledger.md). Only a money plan changes a balance: its postings sum

@@ -1,8 +1,8 @@
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
-import { balanceKey, newPlan, plannedEvent, withJournal, type MoneyPlan } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { balanceKey, newPlan, plannedEvent, withJournal, type MoneyPlan } from '../../ledger/ledger-entry.js';
+import { executeMoneyPlan } from '../../ledger/money-movement.js';
 import type { Network } from '../../ledger/networks.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';

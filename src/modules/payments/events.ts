@@ -1,4 +1,4 @@
-import { BalanceNumber, MovedAccountStatus, plannedEvent, type MoneyPlan } from '../../ledger/money-plan.js';
+import { BalanceNumber, MovedAccountStatus, plannedEvent, type MoneyPlan } from '../../ledger/ledger-entry.js';
 import type { Storage } from '../../storage/database.js';
 import { findCustomerAccount } from './accounts.js';
 

@@ -1,6 +1,6 @@
 import { newId } from '../../ids.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
-import { plannedEvent, type MoneyPlan } from '../../ledger/money-plan.js';
+import { plannedEvent, type MoneyPlan } from '../../ledger/ledger-entry.js';
 import type { Network } from '../../ledger/networks.js';
 import { providerId } from '../../providers/provider-ids.js';
 import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { DomainError, errorStatusByCode, type ErrorCode } from '../errors.js';
 import type { Storage } from '../storage/database.js';
 import { accountNotActive, idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
-import type { MoneyPlan, PlanResult } from './money-plan.js';
+import type { MoneyPlan, PlanResult } from './ledger-entry.js';
 
 /**
  * Executes a money plan on PostgreSQL in one round trip: the whole plan goes as one JSON parameter to the function

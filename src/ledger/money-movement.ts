@@ -1,7 +1,7 @@
 import { retryTransient, type Storage } from '../storage/database.js';
-import { applyPlanOnPostgres } from './apply-plan-postgres.js';
-import { applyPlanOnSqlite } from './apply-plan-sqlite.js';
-import type { MoneyPlan, PlanResult } from './money-plan.js';
+import { applyPlanOnPostgres } from './apply-movement-postgres.js';
+import { applyPlanOnSqlite } from './apply-movement-sqlite.js';
+import type { MoneyPlan, PlanResult } from './ledger-entry.js';
 
 /**
  * The one path every balance-changing operation takes (docs/ledger.md "The money path"): the operation builds a

@@ -6,7 +6,7 @@ import { insertOutboxRows } from '../events/outbox.js';
 import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
 import { accountNotActive, idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
-import type { MoneyPlan, PlanResult } from './money-plan.js';
+import type { MoneyPlan, PlanResult } from './ledger-entry.js';
 
 /**
  * Executes a money plan as statements of the caller's SQLite transaction, in the order of money-plan.ts — the same
