@@ -6,12 +6,14 @@ import { insertOutboxRows } from '../events/outbox.js';
 import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
 import { accountNotActive, idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
-import type { MoneyPlan, PlanResult } from './ledger-entry.js';
+import type { BalanceMove } from './ledger-entry.js';
+import type { MoneyMovement, MovementResult } from './money-movement.js';
+import type { PayloadValue } from './unit-of-work.js';
 
 /**
- * Executes a money plan as statements of the caller's SQLite transaction, in the order of money-plan.ts — the same
- * steps the PostgreSQL function `apply_money_plan` takes (migration 0006). The statements every movement runs are
- * compiled once (storage/query-template.ts).
+ * Executes a money movement as statements of the caller's SQLite transaction, in the order docs/ledger.md "The money
+ * path" gives — the same steps the PostgreSQL function `apply_money_plan` takes (migration 0006). The statements every
+ * movement runs are compiled once (storage/query-template.ts).
  */
 
 interface BalanceUpdate {
@@ -114,7 +116,7 @@ const insertPostings = insertRowsTemplate<Omit<LedgerPostingsTable, 'sequence'>>
 );
 
 /** Every column, in the order the INSERT lists them (bench/raw-payment-server.mjs runs the same SQL). */
-export const transactionColumns = [
+export const statementLineColumns = [
   'id', 'customer_id', 'customer_seq', 'fr_transaction_id', 'transaction_type', 'amount_minor', 'currency', 'status', 'direction',
   'account_id', 'virtual_account_id', 'from_account_id', 'from_account_type', 'to_account_id', 'to_account_type', 'description',
   'reference', 'counterparty_name', 'counterparty_account', 'fee_amount_minor', 'fee_currency', 'payee_id', 'payment_id',
@@ -136,48 +138,48 @@ const walletTransferColumns = [
 
 const insertWalletTransfer = queryTemplate<WalletTransfersTable>()(walletTransferColumns, (db, row) => db.insertInto('wallet_transfers').values(row));
 
-const insertHistoryRecord = queryTemplate<TransactionsTable>()(transactionColumns, (db, row) => db.insertInto('transactions').values(row));
+const insertStatementLine = queryTemplate<TransactionsTable>()(statementLineColumns, (db, row) => db.insertInto('transactions').values(row));
 
-const updateHistoryRecord = queryTemplate<{ id: string; status: string; completedAt: string | null; updatedAt: string }>()(
+const updateStatementLine = queryTemplate<{ id: string; status: string; completedAt: string | null; updatedAt: string }>()(
   ['id', 'status', 'completedAt', 'updatedAt'],
   (db, { id, status, completedAt, updatedAt }) => db.updateTable('transactions').set({ status, completed_at: completedAt, updated_at: updatedAt }).where('id', '=', id),
 );
 
-export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyPlan): Promise<PlanResult> {
+export async function applyMovementOnSqlite(trx: Transaction<Database>, { customerId, createdAt, entry, work }: MoneyMovement): Promise<MovementResult> {
   let firstSequence: bigint | null = null;
-  if (plan.history.length > 0) {
-    const row = await reserveSequences.executeTakeFirst(trx, { customerId: plan.customerId, count: plan.history.length });
+  const lineCount = work.statementLines.length;
+  if (lineCount > 0) {
+    const row = await reserveSequences.executeTakeFirst(trx, { customerId, count: lineCount });
     if (!row) throw new DomainError('NOT_FOUND', 'No such customer.');
-    firstSequence = BigInt(row.transaction_count) - BigInt(plan.history.length) + 1n;
+    firstSequence = BigInt(row.transaction_count) - BigInt(lineCount) + 1n;
   }
 
-  for (const guard of plan.guards) {
+  for (const guard of work.guards) {
     let update = trx.updateTable(guard.table as 'payments').set(guard.set as never);
     for (const [column, value] of Object.entries(guard.match)) update = update.where(column as never, value === null ? 'is' : '=', value as never);
     const result = await update.executeTakeFirst();
     if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message, guard.details);
   }
 
-  for (const hold of plan.holds) {
-    const held = await holdWalletBalance.executeTakeFirst(trx, { walletId: hold.walletId, asset: hold.asset, delta: hold.delta, updatedAt: plan.createdAt });
+  for (const hold of entry.holds) {
+    const held = await holdWalletBalance.executeTakeFirst(trx, { walletId: hold.walletId, asset: hold.asset, delta: hold.delta, updatedAt: createdAt });
     if (!held) throw walletFundsShort(hold.walletId, hold.asset);
   }
 
-  const balances: PlanResult['balances'] = new Map();
-  for (const move of plan.moves) {
-    const row = await moveBalance(trx, move, plan.createdAt);
+  const balances: MovementResult['balances'] = new Map();
+  for (const move of entry.moves) {
+    const row = await moveBalance(trx, move, createdAt);
     if (move.kind === 'virtual_account') await moveMasterAllocation.execute(trx, { masterAccountId: move.masterId!, delta: move.delta });
     const after = BigInt(row.balance_minor);
     balances.set(move.key, { before: after - move.delta, after, status: row.status });
   }
 
-  if (plan.journal) {
-    const { journal } = plan;
-    await insertJournal.execute(trx, { id: journal.id, customerId: plan.customerId, kind: journal.kind, referenceId: journal.referenceId, createdAt: plan.createdAt });
+  if (entry.postings.length > 0) {
+    await insertJournal.execute(trx, { id: entry.id, customerId, kind: entry.kind, referenceId: entry.referenceId, createdAt });
     await insertPostings.execute(
       trx,
-      journal.postings.map((posting) => ({
-        journal_id: journal.id,
+      entry.postings.map((posting) => ({
+        journal_id: entry.id,
         account_kind: posting.account.kind,
         account_id: postingAccountId(posting),
         asset: posting.asset,
@@ -186,26 +188,26 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
     );
   }
 
-  for (const row of plan.rows) {
+  for (const row of work.rows) {
     // The hot paths' inserts are compiled once; others are built per call.
     if (row.table === 'payments') await insertPayment.execute(trx, row.values);
     else if (row.table === 'wallet_transfers') await insertWalletTransfer.execute(trx, row.values);
     else await trx.insertInto(row.table).values(row.values).execute();
   }
 
-  for (const [index, { balanceOf, ...record }] of plan.history.entries()) {
+  for (const [index, { balanceOf, ...line }] of work.statementLines.entries()) {
     const balance = balances.get(balanceOf);
-    if (!balance || firstSequence === null) throw new Error(`history record ${record.id} shows a balance the plan does not move: ${balanceOf}`);
-    await insertHistoryRecord.execute(trx, { ...record, customer_seq: firstSequence + BigInt(index), balance_before_minor: balance.before, balance_after_minor: balance.after });
+    if (!balance || firstSequence === null) throw new Error(`statement line ${line.id} shows a balance the movement does not move: ${balanceOf}`);
+    await insertStatementLine.execute(trx, { ...line, customer_seq: firstSequence + BigInt(index), balance_before_minor: balance.before, balance_after_minor: balance.after });
   }
-  for (const update of plan.historyUpdates) {
-    await updateHistoryRecord.execute(trx, { id: update.id, status: update.status, completedAt: update.completed_at, updatedAt: update.updated_at });
+  for (const update of work.statementLineUpdates) {
+    await updateStatementLine.execute(trx, { id: update.id, status: update.status, completedAt: update.completed_at, updatedAt: update.updated_at });
   }
 
-  if (plan.events.length > 0) {
+  if (work.events.length > 0) {
     await insertOutboxRows.execute(
       trx,
-      plan.events.map((event) => ({
+      work.events.map((event) => ({
         id: event.id,
         customer_id: event.customerId,
         event_type: event.type,
@@ -216,13 +218,13 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
     );
   }
 
-  let responseBody: string | null = null;
-  if (plan.response) {
-    const { response } = plan;
-    responseBody = filledIn(response.body, response.numbers, balances);
-    if (!(await storeIdempotentAnswer(trx, response, response.status, responseBody))) throw idempotencyKeyLost();
+  let answerBody: string | null = null;
+  if (work.answer) {
+    const { answer } = work;
+    answerBody = filledIn(answer.body, answer.numbers, balances);
+    if (!(await storeIdempotentAnswer(trx, answer, answer.status, answerBody))) throw idempotencyKeyLost();
   }
-  return { balances, firstSequence, responseBody };
+  return { balances, firstSequence, answerBody };
 }
 
 /**
@@ -231,7 +233,7 @@ export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyP
  */
 async function moveBalance(
   trx: Transaction<Database>,
-  move: MoneyPlan['moves'][number],
+  move: BalanceMove,
   updatedAt: string,
 ): Promise<{ balance_minor: bigint; status: string | null }> {
   if (move.kind === 'wallet') {
@@ -248,11 +250,11 @@ async function moveBalance(
 }
 
 /** A text template (events, stored answers) with its balances and statuses written in. */
-function filledIn(text: string, numbers: MoneyPlan['events'][number]['numbers'], balances: PlanResult['balances']): string {
+function filledIn(text: string, numbers: readonly PayloadValue[], balances: MovementResult['balances']): string {
   let filled = text;
   for (const number of numbers) {
     const balance = balances.get(number.account);
-    if (!balance) throw new Error(`a payload shows a balance the plan does not move: ${number.account}`);
+    if (!balance) throw new Error(`a payload shows a balance the movement does not move: ${number.account}`);
     const value = number.which === 'status' ? JSON.stringify(balance.status) : plainDecimalText(balance[number.which], number.asset!);
     filled = filled.replace(number.placeholder, value);
   }

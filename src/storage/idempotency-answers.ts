@@ -25,7 +25,7 @@ async function changeHeldKey(db: Db, hold: KeyHold, changes: Updateable<Idempote
 
 /**
  * Stores the answer on a key this attempt still holds; false when the reservation was taken over or released
- * meanwhile. The SQLite money plan calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
+ * meanwhile. The SQLite money movement calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
  * UPDATE), a create inside the transaction that writes what it created, the HTTP wrapper after a refusal that
  * changed nothing. `sealed`: the body is encrypted (it holds a secret).
  */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { createdAnswer, idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination } from '../transactions/schemas.js';
 import type { OtcSandbox } from './sandbox.js';
@@ -66,7 +66,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService, idempotency: Id
         response: { 201: DataOf(Order), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) => idempotency.answer(request, reply, 'otc-exchanges:read', (reservation) => otc.confirm(callerOf(request), request.body, reservation)),
+    async (request, reply) => idempotency.answer(request, reply, 'otc-exchanges:read', async (key) => createdAnswer(await otc.confirm(callerOf(request), request.body, key))),
   );
 
   routes.get(

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainError } from '../../errors.js';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { createdAnswer, idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination, TransactionRecord } from '../transactions/schemas.js';
 import type { DepositService } from './deposits.js';
@@ -111,8 +111,8 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
     },
     async (request, reply) =>
       // Which of the two reads the answer is known once the account is (DepositService narrows it).
-      idempotency.answer(request, reply, ['fiat-accounts:read', 'virtual-accounts:read'], (reservation) =>
-        deposits.deposit(callerOf(request), request.params.id, request.body, reservation),
+      idempotency.answer(request, reply, ['fiat-accounts:read', 'virtual-accounts:read'], async (key) =>
+        createdAnswer(await deposits.deposit(callerOf(request), request.params.id, request.body, key)),
       ),
   );
 

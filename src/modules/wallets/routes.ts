@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { createdAnswer, idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination } from '../transactions/schemas.js';
 import type { WalletSandbox } from './sandbox.js';
@@ -111,7 +111,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       },
     },
     async (request, reply) =>
-      idempotency.answer(request, reply, 'wallets:read', (reservation) => transfers.create(callerOf(request), request.params.walletId, request.body, reservation)),
+      idempotency.answer(request, reply, 'wallets:read', async (key) => createdAnswer(await transfers.create(callerOf(request), request.params.walletId, request.body, key))),
   );
 
   routes.get(
@@ -186,7 +186,7 @@ export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox
       },
     },
     async (request, reply) =>
-      idempotency.answer(request, reply, 'wallets:read', (reservation) => sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservation)),
+      idempotency.answer(request, reply, 'wallets:read', async (key) => createdAnswer(await sandbox.deposit(callerOf(request), request.params.walletId, request.body, key))),
   );
 
   routes.post(
