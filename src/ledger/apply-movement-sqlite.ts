@@ -1,7 +1,8 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Transaction } from 'kysely';
 import { DomainError } from '../errors.js';
-import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js';
-import { storeIdempotentAnswer } from '../storage/idempotency-answers.js';
+import { insertRowsTemplate, queryTemplate, type QueryTemplate } from '../storage/query-template.js';
+import { storeIdempotentAnswerQuery } from '../storage/idempotency-answers.js';
+import { runOnWriter, type WriterStatement } from '../storage/sqlite-group-commit.js';
 import { insertOutboxRows } from '../events/outbox.js';
 import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
@@ -145,11 +146,22 @@ const updateStatementLine = queryTemplate<{ id: string; status: string; complete
   (db, { id, status, completedAt, updatedAt }) => db.updateTable('transactions').set({ status, completed_at: completedAt, updated_at: updatedAt }).where('id', '=', id),
 );
 
-export async function applyMovementOnSqlite(trx: Transaction<Database>, { customerId, createdAt, entry, work }: MoneyMovement): Promise<MovementResult> {
+/**
+ * Runs the movement inside `trx`, its statements executed synchronously on the writer (storage/sqlite-group-commit.ts
+ * runOnWriter): one member of the group commit, like any transaction, without a promise per statement.
+ */
+export async function applyMovementOnSqlite(trx: Transaction<Database>, movement: MoneyMovement): Promise<MovementResult> {
+  return runOnWriter(trx, (run) => applyMovement(trx, run, movement));
+}
+
+function applyMovement(trx: Transaction<Database>, run: WriterStatement, { customerId, createdAt, entry, work }: MoneyMovement): MovementResult {
+  const first = <Params, Row>(template: QueryTemplate<Params, Row>, params: Params): Row | undefined => run<Row>(template.compile(trx, params)).rows[0];
+  const changed = (query: CompiledQuery) => run(query).numAffectedRows;
+
   let firstSequence: bigint | null = null;
   const lineCount = work.statementLines.length;
   if (lineCount > 0) {
-    const row = await reserveSequences.executeTakeFirst(trx, { customerId, count: lineCount });
+    const row = first(reserveSequences, { customerId, count: lineCount });
     if (!row) throw new DomainError('NOT_FOUND', 'No such customer.');
     firstSequence = BigInt(row.transaction_count) - BigInt(lineCount) + 1n;
   }
@@ -157,64 +169,68 @@ export async function applyMovementOnSqlite(trx: Transaction<Database>, { custom
   for (const guard of work.guards) {
     let update = trx.updateTable(guard.table as 'payments').set(guard.set as never);
     for (const [column, value] of Object.entries(guard.match)) update = update.where(column as never, value === null ? 'is' : '=', value as never);
-    const result = await update.executeTakeFirst();
-    if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message, guard.details);
+    if (changed(update.compile()) !== 1n) throw new DomainError(guard.error, guard.message, guard.details);
   }
 
   for (const hold of entry.holds) {
-    const held = await holdWalletBalance.executeTakeFirst(trx, { walletId: hold.walletId, asset: hold.asset, delta: hold.delta, updatedAt: createdAt });
-    if (!held) throw walletFundsShort(hold.walletId, hold.asset);
+    if (!first(holdWalletBalance, { walletId: hold.walletId, asset: hold.asset, delta: hold.delta, updatedAt: createdAt })) throw walletFundsShort(hold.walletId, hold.asset);
   }
 
   const balances: MovementResult['balances'] = new Map();
   for (const move of entry.moves) {
-    const row = await moveBalance(trx, move, createdAt);
-    if (move.kind === 'virtual_account') await moveMasterAllocation.execute(trx, { masterAccountId: move.masterId!, delta: move.delta });
+    const row = moveBalance(first, move, createdAt);
+    if (move.kind === 'virtual_account') run(moveMasterAllocation.compile(trx, { masterAccountId: move.masterId!, delta: move.delta }));
     const after = BigInt(row.balance_minor);
     balances.set(move.key, { before: after - move.delta, after, status: row.status });
   }
 
   if (entry.postings.length > 0) {
-    await insertJournal.execute(trx, { id: entry.id, customerId, kind: entry.kind, referenceId: entry.referenceId, createdAt });
-    await insertPostings.execute(
-      trx,
-      entry.postings.map((posting) => ({
-        journal_id: entry.id,
-        account_kind: posting.account.kind,
-        account_id: postingAccountId(posting),
-        asset: posting.asset,
-        amount_minor: posting.amount,
-      })),
+    run(insertJournal.compile(trx, { id: entry.id, customerId, kind: entry.kind, referenceId: entry.referenceId, createdAt }));
+    run(
+      insertPostings.compile(
+        trx,
+        entry.postings.map((posting) => ({
+          journal_id: entry.id,
+          account_kind: posting.account.kind,
+          account_id: postingAccountId(posting),
+          asset: posting.asset,
+          amount_minor: posting.amount,
+        })),
+      ),
     );
   }
 
   for (const row of work.rows) {
     // The hot paths' inserts are compiled once; others are built per call.
-    if (row.table === 'payments') await insertPayment.execute(trx, row.values);
-    else if (row.table === 'wallet_transfers') await insertWalletTransfer.execute(trx, row.values);
-    else await trx.insertInto(row.table).values(row.values).execute();
+    if (row.table === 'payments') run(insertPayment.compile(trx, row.values));
+    else if (row.table === 'wallet_transfers') run(insertWalletTransfer.compile(trx, row.values));
+    else run(trx.insertInto(row.table).values(row.values).compile());
   }
 
-  for (const [index, { balanceOf, ...line }] of work.statementLines.entries()) {
+  let sequence = firstSequence;
+  for (const { balanceOf, ...line } of work.statementLines) {
     const balance = balances.get(balanceOf);
-    if (!balance || firstSequence === null) throw new Error(`statement line ${line.id} shows a balance the movement does not move: ${balanceOf}`);
-    await insertStatementLine.execute(trx, { ...line, customer_seq: firstSequence + BigInt(index), balance_before_minor: balance.before, balance_after_minor: balance.after });
+    if (!balance || sequence === null) throw new Error(`statement line ${line.id} shows a balance the movement does not move: ${balanceOf}`);
+    run(insertStatementLine.compile(trx, { ...line, customer_seq: sequence, balance_before_minor: balance.before, balance_after_minor: balance.after }));
+    sequence += 1n;
   }
   for (const update of work.statementLineUpdates) {
-    await updateStatementLine.execute(trx, { id: update.id, status: update.status, completedAt: update.completed_at, updatedAt: update.updated_at });
+    run(updateStatementLine.compile(trx, { id: update.id, status: update.status, completedAt: update.completed_at, updatedAt: update.updated_at }));
   }
 
   if (work.events.length > 0) {
-    await insertOutboxRows.execute(
-      trx,
-      work.events.map((event) => ({
-        id: event.id,
-        customer_id: event.customerId,
-        event_type: event.type,
-        payload: filledIn(event.payload, event.numbers, balances),
-        created_at: event.createdAt,
-        published_at: null,
-      })),
+    run(
+      insertOutboxRows.compile(
+        trx,
+        work.events.map((event) => ({
+          id: event.id,
+          customer_id: event.customerId,
+          event_type: event.type,
+          payload: filledIn(event.payload, event.numbers, balances),
+          created_at: event.createdAt,
+          published_at: null,
+        })),
+      ),
     );
   }
 
@@ -222,29 +238,27 @@ export async function applyMovementOnSqlite(trx: Transaction<Database>, { custom
   if (work.answer) {
     const { answer } = work;
     answerBody = filledIn(answer.body, answer.numbers, balances);
-    if (!(await storeIdempotentAnswer(trx, answer, answer.status, answerBody))) throw idempotencyKeyLost();
+    if (changed(storeIdempotentAnswerQuery(trx, answer, answer.status, answerBody)) !== 1n) throw idempotencyKeyLost();
   }
   return { balances, firstSequence, answerBody };
 }
+
+type First = <Params, Row>(template: QueryTemplate<Params, Row>, params: Params) => Row | undefined;
 
 /**
  * Moves one balance; refuses (throws) when the move would overdraw it, take money out of an account that is not
  * active, or take a wallet beyond its ceiling.
  */
-async function moveBalance(
-  trx: Transaction<Database>,
-  move: BalanceMove,
-  updatedAt: string,
-): Promise<{ balance_minor: bigint; status: string | null }> {
+function moveBalance(first: First, move: BalanceMove, updatedAt: string): { balance_minor: bigint; status: string | null } {
   if (move.kind === 'wallet') {
-    const moved = await moveWalletBalance.executeTakeFirst(trx, { walletId: move.id, asset: move.asset, delta: move.delta, updatedAt, ceiling: move.ceiling! });
+    const moved = first(moveWalletBalance, { walletId: move.id, asset: move.asset, delta: move.delta, updatedAt, ceiling: move.ceiling! });
     if (moved) return { balance_minor: moved.balance_minor, status: null };
     throw move.delta > 0n ? walletCeilingReached(move.id, move.asset) : walletFundsShort(move.id, move.asset);
   }
   const update = { accountId: move.id, delta: move.delta, updatedAt };
-  const moved = move.kind === 'fiat_account' ? await moveFiatBalance.executeTakeFirst(trx, update) : await moveVirtualBalance.executeTakeFirst(trx, update);
+  const moved = move.kind === 'fiat_account' ? first(moveFiatBalance, update) : first(moveVirtualBalance, update);
   if (moved) return moved;
-  const account = await (move.kind === 'fiat_account' ? fiatAccountStatus : virtualAccountStatus).executeTakeFirst(trx, { accountId: move.id });
+  const account = first(move.kind === 'fiat_account' ? fiatAccountStatus : virtualAccountStatus, { accountId: move.id });
   if (move.delta < 0n && account && account.status !== 'active') throw accountNotActive(move.id, account.status);
   throw insufficientFunds(move.id);
 }
