@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { Transaction } from 'kysely';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
 import { idempotencyLeaseRenewalsPerLease } from '../config/limits.js';
 import { DomainError } from '../errors.js';
 import { idempotencyKeyLost } from '../ledger/ledger.js';
 import type { KeyedAnswer, MovedRecord } from '../ledger/unit-of-work.js';
-import { grants, type Scope } from '../modules/api-keys/scopes.js';
+import { grants, type Scope } from '../modules/api-keys/index.js';
 import type { Storage } from '../storage/database.js';
-import { narrowIdempotentReadScope, renewIdempotentLease, storeIdempotentAnswer, type KeyHold } from '../storage/idempotency-answers.js';
-import type { Database } from '../storage/tables.js';
+import { renewIdempotentLease, storeIdempotentAnswer, type Answer, type OnCreated, type Reservation } from '../storage/idempotency-answers.js';
 import { callerOf } from './auth.js';
 import { errorAnswer } from './error-handler.js';
 
@@ -28,9 +26,9 @@ import { errorAnswer } from './error-handler.js';
  * 3. The answer is stored with what the operation commits: a money movement stores it with the money (its unit of
  *    work's answer, ledger/unit-of-work.ts), a create inside the transaction that writes the new resource (`create`
  *    below), each only while the reservation is still this attempt's. Either way the text stored is what the route's
- *    serializer for the answer's status writes: the operation returns a typed result, the route serialises it with
- *    its response schema, and the money path is handed that serializer (KeyedAnswer) to write the answer it stores,
- *    so a replay is byte for byte the first answer. Every refusal of the operation (400, 403, 404, 422) is stored
+ *    serializer for the answer's status writes: the operation returns a typed result, the route's response schema
+ *    serialises it, and the money path is handed that serializer (KeyedAnswer) to write the answer it stores, so a
+ *    replay is byte for byte the first answer. Every refusal of the operation (400, 403, 404, 422) is stored
  *    afterwards: nothing was committed with it, and a retry replays it. A 5xx or an unexpected error committed
  *    nothing either but is no outcome of the operation: the key is released and a later retry runs.
  * 4. While the operation runs, the lease is renewed: a slow request keeps its key. A reservation whose process
@@ -55,26 +53,6 @@ export function idempotencyHeaders(required: boolean) {
   return Type.Object({ 'idempotency-key': required ? IdempotencyKeyHeader : Type.Optional(IdempotencyKeyHeader) });
 }
 
-/** A reservation held by this attempt; the money movement or the create commits only while it still is. */
-export type Reservation = KeyHold;
-
-/**
- * What an operation answers: the status and the payload, which the route's response schema serialises; `stored`
- * when the operation stored that answer already (with what it committed).
- */
-export interface Answer {
-  status: number;
-  payload: unknown;
-  stored: boolean;
-}
-
-/** A refusal of the operation, as the error handler writes it: stored and sent as this text. */
-type Refusal = { status: number; body: string };
-
-/** The answer 201 `{ data }` of a money operation that may have stored it with its money. */
-export function createdAnswer<T>(moved: MovedRecord<T>): Answer {
-  return { status: 201, payload: { data: moved.record }, stored: moved.answerStored };
-}
 
 /**
  * What reading an operation's answer takes: any one of these scopes — the read scope of what it acts on, as a
@@ -83,10 +61,91 @@ export function createdAnswer<T>(moved: MovedRecord<T>): Answer {
 export type ReadScope = Scope | readonly Scope[];
 
 /**
- * Called by a create inside the transaction that writes the new resource, with the resource as the API presents
- * it: under an Idempotency-Key its answer is stored right there, so the resource and its answer commit together.
+ * A route's `config.idempotency`: its operation runs under the request's Idempotency-Key (installIdempotency). What
+ * reading its answer takes is `readScope`. How the answer is stored:
+ * - `create`: the handler passes `onCreatedOf(request)` to the service, which calls it in the transaction that
+ *   writes the new resource; the answer is 201 and the resource (serialised by the route's 201 schema), stored
+ *   encrypted when it `holdsSecret`;
+ * - `operation`: the handler passes `reservationOf(request)` to the service, whose money movement stores its answer
+ *   with the money (written by the route's serializer), and hands the service's typed result to
+ *   `answered(request, createdAnswer(…))`.
  */
-export type OnCreated<T> = (trx: Transaction<Database>, record: T) => Promise<void>;
+export type IdempotentRoute = { readScope: ReadScope } & ({ kind: 'create'; holdsSecret?: boolean } | { kind: 'operation' });
+
+/** What the handler of an idempotent route gets from installIdempotency for the attempt it runs in. */
+interface KeyedAttempt {
+  reservation: KeyedAnswer | undefined;
+  onCreated: OnCreated<unknown> | undefined;
+  answer: Answer | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's operation runs under the request's Idempotency-Key (http/idempotency.ts IdempotentRoute). */
+    idempotency?: IdempotentRoute;
+  }
+  interface FastifyRequest {
+    keyedAttempt: KeyedAttempt | null;
+  }
+}
+
+function keyedAttemptOf(request: FastifyRequest): KeyedAttempt {
+  if (request.keyedAttempt === null) throw new Error(`${request.method} ${request.routeOptions.url} declares no config.idempotency`);
+  return request.keyedAttempt;
+}
+
+/** The reservation an `operation` route's service runs under; undefined without an Idempotency-Key. */
+export const reservationOf = (request: FastifyRequest): KeyedAnswer | undefined => keyedAttemptOf(request).reservation;
+
+/** What a `create` route's service calls in the transaction that writes the resource. */
+export const onCreatedOf = (request: FastifyRequest): OnCreated<unknown> => keyedAttemptOf(request).onCreated!;
+
+/** The answer of an `operation` route's service: sent (and stored, unless the service stored it) by installIdempotency. */
+export function answered(request: FastifyRequest, answer: Answer): void {
+  keyedAttemptOf(request).answer = answer;
+}
+
+/** The answer 201 `{ data }` of a money operation that may have stored it with its money. */
+export function createdAnswer<T>(moved: MovedRecord<T>): Answer {
+  return { status: 201, payload: { data: moved.record }, stored: moved.answerStored };
+}
+
+/** A refusal of the operation, as the error handler writes it: stored and sent as this text. */
+type Refusal = { status: number; body: string };
+
+/**
+ * The one place Idempotency-Key is handled: every route that declares `config.idempotency` has its handler run as
+ * the operation of `keys` (IdempotencyKeys.create or .answer), so no handler or service calls the wrapper itself.
+ */
+export function installIdempotency(app: FastifyInstance, keys: IdempotencyKeys): void {
+  app.decorateRequest('keyedAttempt', null);
+  app.addHook('onRoute', (route) => {
+    const idempotent = route.config?.idempotency;
+    if (idempotent === undefined) return;
+    const handler = route.handler as RouteHandlerMethod;
+    route.handler = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      if (idempotent.kind === 'create') {
+        return keys.create(
+          request,
+          reply,
+          idempotent.readScope,
+          async (onCreated) => {
+            request.keyedAttempt = { reservation: undefined, onCreated, answer: undefined };
+            await handler.call(this, request, reply);
+          },
+          { holdsSecret: idempotent.holdsSecret === true },
+        );
+      }
+      return keys.answer(request, reply, idempotent.readScope, async (reservation) => {
+        const attempt: KeyedAttempt = { reservation, onCreated: undefined, answer: undefined };
+        request.keyedAttempt = attempt;
+        await handler.call(this, request, reply);
+        if (attempt.answer === undefined) throw new Error(`${request.method} ${request.routeOptions.url} answered nothing: its handler must call answered()`);
+        return attempt.answer;
+      });
+    };
+  });
+}
 
 /** Encrypts the stored answers that hold a secret (storage/secret-box.ts). */
 export interface AnswerSeal {
@@ -132,14 +191,6 @@ const answerNotReadable = (readScopes: readonly Scope[]) =>
 const scopeSeparator = ' ';
 const scopesText = (readScope: ReadScope): string => (typeof readScope === 'string' ? readScope : readScope.join(scopeSeparator));
 
-/**
- * Narrows what reading the key's answer takes once the operation knows what it acts on (a deposit: a fiat or a
- * virtual account), before its answer shows that resource.
- */
-export async function narrowReadScope(storage: Storage, reservation: Reservation, readScope: ReadScope): Promise<void> {
-  if (!(await narrowIdempotentReadScope(storage.db, reservation, scopesText(readScope)))) throw idempotencyKeyLost();
-}
-
 export class IdempotencyKeys {
   constructor(
     private readonly storage: Storage,
@@ -164,23 +215,23 @@ export class IdempotencyKeys {
       return reply.code(answer.status).send(answer.payload);
     }
     const caller = callerOf(request);
-    const key: KeyedAnswer = {
+    const reservation: KeyedAnswer = {
       customerId: caller.customerId,
       key: header.toLowerCase(),
       attemptId: randomUUID(),
       serialize: (status, payload) => serializerOf(request, reply, status)(payload),
     };
-    const replay = await this.reserve(key, `${request.method} ${request.routeOptions.url ?? request.url}`, scopesText(readScope));
+    const replay = await this.reserve(reservation, `${request.method} ${request.routeOptions.url ?? request.url}`, scopesText(readScope));
     if (replay) return this.replay(request, reply, replay);
 
-    const renewal = this.renewWhileRunning(key, request.log);
+    const renewal = this.renewWhileRunning(reservation, request.log);
     let outcome: Answer | Refusal | 'taken over';
     try {
-      outcome = await this.runUnderKey(key, operation);
+      outcome = await this.runUnderKey(reservation, operation);
       // An answer is stored only on a key this attempt still holds: never over the answer of one that took it over.
       if (outcome !== 'taken over' && !('stored' in outcome && outcome.stored)) {
         const body = 'body' in outcome ? outcome.body : serializerOf(request, reply, outcome.status)(outcome.payload);
-        if (!(await storeIdempotentAnswer(this.storage.db, key, outcome.status, body))) outcome = 'taken over';
+        if (!(await storeIdempotentAnswer(this.storage.db, reservation, outcome.status, body))) outcome = 'taken over';
       }
     } finally {
       renewal.stop();
@@ -189,7 +240,7 @@ export class IdempotencyKeys {
     // Taken over while it ran (its lease ran out all the same): nothing of it was committed, and what it met — a quote
     // confirmed, a balance spent — was the new holder's doing. The key has one answer: the new holder's.
     request.log.warn('an Idempotency-Key was taken over while its request ran: answering what its new holder answers');
-    return this.answerOfHolder(request, reply, key);
+    return this.answerOfHolder(request, reply, reservation);
   }
 
   /**
@@ -198,13 +249,13 @@ export class IdempotencyKeys {
    * the operation found invalid included — is its outcome: to be stored and replayed. A 5xx (the provider was
    * unavailable: "retry later") or an unexpected error is not: the key is released, and a retry runs the operation.
    */
-  private async runUnderKey(key: KeyedAnswer, operation: (key: KeyedAnswer) => Promise<Answer>): Promise<Answer | Refusal | 'taken over'> {
+  private async runUnderKey(reservation: KeyedAnswer, operation: (key: KeyedAnswer) => Promise<Answer>): Promise<Answer | Refusal | 'taken over'> {
     try {
-      return await operation(key);
+      return await operation(reservation);
     } catch (error) {
       if (error instanceof DomainError && error.code === 'IDEMPOTENCY_KEY_IN_USE') return 'taken over';
       if (!(error instanceof DomainError) || error.statusCode >= 500) {
-        await this.release(key);
+        await this.release(reservation);
         throw error;
       }
       return errorAnswer(error);
@@ -273,16 +324,16 @@ export class IdempotencyKeys {
     options: { holdsSecret?: boolean } = {},
   ): Promise<FastifyReply> {
     const serialize = serializerOf(request, reply, 201);
-    return this.answer(request, reply, readScope, async (key) => {
+    return this.answer(request, reply, readScope, async (reservation) => {
       let answer: Answer | undefined;
       await create(async (trx, record) => {
         const payload = { data: record };
-        if (key) {
+        if (reservation) {
           const body = serialize(payload);
           const sealed = options.holdsSecret === true;
-          if (!(await storeIdempotentAnswer(trx, key, 201, sealed ? this.answerSeal.seal(body) : body, sealed))) throw idempotencyKeyLost();
+          if (!(await storeIdempotentAnswer(trx, reservation, 201, sealed ? this.answerSeal.seal(body) : body, sealed))) throw idempotencyKeyLost();
         }
-        answer = { status: 201, payload, stored: key !== undefined };
+        answer = { status: 201, payload, stored: reservation !== undefined };
       });
       if (answer === undefined) throw new Error('a create finished without calling onCreated in its transaction');
       return answer;

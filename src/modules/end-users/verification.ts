@@ -5,7 +5,7 @@ import { appendEvent } from '../../events/outbox.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
 import { claimDue } from '../../workers/claim.js';
-import { findCustomer } from '../customers/repository.js';
+import { findCustomerById } from '../customers/index.js';
 import { presentEndUser } from './presenter.js';
 import { findEndUser, transitionEndUserStatus, type EndUserRow } from './repository.js';
 import type { EndUserRecord, EndUserStatus } from './schemas.js';
@@ -70,7 +70,7 @@ export class VerificationService {
     if (!allowedTransitions[from].includes(outcome)) {
       throw new DomainError('INVALID_STATUS_TRANSITION', `An end user in status ${from} cannot become ${outcome}.`, { from, to: outcome });
     }
-    const customer = await findCustomer(this.storage.db, row.customer_id);
+    const customer = await findCustomerById(this.storage.db, row.customer_id);
     if (!customer) throw notFound('end user');
     const now = this.clock.now();
     const final = outcome === 'verified' || outcome === 'rejected';

@@ -4,19 +4,27 @@ import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import type { EndUserService } from '../end-users/service.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../payments/accounts.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import type { EndUserService } from '../end-users/index.js';
+import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../accounts/index.js';
 import { changeStatus } from '../status-change.js';
-import { presentFiatAccount } from './presenter.js';
+import { presentFiatAccount } from '../accounts/index.js';
 import { findFiatAccount, insertFiatAccount, listFiatAccounts, transitionFiatAccountStatus, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
 
 /** Spec §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
 const defaultIbanCountry: Record<FiatCurrency, IbanCountry> = { EUR: 'DE', GBP: 'GB', USD: 'LU' };
+
+/**
+ * The customer's fiat account as stored, or undefined (another customer's answers like an unknown one): what a
+ * virtual account is opened inside is checked against it (its being a master, its currency and status).
+ */
+export async function findCustomerFiatAccount(storage: Storage, customerId: string, id: string): Promise<FiatAccountRow | undefined> {
+  return findFiatAccount(storage.db, customerId, id);
+}
 
 export class FiatAccountService {
   constructor(
@@ -90,7 +98,7 @@ export class FiatAccountService {
 
   /**
    * Sandbox: the provider changes the account's status (closed is final), with fiat_account.status_updated. Payments
-   * see it at once in this process (payments/accounts.ts caches statuses briefly).
+   * see it at once in this process (accounts/customer-accounts.ts caches statuses briefly).
    */
   async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<FiatAccountRecord> {
     const accountId = id.toLowerCase();

@@ -2,12 +2,12 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import type { EndUserService } from '../end-users/service.js';
-import { forgetPayeeTarget } from '../payments/accounts.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import type { EndUserService } from '../end-users/index.js';
+import { forgetPayeeTarget } from '../accounts/index.js';
 import { changeStatus } from '../status-change.js';
 import { resolveBankDetails } from './bank-details.js';
 import { presentPayee, type StoredBankDetails } from './presenter.js';
@@ -118,7 +118,7 @@ export class PayeeService {
 
   /**
    * Sandbox: the provider changes the payee's status, with payee.status_updated. Both ways are allowed: no payee
-   * status is final. Payments see it at once in this process (payments/accounts.ts caches statuses briefly).
+   * status is final. Payments see it at once in this process (accounts/customer-accounts.ts caches statuses briefly).
    */
   async setStatus(caller: AuthenticatedKey, id: string, status: PayeeStatus): Promise<PayeeRecord> {
     const payeeId = id.toLowerCase();

@@ -14,8 +14,8 @@ import {
   requireCanSend,
   unchangedStatusGuards,
   type CustomerAccount,
-} from './accounts.js';
-import { addBalanceEvents, explainedBy } from './events.js';
+} from '../accounts/index.js';
+import { addBalanceEvents, explainedBy } from '../accounts/index.js';
 import { presentPayment } from './presenter.js';
 import { findPayment, type PaymentRow } from './repository.js';
 

@@ -2,20 +2,20 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import { findCustomer } from '../customers/repository.js';
-import type { EndUserService } from '../end-users/service.js';
-import { findFiatAccount, type FiatAccountRow } from '../fiat-accounts/repository.js';
-import { ibanCountries } from '../fiat-accounts/schemas.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../payments/accounts.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { findCustomerById } from '../customers/index.js';
+import type { EndUserService } from '../end-users/index.js';
+import { findCustomerFiatAccount, type FiatAccountRow } from '../fiat-accounts/index.js';
+import { ibanCountries } from '../fiat-accounts/index.js';
+import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../accounts/index.js';
 import { changeStatus } from '../status-change.js';
 import { accountHolderName } from './holder-name.js';
-import { presentVirtualAccount } from './presenter.js';
+import { presentVirtualAccount } from '../accounts/index.js';
 import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, transitionVirtualAccountStatus, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
@@ -48,7 +48,7 @@ export class VirtualAccountService {
    */
   /** `onCreated` runs in the transaction that writes the account (an Idempotency-Key's answer is stored there). */
   async create(caller: AuthenticatedKey, input: CreateVirtualAccountInput, onCreated?: OnCreated<VirtualAccountRecord>): Promise<VirtualAccountRecord> {
-    const master = await findFiatAccount(this.storage.db, caller.customerId, input.masterFiatAccountId.toLowerCase());
+    const master = await findCustomerFiatAccount(this.storage, caller.customerId, input.masterFiatAccountId.toLowerCase());
     if (!master) throw notFound('fiat account');
     const endUser = input.endUserId === undefined ? undefined : await this.endUsers.require(caller, input.endUserId);
     if (!master.is_master) {
@@ -68,7 +68,7 @@ export class VirtualAccountService {
         status: master.status,
       });
     }
-    const customer = await findCustomer(this.storage.db, caller.customerId);
+    const customer = await findCustomerById(this.storage.db, caller.customerId);
     if (!customer) throw notFound('customer');
 
     // The provider is called outside any database transaction, undoably (providers/provisioning.ts); the row and its
@@ -129,7 +129,7 @@ export class VirtualAccountService {
 
   /**
    * Sandbox: the provider changes the virtual account's status (closed is final), with virtual_account.status_updated.
-   * Its master's status is its own (a frozen master stops its virtual accounts' payments too: payments/accounts.ts).
+   * Its master's status is its own (a frozen master stops its virtual accounts' payments too: accounts/customer-accounts.ts).
    */
   async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<VirtualAccountRecord> {
     const accountId = id.toLowerCase();

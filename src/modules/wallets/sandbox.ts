@@ -8,7 +8,7 @@ import type { Network } from '../../ledger/networks.js';
 import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
 import type { Storage } from '../../storage/database.js';
 import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { addArrival } from './arrival.js';
 import { parseMovement } from './movement-input.js';
 import type { WalletOwnership } from './ownership.js';

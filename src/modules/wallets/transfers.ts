@@ -9,7 +9,7 @@ import { newUnitOfWork, plannedAnswer, plannedEvent, type KeyedAnswer, type Move
 import { addressFormatOf, networkRegistry } from '../../ledger/networks.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { parseMovement } from './movement-input.js';
 import { presentWalletTransfer } from './presenter.js';
 import { findWalletTransfer, listWalletTransfers, type WalletTransferRow } from './repository.js';

@@ -9,6 +9,6 @@ import { PayeeService } from './service.js';
  */
 export function registerPayees(app: FastifyInstance, context: ModuleContext): void {
   const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers);
-  payeeRoutes(app, payees, context.idempotency);
+  payeeRoutes(app, payees);
   if (context.config.apiEnvironment === 'sandbox') sandboxPayeeRoutes(app, payees);
 }

@@ -1,19 +1,19 @@
 import type { Clock } from '../../clock.js';
 import { notFound, validationError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
+import { idempotencyKeyLost } from '../../ledger/ledger.js';
 import { balanceKey } from '../../ledger/ledger-entry.js';
 import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
 import { external, statementLine } from '../../ledger/statement-lines.js';
 import { BalanceNumber, plannedAnswer, type KeyedAnswer, type MovedRecord } from '../../ledger/unit-of-work.js';
 import type { Storage } from '../../storage/database.js';
-import { narrowReadScope } from '../../http/idempotency.js';
-import { requireScope } from '../api-keys/scopes.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import { historyValuesOf } from '../transactions/history.js';
-import { presentTransaction } from '../transactions/presenter.js';
-import type { TransactionRecordType } from '../transactions/schemas.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive } from './accounts.js';
-import { addBalanceEvents, explainedBy } from './events.js';
+import { narrowIdempotentReadScope } from '../../storage/idempotency-answers.js';
+import { requireScope } from '../api-keys/index.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { historyValuesOf } from '../transactions/index.js';
+import { presentTransaction } from '../transactions/index.js';
+import type { TransactionRecordType } from '../transactions/index.js';
+import { accountPostings, addBalanceEvents, balanceAccountOf, explainedBy, findCustomerAccount, requireCanReceive } from '../accounts/index.js';
 
 export interface DepositInput {
   amount: number;
@@ -33,14 +33,16 @@ export class DepositService {
 
   /**
    * Credits the account. Under an Idempotency-Key (`key`), the answer — the deposit's statement line — is stored by
-   * the same money movement that moves the money (http/idempotency.ts).
+   * the same money movement that moves the money (http/idempotency.ts); what reading it takes is narrowed to the
+   * account's read scope.
    */
   async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput, key?: KeyedAnswer): Promise<MovedRecord<TransactionRecordType>> {
     const account = await findCustomerAccount(this.storage, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
     // From here on the answer shows this account: a reuse of the key reads it only with the account's read scope.
-    if (key) await narrowReadScope(this.storage, key, account.kind === 'virtual_account' ? 'virtual-accounts:read' : 'fiat-accounts:read');
+    const readScope = account.kind === 'virtual_account' ? 'virtual-accounts:read' : 'fiat-accounts:read';
+    if (key && !(await narrowIdempotentReadScope(this.storage.db, key, readScope))) throw idempotencyKeyLost();
     // A closed account receives nothing; a frozen one still does (docs/payments.md "Account and payee status").
     requireCanReceive(account);
     let amountMinor: bigint;

@@ -1,7 +1,7 @@
 import type { MoneyMovement } from '../../ledger/money-movement.js';
 import { BalanceNumber, MovedAccountStatus, plannedEvent } from '../../ledger/unit-of-work.js';
 import type { Storage } from '../../storage/database.js';
-import { findCustomerAccount } from './accounts.js';
+import { findCustomerAccount } from './customer-accounts.js';
 
 /**
  * `fiat_account.balance_updated` / `virtual_account.balance_updated` for every customer account a movement moves, in
