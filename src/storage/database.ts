@@ -57,7 +57,7 @@ export interface Storage {
    */
   readonly sqliteWriterPragma?: (pragma: string) => unknown;
   /**
-   * Told after every committed write (a transaction, a money plan): the storage takes writes again, so a storage
+   * Told after every committed write (a transaction, a money movement): the storage takes writes again, so a storage
    * fault noted earlier has passed (storage/fault-state.ts). Requests and workers alike commit through here.
    */
   readonly committed: CommitSignal;

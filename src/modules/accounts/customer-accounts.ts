@@ -3,7 +3,8 @@ import { accountStatusCacheTtlMs, descriptorCacheEntriesMax } from '../../config
 import { DomainError, notFound } from '../../errors.js';
 import { accountNotActive } from '../../ledger/ledger.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import type { BalanceAccount, Guard, Posting } from '../../ledger/money-plan.js';
+import type { BalanceAccount, Posting } from '../../ledger/ledger-entry.js';
+import type { Guard } from '../../ledger/unit-of-work.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { queryTemplate } from '../../storage/query-template.js';

@@ -12,4 +12,4 @@ export function registerDeposits(app: FastifyInstance, context: ModuleContext): 
 }
 
 export { DepositBody } from './schemas.js';
-export { type DepositInput, DepositService, incomingRecord } from './service.js';
+export { type DepositInput, DepositService } from './service.js';

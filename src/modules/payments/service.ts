@@ -3,8 +3,9 @@ import type { Clock } from '../../clock.js';
 import { pageLimitDefault, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
-import { balanceKey, newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
+import { statementLine } from '../../ledger/statement-lines.js';
+import { plannedEvent } from '../../ledger/unit-of-work.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { ReadCaches } from '../../storage/cache.js';
@@ -15,7 +16,6 @@ import { presentFeePreview } from '../fees/index.js';
 import type { FeePreviewRecord } from '../fees/index.js';
 import {
   accountPostings,
-  balanceAccountOf,
   findCustomerAccount,
   findPayeeTarget,
   requireCanReceive,
@@ -24,7 +24,7 @@ import {
   type CustomerAccount,
   type PayeeTarget,
 } from '../accounts/index.js';
-import { addBalanceEvents } from '../accounts/index.js';
+import { addBalanceEvents, explainedBy } from '../accounts/index.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord, PaymentsQueryType } from './schemas.js';
@@ -131,42 +131,35 @@ export class PaymentService {
     };
     const reserved = amountMinor + quote.feeMinor;
     // Amount plus fee leave the account now, into suspense; settlement moves them on or back.
-    const plan = withJournal(newPlan(caller.customerId, nowText), 'payment_reserve', paymentId, [
+    const movement = moneyMovement(caller.customerId, nowText, 'payment_reserve', paymentId, [
       ...accountPostings(source, -reserved),
       { account: { kind: 'system', code: 'suspense' }, asset: currency, amount: reserved },
     ]);
-    plan.rows.push({ table: 'payments', values: row });
-    plan.history.push({
-      id: transactionId,
-      customer_id: caller.customerId,
-      fr_transaction_id: providerId('txn'),
-      transaction_type: 'payment',
-      amount_minor: amountMinor,
-      currency,
-      status: 'pending',
-      direction: 'outgoing',
-      account_id: source.fiatAccountId,
-      virtual_account_id: source.kind === 'virtual_account' ? source.id : null,
-      from_account_id: source.id,
-      from_account_type: source.kind,
-      to_account_id: target?.id ?? payee?.id ?? null,
-      to_account_type: target?.kind ?? 'payee',
-      description: `Payment to ${target?.name ?? payee?.name ?? ''}`.trim(),
-      reference: input.reference,
-      counterparty_name: target?.name ?? payee?.name ?? null,
-      counterparty_account: target?.iban ?? payee?.account ?? null,
-      fee_amount_minor: quote.feeMinor,
-      fee_currency: currency,
-      payee_id: payee?.id ?? null,
-      payment_id: paymentId,
-      completed_at: null,
-      created_at: nowText,
-      updated_at: nowText,
-      balanceOf: balanceKey(balanceAccountOf(source)),
-    });
-    plan.events.push(plannedEvent(caller.customerId, 'payment.created', presentPayment(row), nowText));
-    await addBalanceEvents(this.storage, this.caches, plan, new Map(plan.moves.map((move) => [move.key, transactionId])));
-    await executeMoneyPlan(this.storage, plan);
+    const { work } = movement;
+    work.rows.push({ table: 'payments', values: row });
+    work.statementLines.push(
+      statementLine({
+        id: transactionId,
+        customerId: caller.customerId,
+        account: source,
+        direction: 'outgoing',
+        type: 'payment',
+        amountMinor,
+        status: 'pending',
+        counterpart: { id: target?.id ?? payee?.id ?? null, type: target?.kind ?? 'payee' },
+        description: `Payment to ${target?.name ?? payee?.name ?? ''}`.trim(),
+        reference: input.reference,
+        counterpartyName: target?.name ?? payee?.name ?? null,
+        counterpartyAccount: target?.iban ?? payee?.account ?? null,
+        feeMinor: quote.feeMinor,
+        payeeId: payee?.id ?? null,
+        paymentId,
+        at: nowText,
+      }),
+    );
+    work.events.push(plannedEvent(caller.customerId, 'payment.created', presentPayment(row), nowText));
+    await addBalanceEvents(this.storage, this.caches, movement, explainedBy(movement, transactionId));
+    await executeMoneyMovement(this.storage, movement);
     return presentPaymentCreated(row);
   }
 
