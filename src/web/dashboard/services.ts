@@ -10,6 +10,7 @@ import type { EndUserService } from '../../modules/end-users/index.js';
 import type { VerificationService } from '../../modules/end-users/index.js';
 import type { FiatAccountService } from '../../modules/fiat-accounts/index.js';
 import type { PaymentServices } from '../../modules/payments/index.js';
+import type { TransactionService } from '../../modules/transactions/index.js';
 import type { VirtualAccountService } from '../../modules/virtual-accounts/index.js';
 import type { WalletServices } from '../../modules/wallets/index.js';
 import type { WebhookService } from '../../modules/webhooks/index.js';
@@ -34,6 +35,7 @@ export interface WebServices {
   virtualAccounts: VirtualAccountService;
   wallets: WalletServices;
   payments: PaymentServices;
+  transactions: TransactionService;
   /** The sandbox's deposits; undefined outside the sandbox. */
   deposits: DepositService | undefined;
   webhooks: WebhookService;
