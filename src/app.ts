@@ -23,6 +23,7 @@ import { ApiKeyService } from './modules/api-keys/index.js';
 import { CsrfTokenService, csrfTokensPlugin } from './modules/csrf-tokens/index.js';
 import { depositServices, depositsPlugin } from './modules/deposits/index.js';
 import { documentServices, documentsPlugin } from './modules/documents/index.js';
+import { EventService, eventsPlugin } from './modules/events/index.js';
 import { EndUserService, OnboardingLinks, VerificationService, endUsersPlugin } from './modules/end-users/index.js';
 import { FiatAccountService, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
 import { healthPlugin } from './modules/health/index.js';
@@ -238,6 +239,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(walletsPlugin, wallets);
   await app.register(otcPlugin, otc);
   await app.register(webhooksPlugin, { webhooks });
+  const events = new EventService(storage);
+  await app.register(eventsPlugin, { events });
 
   const dashboardUsers = new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs });
   workers.push(new PollingWorker('dashboard-session-reaper', () => dashboardUsers.deleteExpired(dashboardReaperBatchSize), dashboardReaperIntervalMs, app.log));
@@ -259,6 +262,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     transactions,
     deposits,
     webhooks,
+    events,
   });
 
   for (const worker of workers) worker.reportStorageFaults(storageFaults);

@@ -7,22 +7,20 @@ import {
   webhookSubscriptionsPerCustomerMax,
 } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
-import { canReadEvent, missingEventReadScopes, readableEventTypes, testEventType } from '../../events/catalog.js';
+import { canReadEvent, missingEventReadScopes, testEventType } from '../../events/catalog.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
-import { presentDelivery, presentEvent, presentSubscription } from './presenter.js';
+import { type EventRecord, eventsSince } from '../events/index.js';
+import { presentDelivery, presentSubscription } from './presenter.js';
 import {
   countSubscriptions,
   deleteSubscription,
-  eventsSince,
-  findEvent,
   findSubscription,
   insertDeliveries,
   insertSubscription,
   listDeliveries,
-  listEvents,
   listSubscriptions,
   newDelivery,
   lockCustomer,
@@ -35,7 +33,6 @@ import {
 import type {
   CreateWebhookInput,
   DeliveryRecord,
-  EventRecord,
   ReplayResultRecord,
   UpdateWebhookInput,
   WebhookSubscriptionRecord,
@@ -239,19 +236,6 @@ export class WebhookService {
     for (const attempt of attempts) attemptsByDelivery.set(attempt.delivery_id, [...(attemptsByDelivery.get(attempt.delivery_id) ?? []), attempt]);
     const data: DeliveryRecord[] = rows.map((row) => presentDelivery(row, attemptsByDelivery.get(row.id) ?? []));
     return { data, meta: { pagination: { page, limit: size, total: Number(total) } } };
-  }
-
-  async events(caller: AuthenticatedKey, type: string | undefined, page: number, limit: number) {
-    const size = Math.min(limit, pageLimitMax);
-    const { rows, total } = await listEvents(this.storage.db, caller.customerId, type, readableEventTypes(caller.scopes), (page - 1) * size, size);
-    return { data: rows.map(presentEvent), meta: { pagination: { page, limit: size, total: Number(total) } } };
-  }
-
-  async event(caller: AuthenticatedKey, id: string): Promise<EventRecord> {
-    // An event the key may not read answers exactly like an unknown id.
-    const row = await findEvent(this.storage.db, caller.customerId, id, readableEventTypes(caller.scopes));
-    if (!row) throw notFound('event');
-    return presentEvent(row);
   }
 
   private async require(caller: AuthenticatedKey, id: string): Promise<SubscriptionRow> {

@@ -8,6 +8,7 @@ import type { DocumentService } from '../../modules/documents/index.js';
 import type { OnboardingLinks } from '../../modules/end-users/index.js';
 import type { EndUserService } from '../../modules/end-users/index.js';
 import type { VerificationService } from '../../modules/end-users/index.js';
+import type { EventService } from '../../modules/events/index.js';
 import type { FiatAccountService } from '../../modules/fiat-accounts/index.js';
 import type { PaymentServices } from '../../modules/payments/index.js';
 import type { TransactionService } from '../../modules/transactions/index.js';
@@ -39,4 +40,5 @@ export interface WebServices {
   /** The sandbox's deposits; undefined outside the sandbox. */
   deposits: DepositService | undefined;
   webhooks: WebhookService;
+  events: EventService;
 }
