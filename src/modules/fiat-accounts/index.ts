@@ -8,6 +8,6 @@ export async function fiatAccountsPlugin(app: FastifyInstance, { fiatAccounts, s
   if (sandbox) sandboxFiatAccountRoutes(app, fiatAccounts);
 }
 
-export { type FiatAccountRow } from './repository.js';
+export { type FiatAccountRow, activeFiatAccountsIn } from './repository.js';
 export { type FiatAccountRecord, ibanCountries } from './schemas.js';
 export { FiatAccountService, findCustomerFiatAccount } from './service.js';

@@ -21,3 +21,5 @@ export async function payeesPlugin(app: FastifyInstance, { payees, sandbox }: Pa
   payeeRoutes(app, payees);
   if (sandbox) sandboxPayeeRoutes(app, payees);
 }
+
+export { type PayeeTarget, findPayeeTarget, requirePayeeActive } from './payee-target.js';

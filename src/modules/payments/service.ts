@@ -16,14 +16,12 @@ import {
   accountPostings,
   balanceAccountOf,
   findCustomerAccount,
-  findPayeeTarget,
   requireCanReceive,
   requireCanSend,
-  requirePayeeActive,
   type CustomerAccount,
-  type PayeeTarget,
 } from '../accounts/index.js';
 import { addBalanceEvents } from '../accounts/index.js';
+import { type PayeeTarget, findPayeeTarget, requirePayeeActive } from '../payees/index.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord, PaymentsQueryType } from './schemas.js';

@@ -21,6 +21,6 @@ export async function virtualAccountsPlugin(app: FastifyInstance, { virtualAccou
   if (sandbox) sandboxVirtualAccountRoutes(app, virtualAccounts);
 }
 
-export { type VirtualAccountRow } from './repository.js';
+export { type VirtualAccountRow, activeVirtualAccountsIn } from './repository.js';
 export { type VirtualAccountRecord } from './schemas.js';
 export { type VirtualAccountService } from './service.js';

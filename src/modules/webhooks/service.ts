@@ -8,6 +8,7 @@ import {
 } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
 import { canReadEvent, missingEventReadScopes, testEventType } from '../../events/catalog.js';
+import { appendPublishedEvent } from '../../events/outbox.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
@@ -186,11 +187,7 @@ export class WebhookService {
     const event: EventRecord = { id: newId(), type: testEventType, created_at: now, data: { webhook_id: subscription.id, message: 'A test event sent on request.' } };
     const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now);
     await this.storage.transaction(async (trx) => {
-      // Published from the start: the fan-out never sends it to other subscriptions.
-      await trx
-        .insertInto('outbox_events')
-        .values({ id: event.id, customer_id: caller.customerId, event_type: testEventType, payload: JSON.stringify(event), created_at: now, published_at: now })
-        .execute();
+      await appendPublishedEvent(trx, caller.customerId, event);
       await insertDeliveries(trx, [delivery]);
     });
     this.onDeliveriesQueued();
