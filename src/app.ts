@@ -25,6 +25,7 @@ import { depositServices, depositsPlugin } from './modules/deposits/index.js';
 import { documentServices, documentsPlugin } from './modules/documents/index.js';
 import { EventService, eventsPlugin } from './modules/events/index.js';
 import { EndUserService, OnboardingLinks, VerificationService, endUsersPlugin } from './modules/end-users/index.js';
+import { feesPlugin } from './modules/fees/index.js';
 import { FiatAccountService, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
 import { healthPlugin } from './modules/health/index.js';
 import type { ModuleContext } from './modules/module-context.js';
@@ -234,6 +235,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await app.register(virtualAccountsPlugin, virtualAccounts);
   await app.register(documentsPlugin, { documents });
   await app.register(depositsPlugin, { deposits });
+  // The fee preview resolves a payment's scheme and payee as the payment does: the payments service previews it.
+  await app.register(feesPlugin, { feePreview: payments.feePreview });
   await app.register(paymentsPlugin, payments);
   await app.register(transactionsPlugin, { transactions });
   await app.register(walletsPlugin, wallets);
