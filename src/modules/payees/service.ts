@@ -8,7 +8,7 @@ import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { EndUserService } from '../end-users/index.js';
-import { forgetPayeeTarget } from '../accounts/index.js';
+import { forgetPayeeTarget } from './payee-target.js';
 import { changeStatus } from '../status-change.js';
 import { resolveBankDetails } from './bank-details.js';
 import { presentPayee, type StoredBankDetails } from './presenter.js';
