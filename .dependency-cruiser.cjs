@@ -20,8 +20,15 @@ module.exports = {
       name: 'no-deep-import-into-modules',
       comment: 'app.ts, http/, web/, workers/, cli/ and the rest use a module through its index.ts only.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/modules/' },
+      from: { path: '^src/', pathNot: ['^src/modules/', '^src/config/limits\\.ts$'] },
       to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'limits-reexport-module-limits-only',
+      comment: "config/limits.ts re-exports each module's limits.ts, so every limit is reachable in one place; nothing else of a module.",
+      severity: 'error',
+      from: { path: '^src/config/limits\\.ts$' },
+      to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/limits\\.ts$' },
     },
     {
       name: 'no-http-in-services',
@@ -29,6 +36,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/(routes|index|schemas)\\.ts$' },
       to: { path: '^src/http/' },
+    },
+    {
+      name: 'routes-only-in-plugin',
+      comment: "A module's routes are registered by its plugin (index.ts) only: no other file of the module loads its routes.ts.",
+      severity: 'error',
+      from: { path: '^src/modules/([^/]+)/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
+      to: { path: '^src/modules/$1/routes\\.ts$' },
     },
     {
       name: 'no-repositories-in-web',

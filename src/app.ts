@@ -19,26 +19,24 @@ import { installShutdownRefusal } from './http/shutdown-refusal.js';
 import { installUploadGate } from './http/upload-gate.js';
 import { installValidators } from './http/validation.js';
 import { ApiKeyService } from './modules/api-keys/index.js';
-import { csrfTokenRoutes } from './modules/csrf-tokens/index.js';
-import { CsrfTokenService } from './modules/csrf-tokens/index.js';
-import { fiatAccountRoutes } from './modules/fiat-accounts/index.js';
-import { FiatAccountService } from './modules/fiat-accounts/index.js';
-import { OnboardingLinks } from './modules/end-users/index.js';
-import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/index.js';
-import { EndUserService } from './modules/end-users/index.js';
-import { VerificationService } from './modules/end-users/index.js';
-import { healthRoutes } from './modules/health/index.js';
-import { registerDocuments } from './modules/documents/index.js';
+import { CsrfTokenService, csrfTokensPlugin } from './modules/csrf-tokens/index.js';
+import { depositServices, depositsPlugin } from './modules/deposits/index.js';
+import { documentServices, documentsPlugin } from './modules/documents/index.js';
+import { EventService, eventsPlugin } from './modules/events/index.js';
+import { EndUserService, OnboardingLinks, VerificationService, endUsersPlugin } from './modules/end-users/index.js';
+import { feesPlugin } from './modules/fees/index.js';
+import { FiatAccountService, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
+import { healthPlugin } from './modules/health/index.js';
 import type { ModuleContext } from './modules/module-context.js';
-import { registerPayees } from './modules/payees/index.js';
-import { registerDeposits } from './modules/deposits/index.js';
-import { registerPayments } from './modules/payments/index.js';
-import { registerWallets } from './modules/wallets/index.js';
-import { registerOtc } from './modules/otc/index.js';
-import type { HostResolver } from './modules/webhooks/index.js';
-import { registerWebhooks } from './modules/webhooks/index.js';
+import { otcPlugin, otcServices } from './modules/otc/index.js';
+import { payeeServices, payeesPlugin } from './modules/payees/index.js';
+import { paymentServices, paymentsPlugin } from './modules/payments/index.js';
+import { TransactionService, transactionsPlugin } from './modules/transactions/index.js';
+import { virtualAccountServices, virtualAccountsPlugin } from './modules/virtual-accounts/index.js';
+import { walletServices, walletsPlugin } from './modules/wallets/index.js';
+import { type HostResolver, type WebhookDeliveryWorker, webhookServices, webhooksPlugin } from './modules/webhooks/index.js';
+import { ReadCaches } from './storage/cache.js';
 import { SecretBox } from './storage/secret-box.js';
-import { registerVirtualAccounts } from './modules/virtual-accounts/index.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
@@ -77,6 +75,10 @@ declare module 'fastify' {
     workers: PollingWorker[];
     /** Faults of the database or disk that requests and workers met (docs/operations.md "Faults"). */
     storageFaults: StorageFaultState;
+    /** The read caches every service of this app shares (storage/cache.ts); tests change data through them too. */
+    caches: ReadCaches;
+    /** The webhook delivery worker, for tests: idle() waits for the attempts started so far. */
+    webhookDeliveries: WebhookDeliveryWorker;
   }
 }
 
@@ -163,7 +165,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // Before the rate limits and the key: a request refused while stopping costs nothing.
   installShutdownRefusal(app);
 
-  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
+  // Every read cache of the app keeps time by the injected clock, so tests expire entries by advancing it.
+  const caches = new ReadCaches(clock);
+  app.decorate('caches', caches);
+  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, caches);
   const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
   if (serverSecrets.keys === undefined) {
     app.log.warn('SECRETS_MASTER_KEY is not set: the server secrets are stored unwrapped in the database, so a backup of it forges tokens, decrypts webhook signing secrets and opens hosted onboarding links (docs/operations.md "Server secrets")');
@@ -197,13 +202,13 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];
 
-  healthRoutes(app, storage, { dataDir: config.dataDir, faults: storageFaults });
-  csrfTokenRoutes(app, csrfTokens);
+  await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
+  await app.register(csrfTokensPlugin, { csrfTokens });
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
   const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
-  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
+  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, caches, endUsers);
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
@@ -213,18 +218,38 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   );
   // Before any route: the routes that declare config.idempotency run under it.
   installIdempotency(app, idempotency);
-  fiatAccountRoutes(app, fiatAccounts);
-  endUserRoutes(app, endUsers, onboardingLinks);
+  const sandbox = config.apiEnvironment === 'sandbox';
+  if (sandbox) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, clock, files, endUsers, workers, log: app.log, serverSecrets };
-  registerPayees(app, context);
-  const virtualAccounts = registerVirtualAccounts(app, context);
-  const documents = registerDocuments(app, context);
-  const deposits = registerDeposits(app, context);
-  const payments = registerPayments(app, context);
-  const wallets = registerWallets(app, context);
-  registerOtc(app, context);
-  const webhooks = await registerWebhooks(app, context, deps.resolveHost);
+  const context: ModuleContext = { config, storage, providers, provisioning, clock, caches, files, endUsers, workers, log: app.log, serverSecrets };
+  const payees = payeeServices(context);
+  const virtualAccounts = virtualAccountServices(context);
+  const { documents } = documentServices(context);
+  const { deposits } = depositServices(context);
+  const transactions = new TransactionService(storage);
+  const payments = paymentServices(context);
+  const wallets = walletServices(context);
+  const otc = otcServices(context);
+  const { webhooks, deliveries } = await webhookServices(context, deps.resolveHost);
+  app.decorate('webhookDeliveries', deliveries);
+
+  // Each module's routes in its own encapsulated plugin (docs/modules.md).
+  await app.register(fiatAccountsPlugin, { fiatAccounts, sandbox });
+  await app.register(endUsersPlugin, { endUsers, onboardingLinks, sandboxVerification: sandbox ? verification : undefined });
+  await app.register(payeesPlugin, payees);
+  await app.register(virtualAccountsPlugin, virtualAccounts);
+  await app.register(documentsPlugin, { documents });
+  await app.register(depositsPlugin, { deposits });
+  // The fee preview resolves a payment's scheme and payee as the payment does: the payments service previews it.
+  await app.register(feesPlugin, { feePreview: payments.feePreview });
+  await app.register(paymentsPlugin, payments);
+  await app.register(transactionsPlugin, { transactions });
+  await app.register(walletsPlugin, wallets);
+  await app.register(otcPlugin, otc);
+  await app.register(webhooksPlugin, { webhooks });
+  const events = new EventService(storage);
+  await app.register(eventsPlugin, { events });
+
   const dashboardUsers = new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs });
   workers.push(new PollingWorker('dashboard-session-reaper', () => dashboardUsers.deleteExpired(dashboardReaperBatchSize), dashboardReaperIntervalMs, app.log));
   await registerWebPages(app, {
@@ -239,17 +264,15 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     verification,
     documents,
     fiatAccounts,
-    virtualAccounts,
+    virtualAccounts: virtualAccounts.virtualAccounts,
     wallets,
     payments,
+    transactions,
     deposits,
     webhooks,
+    events,
   });
 
-  if (config.apiEnvironment === 'sandbox') {
-    sandboxEndUserRoutes(app, verification);
-    workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
-  }
   for (const worker of workers) worker.reportStorageFaults(storageFaults);
   app.decorate('workers', workers);
   // Workers finish their pass before the database they use is closed.

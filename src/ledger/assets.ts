@@ -20,7 +20,7 @@ export type Asset = keyof typeof assetRegistry;
 export type FiatCurrency = { [A in Asset]: (typeof assetRegistry)[A]['kind'] extends 'fiat' ? A : never }[Asset];
 export type CryptoAsset = Exclude<Asset, FiatCurrency>;
 
-export const assetCodes = Object.keys(assetRegistry) as Asset[];
+const assetCodes = Object.keys(assetRegistry) as Asset[];
 /** The fiat currencies, in the order docs/spec.md §1 names them (USD, EUR, GBP). */
 export const fiatCurrencies = assetCodes.filter((code) => assetRegistry[code].kind === 'fiat') as FiatCurrency[];
 export const cryptoAssets = assetCodes.filter((code) => assetRegistry[code].kind === 'crypto') as CryptoAsset[];

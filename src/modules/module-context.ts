@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { Providers } from '../providers/providers.js';
 import type { Provisioning } from '../providers/provisioning.js';
+import type { ReadCaches } from '../storage/cache.js';
 import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
 import type { ServerSecrets } from '../storage/server-secrets.js';
@@ -17,6 +18,8 @@ export interface ModuleContext {
   /** Creates objects at the provider undoably (providers/provisioning.ts). */
   readonly provisioning: Provisioning;
   readonly clock: Clock;
+  /** The app's read caches, kept by `clock` (storage/cache.ts). */
+  readonly caches: ReadCaches;
   readonly files: FileStore;
   /** Resolves the caller's end users (404 for anyone else's). */
   readonly endUsers: EndUserService;

@@ -5,6 +5,7 @@ import type { EventType } from '../events/catalog.js';
 import { appendEvent } from '../events/outbox.js';
 import type { Storage } from '../storage/database.js';
 import type { Database } from '../storage/tables.js';
+import { statusChangeAttemptsMax } from '../config/limits.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -21,9 +22,6 @@ export interface StatusChange<Row extends { status: string }, Presented> {
   final: readonly string[];
   event: EventType;
 }
-
-/** Attempts when concurrent changes keep moving the status between our read and our guarded update. */
-const statusChangeAttemptsMax = 3;
 
 /**
  * Sets a resource's status as the provider would (the sandbox simulation endpoints; docs/payments.md "Account and

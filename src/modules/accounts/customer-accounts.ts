@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
-import { systemClock } from '../../clock.js';
 import { accountStatusCacheTtlMs, descriptorCacheEntriesMax } from '../../config/limits.js';
-import { DomainError, notFound } from '../../errors.js';
 import { accountNotActive } from '../../ledger/ledger.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import type { BalanceAccount, Guard, Posting } from '../../ledger/money-plan.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
+import type { BalanceAccount, Posting } from '../../ledger/ledger-entry.js';
+import type { Guard } from '../../ledger/unit-of-work.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
@@ -94,8 +93,7 @@ async function readCustomerAccount(db: Kysely<Database>, customerId: string, id:
   };
 }
 
-const customerAccounts = (storage: Storage) =>
-  sharedCache(storage, 'customer-accounts', () => new ExpiringCache<string, CustomerAccount>(systemClock, accountStatusCacheTtlMs, descriptorCacheEntriesMax));
+const customerAccounts = (caches: ReadCaches) => caches.named<string, CustomerAccount>('customer-accounts', accountStatusCacheTtlMs, descriptorCacheEntriesMax);
 
 /**
  * The caller's account of these kinds, or undefined (another customer's answers like an unknown one). Cached for
@@ -105,11 +103,12 @@ const customerAccounts = (storage: Storage) =>
  */
 export async function findCustomerAccount(
   storage: Storage,
+  caches: ReadCaches,
   customerId: string,
   id: string,
   kinds: ReadonlyArray<CustomerAccount['kind']> = ['fiat_account', 'virtual_account'],
 ): Promise<CustomerAccount | undefined> {
-  const account = await customerAccounts(storage).getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(storage.db, customerId, id));
+  const account = await customerAccounts(caches).getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(storage.db, customerId, id));
   return account && kinds.includes(account.kind) ? account : undefined;
 }
 
@@ -117,8 +116,8 @@ export async function findCustomerAccount(
  * Forgets the customer's cached accounts after one of their statuses changed: all of them, since a virtual account's
  * entry carries its master's status too.
  */
-export function forgetCustomerAccounts(storage: Storage, customerId: string): void {
-  customerAccounts(storage).deleteWhere((key) => key.startsWith(`${customerId}|`));
+export function forgetCustomerAccounts(caches: ReadCaches, customerId: string): void {
+  customerAccounts(caches).deleteWhere((key) => key.startsWith(`${customerId}|`));
 }
 
 const subjectOf = (account: CustomerAccount, statusOf: 'account' | 'master') =>
@@ -171,58 +170,6 @@ export function unchangedStatusGuards(account: CustomerAccount): Guard[] {
   });
   const own = guard(account.kind === 'fiat_account' ? 'fiat_accounts' : 'virtual_accounts', account.id, account.status);
   return account.kind === 'fiat_account' ? [own] : [own, guard('fiat_accounts', account.fiatAccountId, account.fiatAccountStatus)];
-}
-
-/** A payee as a payment needs it. */
-export interface PayeeTarget {
-  id: string;
-  currency: string;
-  name: string;
-  account: string;
-  requiresSwift: boolean;
-  status: string;
-}
-
-const payeeTargets = (storage: Storage) =>
-  sharedCache(storage, 'payee-targets', () => new ExpiringCache<string, PayeeTarget>(systemClock, accountStatusCacheTtlMs, descriptorCacheEntriesMax));
-
-/**
- * The caller's payee as a payment needs it, or a 404 (another customer's answers like an unknown one). Cached like
- * the accounts: the details never change, the status is read again after `accountStatusCacheTtlMs`.
- */
-export async function findPayeeTarget(storage: Storage, customerId: string, id: string): Promise<PayeeTarget> {
-  const payee = await payeeTargets(storage).getOrLoad(`${customerId}|${id}`, async () => {
-    const row = await storage.db
-      .selectFrom('payees')
-      .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'sort_code', 'routing_number', 'requires_vop', 'status'])
-      .where('customer_id', '=', customerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      currency: row.currency,
-      name: row.payee_name,
-      account: row.iban ?? row.account_number ?? '',
-      // An IBAN outside SEPA, or an account number with only a BIC, is reached over SWIFT (docs/payees.md).
-      requiresSwift: row.iban !== null ? !row.requires_vop : row.sort_code === null && row.routing_number === null,
-      status: row.status,
-    };
-  });
-  if (!payee) throw notFound('payee');
-  return payee;
-}
-
-/** Forgets the cached payee after its status changed. */
-export function forgetPayeeTarget(storage: Storage, customerId: string, id: string): void {
-  payeeTargets(storage).delete(`${customerId}|${id}`);
-}
-
-/** Payments go only to an `active` payee (checked at load time, like the accounts). */
-export function requirePayeeActive(payee: PayeeTarget): void {
-  if (payee.status !== 'active') {
-    throw new DomainError('PAYEE_NOT_ACTIVE', `The payee is ${payee.status}: it cannot be paid.`, { payee_id: payee.id, status: payee.status });
-  }
 }
 
 /** The balance of a customer account the ledger moves: a virtual account's own (inside its master), or the fiat account's. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { workerPollIntervalMs } from '../../config/limits.js';
+import { orphanFileAgeMs, orphanFileSweepIntervalMs, workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import type { Clock } from '../../clock.js';
 import type { Storage } from '../../storage/database.js';
@@ -9,20 +9,20 @@ import { documentRoutes } from './routes.js';
 import { DocumentService } from './service.js';
 import { DocumentSyncWorker } from './sync-worker.js';
 
-/** Registers the document routes and the worker that syncs stored documents to the provider. */
-export function registerDocuments(app: FastifyInstance, context: ModuleContext): DocumentService {
+/** The document service, and the workers that sync stored documents to the provider and sweep orphan files. */
+export function documentServices(context: ModuleContext): { documents: DocumentService } {
   const { storage, files, clock, endUsers, providers, log } = context;
   const documents = new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes);
-  documentRoutes(app, documents);
   const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log);
   context.workers.push(new PollingWorker('document-sync', () => sync.syncDue(), workerPollIntervalMs, log));
   context.workers.push(new PollingWorker('document-file-sweeper', () => sweepOrphanFiles(storage, files, clock), orphanFileSweepIntervalMs, log));
-  return documents;
+  return { documents };
 }
 
-/** Files older than this that no row records are orphans (a stopped process, a failed discard): removed. */
-const orphanFileAgeMs = 60 * 60_000;
-const orphanFileSweepIntervalMs = 60 * 60_000;
+/** The documents plugin: POST /documents and GET /documents/{id}. */
+export async function documentsPlugin(app: FastifyInstance, { documents }: { documents: DocumentService }): Promise<void> {
+  documentRoutes(app, documents);
+}
 
 /** One pass of the sweeper; returns 0 so the worker waits its interval before the next (it is never urgent). */
 async function sweepOrphanFiles(storage: Storage, files: FileStore, clock: Clock): Promise<number> {

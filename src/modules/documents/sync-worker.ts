@@ -1,25 +1,21 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
-import { documentSyncAttemptsMax, documentSyncBackoffBaseMs, documentSyncBackoffMaxMs } from '../../config/limits.js';
+import {
+  documentSyncAttemptsMax,
+  documentSyncBackoffBaseMs,
+  documentSyncBackoffMaxMs,
+  documentSyncBatchSize,
+  documentSyncCallTimeoutMs,
+  documentSyncErrorLengthMax,
+  documentSyncLeaseMs,
+} from '../../config/limits.js';
 import type { KycProvider } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
 import type { FileStore } from '../../storage/files.js';
 import { claimDue } from '../../workers/claim.js';
 import { withTimeout } from '../../workers/timeout.js';
 import { updatePendingDocument, type DocumentRow, type DueDocument } from './repository.js';
-
-/** Documents claimed per pass; the polling worker runs the next pass at once while passes find work. */
-const documentSyncBatchSize = 20;
-/** A provider call that has not answered by then counts as a failed attempt (the worker must not hang). */
-const documentSyncCallTimeoutMs = 60_000;
-/**
- * How long a claimed attempt keeps its document away from other instances. Longer than the call timeout, so the
- * lease only runs out when the instance that claimed it stopped mid-attempt; the document is then due again.
- */
-export const documentSyncLeaseMs = 5 * 60_000;
-/** Provider error messages are kept for the client, cut to this length. */
-const documentSyncErrorLengthMax = 500;
 
 /** Wait after failed attempt `attempt` (1-based): base · 2^(attempt−1), capped. */
 export function documentSyncRetryDelayMs(attempt: number): number {

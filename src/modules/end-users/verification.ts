@@ -9,6 +9,7 @@ import { findCustomerById } from '../customers/index.js';
 import { presentEndUser } from './presenter.js';
 import { findEndUser, transitionEndUserStatus, type EndUserRow } from './repository.js';
 import type { EndUserRecord, EndUserStatus } from './schemas.js';
+import { sandboxDecisionBatchSize, sandboxDecisionLeaseMs } from '../../config/limits.js';
 
 /**
  * The verification lifecycle (docs/spec.md §3 shows only pending_verification; docs/end-users.md has the rest):
@@ -21,10 +22,6 @@ export const allowedTransitions: Record<EndUserStatus, readonly EndUserStatus[]>
   verified: [],
   rejected: [],
 };
-
-const sandboxDecisionBatchSize = 100;
-/** A claimed decision is its claimer's for this long; then, if still announced, any instance may take it. */
-const sandboxDecisionLeaseMs = 60_000;
 
 export class VerificationService {
   constructor(

@@ -1,4 +1,13 @@
-export { type FiatAccountRow } from './repository.js';
-export { fiatAccountRoutes, sandboxFiatAccountRoutes } from './routes.js';
+import type { FastifyInstance } from 'fastify';
+import { fiatAccountRoutes, sandboxFiatAccountRoutes } from './routes.js';
+import type { FiatAccountService } from './service.js';
+
+/** The fiat accounts plugin: docs/spec.md §4 /fiat-accounts and, in the sandbox, the simulated status change. */
+export async function fiatAccountsPlugin(app: FastifyInstance, { fiatAccounts, sandbox }: { fiatAccounts: FiatAccountService; sandbox: boolean }): Promise<void> {
+  fiatAccountRoutes(app, fiatAccounts);
+  if (sandbox) sandboxFiatAccountRoutes(app, fiatAccounts);
+}
+
+export { type FiatAccountRow, activeFiatAccountsIn } from './repository.js';
 export { type FiatAccountRecord, ibanCountries } from './schemas.js';
 export { FiatAccountService, findCustomerFiatAccount } from './service.js';

@@ -7,14 +7,24 @@ import { otcRoutes, sandboxOtcRoutes } from './routes.js';
 import { OtcSandbox } from './sandbox.js';
 import { OtcService } from './service.js';
 
-/** Registers the OTC exchange (docs/spec.md §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, its settlement. */
-export function registerOtc(app: FastifyInstance, context: ModuleContext): void {
-  const { storage, clock, config } = context;
+export interface OtcServices {
+  otc: OtcService;
+  sandbox: OtcSandbox | undefined;
+}
+
+/** The OTC exchange and, in the sandbox, its settlement with its worker. */
+export function otcServices(context: ModuleContext): OtcServices {
+  const { storage, clock, caches, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
-  otcRoutes(app, new OtcService(storage, clock, context.providers.otc, new WalletOwnership(storage), settings));
-  if (config.apiEnvironment === 'sandbox') {
-    const sandbox = new OtcSandbox(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs);
-    sandboxOtcRoutes(app, sandbox);
-    context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
-  }
+  const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings);
+  if (config.apiEnvironment !== 'sandbox') return { otc, sandbox: undefined };
+  const sandbox = new OtcSandbox(storage, clock, caches, config.sandboxAutoSettleMs, config.settlementLeaseMs);
+  context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
+  return { otc, sandbox };
+}
+
+/** The OTC plugin (docs/spec.md §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, its settlement. */
+export async function otcPlugin(app: FastifyInstance, { otc, sandbox }: OtcServices): Promise<void> {
+  otcRoutes(app, otc);
+  if (sandbox) sandboxOtcRoutes(app, sandbox);
 }

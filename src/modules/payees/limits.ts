@@ -18,7 +18,8 @@ const ibanLengthMax = 34;
 /** The printed form of the longest IBAN: 34 characters in groups of four, separated by single spaces. */
 export const ibanInputLengthMax = ibanLengthMax + Math.ceil(ibanLengthMax / 4) - 1;
 
-/** UK: an account number is 8 digits (Faster Payments and Bacs); the sort code's 6 are the body schema's pattern. */
+/** UK: a sort code is 6 digits, an account number 8 (Faster Payments and Bacs). */
+export const ukSortCodeDigits = 6;
 export const ukAccountNumberDigits = 8;
 /** US: an ABA routing number is 9 digits; account numbers are 4 to 17 digits (the Nacha DFI account field holds 17). */
 export const usRoutingNumberDigits = 9;
@@ -26,3 +27,8 @@ export const usAccountNumberDigitsMin = 4;
 export const usAccountNumberDigitsMax = 17;
 /** Elsewhere, an account identifier in a SWIFT message is ISO 20022 `Othr/Id`, Max34Text. */
 export const swiftAccountNumberLengthMax = 34;
+/** A BIC is 8 or 11 characters (ISO 9362). */
+export const bicLengthMin = 8;
+export const bicLengthMax = 11;
+/** A UK sort code as typed: 6 digits, or 8 characters with dashes (12-34-56). */
+export const ukSortCodeInputLengthMax = 8;

@@ -4,10 +4,11 @@ import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { EndUserService } from '../end-users/index.js';
-import { forgetPayeeTarget } from '../accounts/index.js';
+import { forgetPayeeTarget } from './payee-target.js';
 import { changeStatus } from '../status-change.js';
 import { resolveBankDetails } from './bank-details.js';
 import { presentPayee, type StoredBankDetails } from './presenter.js';
@@ -43,6 +44,7 @@ export class PayeeService {
     private readonly storage: Storage,
     private readonly provisioning: Provisioning,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     private readonly endUsers: EndUserService,
   ) {}
 
@@ -130,7 +132,7 @@ export class PayeeService {
       final: [],
       event: 'payee.status_updated',
     });
-    forgetPayeeTarget(this.storage, caller.customerId, payeeId);
+    forgetPayeeTarget(this.caches, caller.customerId, payeeId);
     return record;
   }
 }

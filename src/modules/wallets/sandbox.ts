@@ -1,9 +1,9 @@
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
-import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
-import { newPlan, plannedEvent, plannedResponse, withJournal } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { ledgerEntry, type Posting } from '../../ledger/ledger-entry.js';
+import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
+import { newUnitOfWork, plannedAnswer, plannedEvent, type KeyedAnswer, type MovedRecord } from '../../ledger/unit-of-work.js';
 import type { Network } from '../../ledger/networks.js';
 import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
 import type { Storage } from '../../storage/database.js';
@@ -27,7 +27,7 @@ const addressRequired = (asset: CryptoAsset, network: Network) =>
 /**
  * The simulated chain (docs/architecture.md, Sandbox simulation): deposits arriving at a wallet's address, and the settlement of transfers out —
  * `completed` records the network's transaction id and moves the money out of the wallet to the outside world
- * (clearing), `failed` releases the reservation. Each is one money plan; a transfer settles once.
+ * (clearing), `failed` releases the reservation. Each is one money movement; a transfer settles once.
  */
 export class WalletSandbox {
   constructor(
@@ -39,14 +39,18 @@ export class WalletSandbox {
   ) {}
 
   /** Credits the wallet as an on-chain deposit to its address of the pair; recorded as a completed incoming transfer. */
-  async deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, reservation?: Reservation): Promise<Answer> {
+  async deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, key?: KeyedAnswer): Promise<MovedRecord<WalletTransferRecord>> {
     const movement = parseMovement(input);
     const wallet = await this.ownership.require(caller.customerId, walletId);
     const address = await findReceiveAddress(this.storage.db, caller.customerId, wallet, movement.asset, movement.network);
     if (!address) throw addressRequired(movement.asset, movement.network);
     const nowText = this.clock.now().toISOString();
-    const plan = newPlan(caller.customerId, nowText);
-    const { row, record } = addArrival(plan, {
+    const postings: Posting[] = [
+      { account: { kind: 'system', code: 'clearing' }, asset: movement.asset, amount: -movement.amountMinor },
+      { account: { kind: 'wallet', id: wallet, asset: movement.asset }, asset: movement.asset, amount: movement.amountMinor },
+    ];
+    const work = newUnitOfWork();
+    const { row, record } = addArrival(work, nowText, {
       customerId: caller.customerId,
       walletId: wallet,
       asset: movement.asset,
@@ -55,13 +59,10 @@ export class WalletSandbox {
       address: address.address,
       note: 'Deposit (sandbox)',
     });
-    withJournal(plan, 'wallet_deposit', row.id, [
-      { account: { kind: 'system', code: 'clearing' }, asset: movement.asset, amount: -movement.amountMinor },
-      { account: { kind: 'wallet', id: wallet, asset: movement.asset }, asset: movement.asset, amount: movement.amountMinor },
-    ]);
-    plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
-    const result = await executeMoneyPlan(this.storage, plan);
-    return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
+    if (key) work.answer = plannedAnswer(key, 201, record);
+    const entry = ledgerEntry('wallet_deposit', row.id, postings);
+    const result = await executeMoneyMovement(this.storage, { customerId: caller.customerId, createdAt: nowText, entry, work });
+    return { record, answerStored: result.answerBody !== null };
   }
 
   async settle(customerId: string, transferId: string, outcome: TransferOutcome): Promise<WalletTransferRecord> {
@@ -96,8 +97,16 @@ export class WalletSandbox {
       completed_at: completed ? nowText : null,
       updated_at: nowText,
     };
-    const plan = newPlan(row.customer_id, nowText);
-    plan.guards.push({
+    // The reservation goes either way; a completed transfer's money leaves the wallet for the outside world.
+    const hold = { walletId: row.wallet_id, asset, delta: -amount };
+    const postings: Posting[] = completed
+      ? [
+          { account: { kind: 'wallet', id: row.wallet_id, asset }, asset, amount: -amount },
+          { account: { kind: 'system', code: 'clearing' }, asset, amount },
+        ]
+      : [];
+    const settlement = moneyMovement(row.customer_id, nowText, completed ? 'wallet_transfer_completed' : 'wallet_transfer_failed', row.id, postings, [hold]);
+    settlement.work.guards.push({
       table: 'wallet_transfers',
       match: { id: row.id, status: 'pending' },
       set: { status: settled.status, tx_hash: settled.tx_hash, failure_reason: settled.failure_reason, settle_at: null, completed_at: settled.completed_at, updated_at: nowText },
@@ -105,20 +114,12 @@ export class WalletSandbox {
       message: 'The transfer was settled meanwhile.',
       details: { to: outcome },
     });
-    // The reservation goes either way; a completed transfer's money leaves the wallet for the outside world.
-    plan.holds.push({ walletId: row.wallet_id, asset, delta: -amount });
-    if (completed) {
-      withJournal(plan, 'wallet_transfer_completed', row.id, [
-        { account: { kind: 'wallet', id: row.wallet_id, asset }, asset, amount: -amount },
-        { account: { kind: 'system', code: 'clearing' }, asset, amount },
-      ]);
-    }
     const record = presentWalletTransfer(settled);
-    plan.events.push(
+    settlement.work.events.push(
       plannedEvent(row.customer_id, 'wallet_transfer.status_updated', record, nowText),
       plannedEvent(row.customer_id, completed ? 'wallet_transfer.completed' : 'wallet_transfer.failed', record, nowText),
     );
-    await executeMoneyPlan(this.storage, plan);
+    await executeMoneyMovement(this.storage, settlement);
     return settled;
   }
 }
