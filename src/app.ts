@@ -40,6 +40,7 @@ import { registerWebhooks } from './modules/webhooks/module.js';
 import { SecretBox } from './storage/secret-box.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
+import { ProviderEventInbox } from './providers/inbox.js';
 import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
@@ -76,6 +77,8 @@ declare module 'fastify' {
     workers: PollingWorker[];
     /** Faults of the database or disk that requests and workers met (docs/operations.md "Faults"). */
     storageFaults: StorageFaultState;
+    /** The provider events inbox: where adapters write the outcomes their provider reports (docs/providers.md). */
+    providerEvents: ProviderEventInbox;
   }
 }
 
@@ -213,7 +216,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   fiatAccountRoutes(app, fiatAccounts, idempotency);
   endUserRoutes(app, endUsers, onboardingLinks, idempotency);
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, idempotency, clock, files, endUsers, workers, log: app.log, serverSecrets };
+  // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
+  const providerEvents = new ProviderEventInbox(storage, clock, app.log);
+  workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, idempotency, clock, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);
@@ -247,6 +253,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   }
   for (const worker of workers) worker.reportStorageFaults(storageFaults);
   app.decorate('workers', workers);
+  app.decorate('providerEvents', providerEvents);
   // Workers finish their pass before the database they use is closed.
   app.addHook('onClose', async () => {
     await Promise.all(workers.map((worker) => worker.stop()));

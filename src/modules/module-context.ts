@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { IdempotencyKeys } from '../http/idempotency.js';
 import type { Providers } from '../providers/providers.js';
+import type { ProviderEventInbox } from '../providers/inbox.js';
 import type { Provisioning } from '../providers/provisioning.js';
 import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
@@ -19,6 +20,8 @@ export interface ModuleContext {
   readonly idempotency: IdempotencyKeys;
   /** Creates objects at the provider undoably (providers/provisioning.ts). */
   readonly provisioning: Provisioning;
+  /** Where provider outcomes arrive; a module with an asynchronous resource registers its lifecycle here. */
+  readonly providerEvents: ProviderEventInbox;
   readonly clock: Clock;
   readonly files: FileStore;
   /** Resolves the caller's end users (404 for anyone else's). */

@@ -10,17 +10,23 @@ import { TransactionService } from '../transactions/service.js';
 import { DepositService } from './deposits.js';
 import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
 import { PaymentService } from './service.js';
-import { SettlementService } from './settlement.js';
+import { PaymentLifecycle } from './lifecycle.js';
+import { SandboxPayments } from '../../providers/sandbox/payments.js';
 
-/** Payments, transaction history and, in the sandbox, funding, settlement and fiat account statuses. */
+/**
+ * Payments, their lifecycle (applying the provider's outcomes), transaction history and, in the sandbox, funding,
+ * the simulated bank's settlement and fiat account statuses.
+ */
 export function registerPayments(app: FastifyInstance, context: ModuleContext): PaymentServices {
   const { storage, clock, config } = context;
   const payments = new PaymentService(storage, new FeeService(storage, clock), clock, config.sandboxAutoSettleMs);
   const transactions = new TransactionService(storage);
   paymentRoutes(app, payments);
   transactionRoutes(app, transactions);
+  const lifecycle = new PaymentLifecycle(storage, clock);
+  context.providerEvents.register(lifecycle);
   if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
-  const settlement = new SettlementService(storage, clock, config.settlementLeaseMs);
+  const settlement = new SandboxPayments(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
   const deposits = new DepositService(storage, clock);
   sandboxPaymentRoutes(app, deposits, settlement, context.idempotency);
   // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
@@ -34,5 +40,5 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
 export interface PaymentServices {
   payments: PaymentService;
   transactions: TransactionService;
-  sandbox: { deposits: DepositService; settlement: SettlementService } | undefined;
+  sandbox: { deposits: DepositService; settlement: SandboxPayments } | undefined;
 }

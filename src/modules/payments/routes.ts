@@ -8,9 +8,9 @@ import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorRespons
 import { Pagination, TransactionRecord } from '../transactions/schemas.js';
 import type { DepositService } from './deposits.js';
 import type { PaymentService } from './service.js';
-import type { SettlementService } from './settlement.js';
+import type { SandboxPayments } from '../../providers/sandbox/payments.js';
 import { FeePreview } from '../fees/schemas.js';
-import { CreatePaymentBody, DepositBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody } from './schemas.js';
+import { CreatePaymentBody, DepositBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody, type PaymentRecord } from './schemas.js';
 
 export function paymentRoutes(app: FastifyInstance, payments: PaymentService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -88,7 +88,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
 }
 
 /** DESIGN §3 simulation endpoints: funding and settlement (sandbox only). */
-export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SettlementService, idempotency: IdempotencyKeys): void {
+export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SandboxPayments, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];
 
@@ -128,6 +128,6 @@ export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositServ
         response: { 200: DataOf(Payment), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request) => ({ data: await settlement.settle(callerOf(request).customerId, request.params.id, request.body.outcome) }),
+    async (request) => ({ data: (await settlement.settle(callerOf(request).customerId, request.params.id, request.body.outcome)) as PaymentRecord }),
   );
 }

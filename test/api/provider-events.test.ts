@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { providerEventBackoffMaxMs } from '../../src/config/limits.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import type { ReportedProviderEvent } from '../../src/providers/events.js';
+import type { Storage } from '../../src/storage/database.js';
+import { createFiatAccount } from '../helpers/fixtures.js';
+import { deposit, fiatBalance, outboxEvents, pay, settle } from '../helpers/money.js';
+import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+
+/**
+ * The provider events inbox (docs/providers.md "Reporting outcomes"): outcomes are written as events, applied by the
+ * resource's lifecycle through one claimed worker, once, in order per reference; an event that cannot apply is left
+ * failed with its reason.
+ */
+describe('provider events inbox', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+  let from: { id: string };
+  let to: { id: string };
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
+    alice = await t.createCustomer('Alice Ltd');
+    from = await createFiatAccount(t, alice, { accountName: 'From', currency: 'EUR' });
+    to = await createFiatAccount(t, alice, { accountName: 'To', currency: 'EUR' });
+    await deposit(t, alice, from.id, 1000);
+  });
+  afterAll(async () => {
+    expect((await verifyLedger(t.storage)).problems).toEqual([]);
+    await t.close();
+  });
+
+  const applyDue = () => t.app.workers.find((worker) => worker.name === 'provider-events')!.runOnce();
+  const eventsOf = (reference: string) =>
+    t.storage.db.selectFrom('provider_events').selectAll().where('reference', '=', reference).orderBy('id').execute();
+  const paymentOf = async (id: string) => (await t.request({ url: `/payments/${id}`, key: alice.key })).json().data;
+  const newPayment = (reference: string) => pay(t, alice, { fromAccountId: from.id, toAccountId: to.id, amount: 10, currency: 'EUR', reference });
+  const event = (reference: string, type: ReportedProviderEvent['type'], idempotencyKey: string, payload: Record<string, unknown> = {}): ReportedProviderEvent => ({
+    provider: 'test-bank',
+    type,
+    reference,
+    idempotencyKey,
+    payload,
+  });
+
+  it('records a settlement by the simulation route as a sandbox event, applied', async () => {
+    const payment = await newPayment('By route');
+    await settle(t, alice, payment.id, 'completed');
+    const [recorded, ...others] = await eventsOf(payment.frPaymentId);
+    expect(others).toEqual([]);
+    expect(recorded).toMatchObject({ provider: 'sandbox', event_type: 'payment.completed', state: 'applied', error_code: null });
+  });
+
+  it('writes an outcome reported twice with the same key once, and applies it once', async () => {
+    const payment = await newPayment('Twice');
+    const before = await fiatBalance(t, alice, to.id);
+    await t.app.providerEvents.record(event(payment.frPaymentId, 'payment.completed', 'evt-twice'));
+    await t.app.providerEvents.record(event(payment.frPaymentId, 'payment.completed', 'evt-twice'));
+    expect(await applyDue()).toBe(1);
+    expect(await applyDue()).toBe(0);
+    expect((await paymentOf(payment.id)).status).toBe('completed');
+    expect(await fiatBalance(t, alice, to.id)).toBe(before + 10);
+    expect((await eventsOf(payment.frPaymentId)).map((row) => row.state)).toEqual(['applied']);
+    const completions = (await outboxEvents(t, alice.id)).filter((outbox) => outbox.type === 'payment.completed' && outbox.data.id === payment.id);
+    expect(completions).toHaveLength(1);
+  });
+
+  it('leaves an event for an unknown reference failed with its reason, and does not try it again', async () => {
+    await t.app.providerEvents.record(event('pmt_unknown', 'payment.completed', 'evt-unknown'));
+    expect(await applyDue()).toBe(1);
+    const [failed] = await eventsOf('pmt_unknown');
+    expect(failed).toMatchObject({ state: 'failed', error_code: 'NOT_FOUND', last_error: 'No such payment.' });
+    expect(await applyDue()).toBe(0);
+  });
+
+  it('leaves an event its lifecycle forbids failed, and changes nothing', async () => {
+    const payment = await newPayment('Forbidden');
+    await settle(t, alice, payment.id, 'completed');
+    const before = await fiatBalance(t, alice, from.id);
+    await t.app.providerEvents.record(event(payment.frPaymentId, 'payment.failed', 'evt-late-failure', { reason: 'Returned' }));
+    expect(await applyDue()).toBe(1);
+    const late = (await eventsOf(payment.frPaymentId)).find((row) => row.idempotency_key === 'evt-late-failure');
+    expect(late).toMatchObject({ state: 'failed', error_code: 'INVALID_STATUS_TRANSITION', last_error: 'A completed payment cannot become failed.' });
+    expect((await paymentOf(payment.id)).status).toBe('completed');
+    expect(await fiatBalance(t, alice, from.id)).toBe(before);
+  });
+
+  it('applies the events of one reference in the order they arrived, one at a time, and others alongside', async () => {
+    const first = await newPayment('Ordered');
+    const second = await newPayment('Alongside');
+    await t.app.providerEvents.record(event(first.frPaymentId, 'payment.failed', 'evt-order-1', { reason: 'Account closed at the receiving bank' }));
+    await t.app.providerEvents.record(event(first.frPaymentId, 'payment.completed', 'evt-order-2'));
+    await t.app.providerEvents.record(event(second.frPaymentId, 'payment.completed', 'evt-order-3'));
+    // The second event of the first payment waits for the first one.
+    expect(await applyDue()).toBe(2);
+    expect(await paymentOf(first.id)).toMatchObject({ status: 'failed', failureReason: 'Account closed at the receiving bank' });
+    expect((await paymentOf(second.id)).status).toBe('completed');
+    expect(await applyDue()).toBe(1);
+    expect((await eventsOf(first.frPaymentId)).map((row) => [row.idempotency_key, row.state])).toEqual([
+      ['evt-order-1', 'applied'],
+      ['evt-order-2', 'failed'],
+    ]);
+  });
+
+  it('tries an event that failed for another reason again after a backoff', async () => {
+    const payment = await newPayment('Retried');
+    await t.app.providerEvents.record(event(payment.frPaymentId, 'payment.completed', 'evt-retried'));
+    const { transaction, perCustomer } = t.storage;
+    const unavailable = (() => Promise.reject(new Error('the database is away'))) as Storage['transaction'] & Storage['perCustomer'];
+    t.storage.transaction = unavailable;
+    t.storage.perCustomer = unavailable;
+    try {
+      expect(await applyDue()).toBe(1);
+    } finally {
+      t.storage.transaction = transaction;
+      t.storage.perCustomer = perCustomer;
+    }
+    const [waiting] = await eventsOf(payment.frPaymentId);
+    expect(waiting).toMatchObject({ state: 'received', last_error: 'the database is away' });
+    expect(Number(waiting!.attempts)).toBe(1);
+    expect(await applyDue()).toBe(0);
+    t.clock.advance(providerEventBackoffMaxMs);
+    expect(await applyDue()).toBe(1);
+    expect((await eventsOf(payment.frPaymentId))[0]).toMatchObject({ state: 'applied' });
+    expect((await paymentOf(payment.id)).status).toBe('completed');
+  });
+
+  it('refuses an event of an unknown type or with a payload beyond its limit, writing nothing', async () => {
+    await expect(t.app.providerEvents.record({ ...event('pmt_x', 'payment.completed', 'evt-bad-type'), type: 'payment.exploded' as never })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    await expect(t.app.providerEvents.record(event('pmt_x', 'payment.completed', 'evt-big', { note: 'x'.repeat(20_000) }))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(await eventsOf('pmt_x')).toEqual([]);
+  });
+});
