@@ -14,6 +14,10 @@ export const providerEventTypes = [
   // payments (modules/payments/lifecycle.ts); reference: the payment's fr_payment_id; payload { reason? }
   'payment.completed',
   'payment.failed',
+  // wallet transfers (modules/wallets/lifecycle.ts); reference: the transfer's fr_transfer_id;
+  // payload { txHash } when completed, { reason? } when failed
+  'wallet_transfer.completed',
+  'wallet_transfer.failed',
 ] as const;
 
 export type ProviderEventType = (typeof providerEventTypes)[number];

@@ -125,6 +125,26 @@ describe('provider events inbox', () => {
     expect((await paymentOf(payment.id)).status).toBe('completed');
   });
 
+  it('completes a wallet transfer when its custodian reports it, with the transaction id the custodian gives', async () => {
+    const wallet = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf: true, body: {} })).json().data.local_id as string;
+    const funded = await t.request({ method: 'POST', url: `/sandbox/wallets/${wallet}/deposits`, key: alice.key, csrf: true, body: { asset: 'USDC', network: 'ETH', amount: '10' } });
+    expect(funded.statusCode).toBe(201);
+    const body = { asset: 'USDC', network: 'ETH', amount: '4', destination: `0x${'ab'.repeat(20)}` };
+    const sent = (await t.request({ method: 'POST', url: `/wallets/${wallet}/transfers`, key: alice.key, csrf: true, body })).json().data;
+    const transfer = await t.storage.db.selectFrom('wallet_transfers').select('fr_transfer_id').where('id', '=', sent.local_id).executeTakeFirstOrThrow();
+    const txHash = `0x${'cd'.repeat(32)}`;
+    await t.app.providerEvents.record(event(transfer.fr_transfer_id, 'wallet_transfer.completed', 'evt-transfer', { txHash }));
+    expect(await applyDue()).toBe(1);
+    const settled = (await t.request({ url: `/wallet-transfers/${sent.local_id}`, key: alice.key })).json().data;
+    expect(settled).toMatchObject({ status: 'completed', tx_hash: txHash });
+    await t.app.providerEvents.record(event(transfer.fr_transfer_id, 'wallet_transfer.failed', 'evt-transfer-late'));
+    expect(await applyDue()).toBe(1);
+    expect((await eventsOf(transfer.fr_transfer_id)).map((row) => [row.state, row.error_code])).toEqual([
+      ['applied', null],
+      ['failed', 'INVALID_STATUS_TRANSITION'],
+    ]);
+  });
+
   it('refuses an event of an unknown type or with a payload beyond its limit, writing nothing', async () => {
     await expect(t.app.providerEvents.record({ ...event('pmt_x', 'payment.completed', 'evt-bad-type'), type: 'payment.exploded' as never })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(t.app.providerEvents.record(event('pmt_x', 'payment.completed', 'evt-big', { note: 'x'.repeat(20_000) }))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });

@@ -4,13 +4,15 @@ import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from './ownership.js';
 import { sandboxWalletRoutes, walletRoutes } from './routes.js';
+import { WalletTransferLifecycle } from './lifecycle.js';
 import { WalletSandbox } from './sandbox.js';
 import { WalletService } from './service.js';
 import { WalletTransferService } from './transfers.js';
 
 /**
  * Registers the wallets module: spec §4 POST /wallets, its addresses and transfers, and the live balance; the GETs
- * are additive; in the sandbox, deposits and the settlement of transfers.
+ * are additive; the transfer lifecycle, applying the custodian's outcomes; in the sandbox, deposits and the
+ * simulated custodian's settlement of transfers.
  */
 export function registerWallets(app: FastifyInstance, context: ModuleContext): WalletServices {
   const { storage, clock, config } = context;
@@ -18,8 +20,10 @@ export function registerWallets(app: FastifyInstance, context: ModuleContext): W
   const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
   const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
   walletRoutes(app, wallets, transfers, context.idempotency);
+  const lifecycle = new WalletTransferLifecycle(storage, clock);
+  context.providerEvents.register(lifecycle);
   if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
-  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs);
+  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs, { inbox: context.providerEvents, transfers: lifecycle });
   sandboxWalletRoutes(app, sandbox, context.idempotency);
   context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
   return { wallets, transfers, sandbox };
