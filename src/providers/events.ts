@@ -18,6 +18,10 @@ export const providerEventTypes = [
   // payload { txHash } when completed, { reason? } when failed
   'wallet_transfer.completed',
   'wallet_transfer.failed',
+  // OTC orders (modules/otc/lifecycle.ts); reference: the order's id; payload { reason? } when failed
+  'otc_order.debited',
+  'otc_order.settled',
+  'otc_order.failed',
 ] as const;
 
 export type ProviderEventType = (typeof providerEventTypes)[number];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { providerEventBackoffMaxMs } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
@@ -142,6 +143,29 @@ describe('provider events inbox', () => {
     expect((await eventsOf(transfer.fr_transfer_id)).map((row) => [row.state, row.error_code])).toEqual([
       ['applied', null],
       ['failed', 'INVALID_STATUS_TRANSITION'],
+    ]);
+  });
+
+  it('takes an OTC order through the steps its liquidity provider reports, in order, and refuses a step out of turn', async () => {
+    const wallet = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf: true, body: {} })).json().data.local_id as string;
+    const quoted = await t.request({ method: 'POST', url: '/otc-exchanges/quote', key: alice.key, csrf: true, body: { sourceFrAccountId: from.id, destinationProviderWalletId: wallet, sourceAmountEur: '100' } });
+    const confirmed = await t.request({ method: 'POST', url: '/otc-exchanges', key: alice.key, csrf: true, body: { quoteId: quoted.json().data.quoteId }, headers: { 'idempotency-key': randomUUID() } });
+    expect(confirmed.statusCode, confirmed.body).toBe(201);
+    const orderId = confirmed.json().data.orderId as string;
+    const status = async () => (await t.request({ url: `/otc-exchanges/orders/${orderId}`, key: alice.key })).json().data.status;
+    await t.app.providerEvents.record(event(orderId, 'otc_order.settled', 'evt-otc-early'));
+    expect(await applyDue()).toBe(1);
+    expect(await status()).toBe('debit_pending');
+    await t.app.providerEvents.record(event(orderId, 'otc_order.debited', 'evt-otc-debited'));
+    await t.app.providerEvents.record(event(orderId, 'otc_order.settled', 'evt-otc-settled'));
+    expect(await applyDue()).toBe(1);
+    expect(await status()).toBe('debited');
+    expect(await applyDue()).toBe(1);
+    expect(await status()).toBe('settled');
+    expect((await eventsOf(orderId)).map((row) => [row.idempotency_key, row.state, row.error_code])).toEqual([
+      ['evt-otc-early', 'failed', 'INVALID_STATUS_TRANSITION'],
+      ['evt-otc-debited', 'applied', null],
+      ['evt-otc-settled', 'applied', null],
     ]);
   });
 

@@ -4,16 +4,22 @@ import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from '../wallets/ownership.js';
 import { otcRoutes, sandboxOtcRoutes } from './routes.js';
-import { OtcSandbox } from './sandbox.js';
+import { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
+import { OtcOrderLifecycle } from './lifecycle.js';
 import { OtcService } from './service.js';
 
-/** Registers the OTC exchange (spec §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, its settlement. */
+/**
+ * Registers the OTC exchange (spec §4 /otc-exchanges…; the order reads are additive), the order lifecycle applying the
+ * liquidity provider's outcomes and, in the sandbox, the simulated liquidity provider.
+ */
 export function registerOtc(app: FastifyInstance, context: ModuleContext): void {
   const { storage, clock, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
   otcRoutes(app, new OtcService(storage, clock, context.providers.otc, new WalletOwnership(storage), settings), context.idempotency);
+  const lifecycle = new OtcOrderLifecycle(storage, clock, config.sandboxAutoSettleMs);
+  context.providerEvents.register(lifecycle);
   if (config.apiEnvironment === 'sandbox') {
-    const sandbox = new OtcSandbox(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs);
+    const sandbox = new SandboxOtcOrders(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
     sandboxOtcRoutes(app, sandbox);
     context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
   }
