@@ -27,7 +27,9 @@ import { FiatAccountService } from './modules/fiat-accounts/service.js';
 import { OnboardingLinks } from './modules/end-users/onboarding.js';
 import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/routes.js';
 import { EndUserService } from './modules/end-users/service.js';
-import { VerificationService } from './modules/end-users/verification.js';
+import { EndUserVerificationLifecycle } from './modules/end-users/lifecycle.js';
+import type { EndUserRecord } from './modules/end-users/schemas.js';
+import { SandboxVerification } from './providers/sandbox/verification.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { registerDocuments } from './modules/documents/module.js';
 import type { ModuleContext } from './modules/module-context.js';
@@ -196,7 +198,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     rateWindowMs: config.uploadRateWindowMs,
   });
   const files = deps.files ?? defaultFileStore(storage, config.dataDir);
-  const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];
 
   healthRoutes(app, storage, { dataDir: config.dataDir, faults: storageFaults });
@@ -219,6 +220,9 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
   const providerEvents = new ProviderEventInbox(storage, clock, app.log);
   workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
+  const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
+  providerEvents.register(verificationLifecycle);
+  const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);
   const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, idempotency, clock, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);

@@ -22,6 +22,10 @@ export const providerEventTypes = [
   'otc_order.debited',
   'otc_order.settled',
   'otc_order.failed',
+  // end-user verification (modules/end-users/lifecycle.ts); reference: the end user's fr_end_user_id
+  'end_user.verified',
+  'end_user.rejected',
+  'end_user.review_required',
 ] as const;
 
 export type ProviderEventType = (typeof providerEventTypes)[number];

@@ -4,7 +4,7 @@ import { providerEventBackoffMaxMs } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import type { ReportedProviderEvent } from '../../src/providers/events.js';
 import type { Storage } from '../../src/storage/database.js';
-import { createFiatAccount } from '../helpers/fixtures.js';
+import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { deposit, fiatBalance, outboxEvents, pay, settle } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
@@ -167,6 +167,28 @@ describe('provider events inbox', () => {
       ['evt-otc-debited', 'applied', null],
       ['evt-otc-settled', 'applied', null],
     ]);
+  });
+
+  it('moves an end user as its KYC provider decides, and refuses a decision after a final one', async () => {
+    const endUser = await createIndividual(t, alice);
+    const reference = (await t.storage.db.selectFrom('end_users').select('fr_end_user_id').where('id', '=', endUser.id).executeTakeFirstOrThrow()).fr_end_user_id;
+    const status = async () => (await t.request({ url: `/end-users/${endUser.id}`, key: alice.key })).json().data.status;
+    await t.app.providerEvents.record(event(reference, 'end_user.review_required', 'evt-kyc-1'));
+    await t.app.providerEvents.record(event(reference, 'end_user.verified', 'evt-kyc-2'));
+    await t.app.providerEvents.record(event(reference, 'end_user.rejected', 'evt-kyc-3'));
+    expect(await applyDue()).toBe(1);
+    expect(await status()).toBe('review_required');
+    expect(await applyDue()).toBe(1);
+    expect(await status()).toBe('verified');
+    expect(await applyDue()).toBe(1);
+    expect(await status()).toBe('verified');
+    expect((await eventsOf(reference)).map((row) => [row.state, row.error_code])).toEqual([
+      ['applied', null],
+      ['applied', null],
+      ['failed', 'INVALID_STATUS_TRANSITION'],
+    ]);
+    const types = (await outboxEvents(t, alice.id)).filter((outbox) => outbox.data.id === endUser.id).map((outbox) => outbox.type);
+    expect(types).toEqual(['end_user.created', 'end_user.status_updated', 'end_user.review_required', 'end_user.status_updated']);
   });
 
   it('refuses an event of an unknown type or with a payload beyond its limit, writing nothing', async () => {

@@ -5,7 +5,7 @@ import type { OnboardingLinks } from '../../modules/end-users/onboarding.js';
 import { presentEndUser } from '../../modules/end-users/presenter.js';
 import type { EndUserRow } from '../../modules/end-users/repository.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
-import { allowedTransitions } from '../../modules/end-users/verification.js';
+import { allowedTransitions } from '../../modules/end-users/lifecycle.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';

@@ -5,7 +5,8 @@ import type { DashboardUserService } from '../../modules/dashboard-users/service
 import type { DocumentService } from '../../modules/documents/service.js';
 import type { OnboardingLinks } from '../../modules/end-users/onboarding.js';
 import type { EndUserService } from '../../modules/end-users/service.js';
-import type { VerificationService } from '../../modules/end-users/verification.js';
+import type { EndUserRecord } from '../../modules/end-users/schemas.js';
+import type { SandboxVerification } from '../../providers/sandbox/verification.js';
 import type { FiatAccountService } from '../../modules/fiat-accounts/service.js';
 import type { PaymentServices } from '../../modules/payments/module.js';
 import type { VirtualAccountService } from '../../modules/virtual-accounts/service.js';
@@ -27,7 +28,7 @@ export interface WebServices {
   apiKeys: ApiKeyService;
   endUsers: EndUserService;
   onboardingLinks: OnboardingLinks;
-  verification: VerificationService;
+  verification: SandboxVerification<EndUserRecord>;
   documents: DocumentService;
   fiatAccounts: FiatAccountService;
   virtualAccounts: VirtualAccountService;
