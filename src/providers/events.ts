@@ -26,6 +26,9 @@ export const providerEventTypes = [
   'end_user.verified',
   'end_user.rejected',
   'end_user.review_required',
+  // document sync (modules/documents/lifecycle.ts); reference: the document's fr_document_id; payload { reason? }
+  'document.synced',
+  'document.rejected',
 ] as const;
 
 export type ProviderEventType = (typeof providerEventTypes)[number];

@@ -8,6 +8,9 @@ import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { deposit, fiatBalance, outboxEvents, pay, settle } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
+/** A PNG as far as the upload checks go: its magic bytes, then filler. */
+const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(56, 0x41)]);
+
 /**
  * The provider events inbox (docs/providers.md "Reporting outcomes"): outcomes are written as events, applied by the
  * resource's lifecycle through one claimed worker, once, in order per reference; an event that cannot apply is left
@@ -189,6 +192,24 @@ describe('provider events inbox', () => {
     ]);
     const types = (await outboxEvents(t, alice.id)).filter((outbox) => outbox.data.id === endUser.id).map((outbox) => outbox.type);
     expect(types).toEqual(['end_user.created', 'end_user.status_updated', 'end_user.review_required', 'end_user.status_updated']);
+  });
+
+  it('marks a document synced, or rejected with its reason, as its KYC provider reports after reviewing it', async () => {
+    const endUser = await createIndividual(t, alice);
+    const upload = async (fileName: string) => {
+      const body = { endUserId: endUser.id, documentType: 'identity', fileName, fileData: png.toString('base64'), mimeType: 'image/png' };
+      const response = await t.request({ method: 'POST', url: '/documents', key: alice.key, csrf: true, body });
+      expect(response.statusCode, response.body).toBe(201);
+      return t.storage.db.selectFrom('documents').selectAll().where('end_user_id', '=', endUser.id).where('file_name', '=', fileName).executeTakeFirstOrThrow();
+    };
+    const accepted = await upload('accepted.png');
+    const rejected = await upload('rejected.png');
+    await t.app.providerEvents.record(event(accepted.fr_document_id, 'document.synced', 'evt-doc-1'));
+    await t.app.providerEvents.record(event(rejected.fr_document_id, 'document.rejected', 'evt-doc-2', { reason: 'The document is blurred' }));
+    expect(await applyDue()).toBe(2);
+    const statusOf = (id: string) => t.storage.db.selectFrom('documents').select(['fr_sync_status', 'last_sync_error']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(await statusOf(accepted.id)).toEqual({ fr_sync_status: 'synced', last_sync_error: null });
+    expect(await statusOf(rejected.id)).toEqual({ fr_sync_status: 'failed', last_sync_error: 'The document is blurred' });
   });
 
   it('refuses an event of an unknown type or with a payload beyond its limit, writing nothing', async () => {
