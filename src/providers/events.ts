@@ -29,6 +29,11 @@ export const providerEventTypes = [
   // document sync (modules/documents/lifecycle.ts); reference: the document's fr_document_id; payload { reason? }
   'document.synced',
   'document.rejected',
+  // account and payee statuses (modules/status-change.ts, used by each module's lifecycle.ts); reference: the
+  // fr_account_id, fr_virtual_account_id or fr_payee_id; payload { status }
+  'fiat_account.status_changed',
+  'virtual_account.status_changed',
+  'payee.status_changed',
 ] as const;
 
 export type ProviderEventType = (typeof providerEventTypes)[number];

@@ -212,6 +212,28 @@ describe('provider events inbox', () => {
     expect(await statusOf(rejected.id)).toEqual({ fr_sync_status: 'failed', last_sync_error: 'The document is blurred' });
   });
 
+  it('sets an account status as its bank reports it, refuses a move out of a final one, and records an unchanged one as applied', async () => {
+    const account = await createFiatAccount(t, alice, { accountName: 'Status', currency: 'EUR' });
+    const reference = (await t.storage.db.selectFrom('fiat_accounts').select('fr_account_id').where('id', '=', account.id).executeTakeFirstOrThrow()).fr_account_id;
+    const status = async () => (await t.request({ url: `/fiat-accounts/${account.id}`, key: alice.key })).json().data.status;
+    await t.app.providerEvents.record(event(reference, 'fiat_account.status_changed', 'evt-status-1', { status: 'FROZEN' }));
+    await t.app.providerEvents.record(event(reference, 'fiat_account.status_changed', 'evt-status-2', { status: 'frozen' }));
+    await t.app.providerEvents.record(event(reference, 'fiat_account.status_changed', 'evt-status-3', { status: 'closed' }));
+    await t.app.providerEvents.record(event(reference, 'fiat_account.status_changed', 'evt-status-4', { status: 'active' }));
+    await t.app.providerEvents.record(event(reference, 'fiat_account.status_changed', 'evt-status-5', { status: 'melted' }));
+    while ((await applyDue()) > 0);
+    expect(await status()).toBe('closed');
+    expect((await eventsOf(reference)).map((row) => [row.state, row.error_code])).toEqual([
+      ['applied', null],
+      ['applied', null],
+      ['applied', null],
+      ['failed', 'INVALID_STATUS_TRANSITION'],
+      ['failed', 'VALIDATION_ERROR'],
+    ]);
+    const updates = (await outboxEvents(t, alice.id)).filter((outbox) => outbox.type === 'fiat_account.status_updated' && outbox.data.id === account.id);
+    expect(updates.map((outbox) => outbox.data.status)).toEqual(['frozen', 'closed']);
+  });
+
   it('refuses an event of an unknown type or with a payload beyond its limit, writing nothing', async () => {
     await expect(t.app.providerEvents.record({ ...event('pmt_x', 'payment.completed', 'evt-bad-type'), type: 'payment.exploded' as never })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(t.app.providerEvents.record(event('pmt_x', 'payment.completed', 'evt-big', { note: 'x'.repeat(20_000) }))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });

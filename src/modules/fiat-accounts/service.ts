@@ -9,10 +9,8 @@ import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/service.js';
 import type { EndUserService } from '../end-users/service.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../payments/accounts.js';
-import { changeStatus } from '../status-change.js';
 import { presentFiatAccount } from './presenter.js';
-import { findFiatAccount, insertFiatAccount, listFiatAccounts, transitionFiatAccountStatus, type FiatAccountRow } from './repository.js';
+import { findFiatAccount, insertFiatAccount, listFiatAccounts, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
 
 /** Spec §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
@@ -86,23 +84,5 @@ export class FiatAccountService {
     const row = await findFiatAccount(this.storage.db, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('fiat account');
     return presentFiatAccount(row, caller.frOwnerBusinessId);
-  }
-
-  /**
-   * Sandbox: the provider changes the account's status (closed is final), with fiat_account.status_updated. Payments
-   * see it at once in this process (payments/accounts.ts caches statuses briefly).
-   */
-  async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<FiatAccountRecord> {
-    const accountId = id.toLowerCase();
-    const record = await changeStatus(this.storage, this.clock, caller.customerId, status, {
-      resource: 'fiat account',
-      find: (db) => findFiatAccount(db, caller.customerId, accountId),
-      transition: (trx, from, changes) => transitionFiatAccountStatus(trx, caller.customerId, accountId, from, changes),
-      present: (row) => presentFiatAccount(row, caller.frOwnerBusinessId),
-      final: finalAccountStatuses,
-      event: 'fiat_account.status_updated',
-    });
-    forgetCustomerAccounts(this.storage, caller.customerId);
-    return record;
   }
 }

@@ -5,7 +5,8 @@ import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { PayeeService } from './service.js';
-import { CreatePayeeBody, Payee, PayeeParams, PayeeStatusBody } from './schemas.js';
+import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
+import { CreatePayeeBody, Payee, PayeeParams, PayeeStatusBody, type PayeeRecord } from './schemas.js';
 
 export function payeeRoutes(app: FastifyInstance, payees: PayeeService, idempotency: IdempotencyKeys): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -56,7 +57,7 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService, idempote
 }
 
 /** DESIGN §3 simulation endpoint (sandbox only): the provider changes a payee's status. */
-export function sandboxPayeeRoutes(app: FastifyInstance, payees: PayeeService): void {
+export function sandboxPayeeRoutes(app: FastifyInstance, statuses: SandboxStatuses<PayeeRecord>): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/payees/:id/status',
     {
@@ -73,6 +74,6 @@ export function sandboxPayeeRoutes(app: FastifyInstance, payees: PayeeService): 
         response: { 200: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request) => ({ data: await payees.setStatus(callerOf(request), request.params.id, request.body.status) }),
+    async (request) => ({ data: await statuses.set(callerOf(request).customerId, request.params.id, request.body.status) }),
   );
 }

@@ -3,7 +3,9 @@ import { workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import { FeeService } from '../fees/service.js';
 import { sandboxFiatAccountRoutes } from '../fiat-accounts/routes.js';
-import { FiatAccountService } from '../fiat-accounts/service.js';
+import { fiatAccountStatusLifecycle } from '../fiat-accounts/lifecycle.js';
+import type { FiatAccountRecord } from '../fiat-accounts/schemas.js';
+import { SandboxStatuses } from '../../providers/sandbox/statuses.js';
 import type { ModuleContext } from '../module-context.js';
 import { transactionRoutes } from '../transactions/routes.js';
 import { TransactionService } from '../transactions/service.js';
@@ -25,13 +27,16 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   transactionRoutes(app, transactions);
   const lifecycle = new PaymentLifecycle(storage, clock);
   context.providerEvents.register(lifecycle);
+  // Fiat accounts have no module of their own (app.ts registers their routes): their status lifecycle is here.
+  const fiatAccountStatuses = fiatAccountStatusLifecycle(storage, clock);
+  context.providerEvents.register(fiatAccountStatuses);
   if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
   const settlement = new SandboxPayments(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
   const deposits = new DepositService(storage, clock);
   sandboxPaymentRoutes(app, deposits, settlement, context.idempotency);
   // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
   // with the deposit one.
-  sandboxFiatAccountRoutes(app, new FiatAccountService(storage, context.provisioning, clock, context.endUsers));
+  sandboxFiatAccountRoutes(app, new SandboxStatuses<FiatAccountRecord>(context.providerEvents, 'fiat_account.status_changed', fiatAccountStatuses));
   context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
   return { payments, transactions, sandbox: { deposits, settlement } };
 }

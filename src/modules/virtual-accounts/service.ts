@@ -12,11 +12,9 @@ import { findCustomer } from '../customers/repository.js';
 import type { EndUserService } from '../end-users/service.js';
 import { findFiatAccount, type FiatAccountRow } from '../fiat-accounts/repository.js';
 import { ibanCountries } from '../fiat-accounts/schemas.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../payments/accounts.js';
-import { changeStatus } from '../status-change.js';
 import { accountHolderName } from './holder-name.js';
 import { presentVirtualAccount } from './presenter.js';
-import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, transitionVirtualAccountStatus, type VirtualAccountRow } from './repository.js';
+import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
 /**
@@ -125,23 +123,5 @@ export class VirtualAccountService {
     const row = await findVirtualAccount(this.storage.db, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('virtual account');
     return presentVirtualAccount(row, caller.frOwnerBusinessId);
-  }
-
-  /**
-   * Sandbox: the provider changes the virtual account's status (closed is final), with virtual_account.status_updated.
-   * Its master's status is its own (a frozen master stops its virtual accounts' payments too: payments/accounts.ts).
-   */
-  async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<VirtualAccountRecord> {
-    const accountId = id.toLowerCase();
-    const record = await changeStatus(this.storage, this.clock, caller.customerId, status, {
-      resource: 'virtual account',
-      find: (db) => findVirtualAccount(db, caller.customerId, accountId),
-      transition: (trx, from, changes) => transitionVirtualAccountStatus(trx, caller.customerId, accountId, from, changes),
-      present: (row) => presentVirtualAccount(row, caller.frOwnerBusinessId),
-      final: finalAccountStatuses,
-      event: 'virtual_account.status_updated',
-    });
-    forgetCustomerAccounts(this.storage, caller.customerId);
-    return record;
   }
 }
