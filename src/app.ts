@@ -42,6 +42,7 @@ import { registerWebhooks } from './modules/webhooks/module.js';
 import { SecretBox } from './storage/secret-box.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
+import { providerEventRoutes } from './providers/http/events-route.js';
 import { ProviderEventInbox } from './providers/inbox.js';
 import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
@@ -99,7 +100,7 @@ const exposedCorsHeaders = ['x-api-version', 'x-request-id', 'ratelimit-limit', 
 /** Builds the HTTP application on a migrated database; tests call it too (DESIGN §4). */
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
-  const providers = deps.providers ?? configuredProviders(config);
+  const providers = deps.providers ?? configuredProviders(config, clock);
   const { storage } = deps;
   // A master key that is missing (production) or cannot be made refuses start-up before the database changes.
   const masterKeys = masterKeysFor(config, storage.dialect);
@@ -220,6 +221,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
   const providerEvents = new ProviderEventInbox(storage, clock, app.log);
   workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
+  if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
   const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);

@@ -210,6 +210,15 @@ export const providerEventBackoffMaxMs = 10 * 60_000;
 /** An error kept on an event that did not apply is cut to this length. */
 export const providerEventErrorLengthMax = 500;
 
+/**
+ * The HTTP provider adapter (docs/providers.md "The HTTP adapter"): a signed request whose timestamp is further than
+ * this from now is refused (a replay); what the provider answers is read up to this many characters; the route its
+ * outcomes arrive at takes bodies up to the event payload limit and a little for the envelope.
+ */
+export const httpProviderTimestampToleranceSeconds = 5 * 60;
+export const httpProviderErrorLengthMax = 500;
+export const httpProviderEventBodyBytesMax = providerEventPayloadBytesMax + 2048;
+
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
 

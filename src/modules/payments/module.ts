@@ -12,6 +12,7 @@ import { TransactionService } from '../transactions/service.js';
 import { DepositService } from './deposits.js';
 import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
 import { PaymentService } from './service.js';
+import { PaymentSubmissions } from './submission.js';
 import { PaymentLifecycle } from './lifecycle.js';
 import { SandboxPayments } from '../../providers/sandbox/payments.js';
 
@@ -21,7 +22,9 @@ import { SandboxPayments } from '../../providers/sandbox/payments.js';
  */
 export function registerPayments(app: FastifyInstance, context: ModuleContext): PaymentServices {
   const { storage, clock, config } = context;
-  const payments = new PaymentService(storage, new FeeService(storage, clock), clock, config.sandboxAutoSettleMs);
+  const rail = context.providers.payments;
+  // A configured rail takes each payment at once; the sandbox bank answers SANDBOX_AUTO_SETTLE_MS after it.
+  const payments = new PaymentService(storage, new FeeService(storage, clock), clock, rail ? 0 : config.sandboxAutoSettleMs);
   const transactions = new TransactionService(storage);
   paymentRoutes(app, payments);
   transactionRoutes(app, transactions);
@@ -30,6 +33,10 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   // Fiat accounts have no module of their own (app.ts registers their routes): their status lifecycle is here.
   const fiatAccountStatuses = fiatAccountStatusLifecycle(storage, clock);
   context.providerEvents.register(fiatAccountStatuses);
+  if (rail) {
+    const submissions = new PaymentSubmissions(storage, clock, rail, context.providerEvents, config.settlementLeaseMs, context.log);
+    context.workers.push(new PollingWorker('payment-submission', () => submissions.submitDue(), workerPollIntervalMs, context.log));
+  }
   if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
   const settlement = new SandboxPayments(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
   const deposits = new DepositService(storage, clock);
@@ -37,7 +44,8 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
   // with the deposit one.
   sandboxFiatAccountRoutes(app, new SandboxStatuses<FiatAccountRecord>(context.providerEvents, 'fiat_account.status_changed', fiatAccountStatuses));
-  context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
+  // With a rail configured, its provider reports outcomes; the sandbox bank's timer would race it.
+  if (!rail) context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
   return { payments, transactions, sandbox: { deposits, settlement } };
 }
 
