@@ -8,7 +8,7 @@ import { installApiVersioning, isPreflight, stripVersionPrefix } from './http/ap
 import { installAuthentication } from './http/auth.js';
 import { installCsrfProtection } from './http/csrf.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './http/error-handler.js';
-import { IdempotencyKeys } from './http/idempotency.js';
+import { IdempotencyKeys, installIdempotency } from './http/idempotency.js';
 import { installStrictJsonParser } from './http/json-body.js';
 import { loggedHeaders, loggedUrl } from './http/log-redaction.js';
 import { installMetrics } from './http/metrics.js';
@@ -19,28 +19,28 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { installShutdownRefusal } from './http/shutdown-refusal.js';
 import { installUploadGate } from './http/upload-gate.js';
 import { installValidators } from './http/validation.js';
-import { ApiKeyService } from './modules/api-keys/service.js';
-import { csrfTokenRoutes } from './modules/csrf-tokens/routes.js';
-import { CsrfTokenService } from './modules/csrf-tokens/service.js';
-import { fiatAccountRoutes } from './modules/fiat-accounts/routes.js';
-import { FiatAccountService } from './modules/fiat-accounts/service.js';
-import { OnboardingLinks } from './modules/end-users/onboarding.js';
-import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/routes.js';
-import { EndUserService } from './modules/end-users/service.js';
-import { EndUserVerificationLifecycle } from './modules/end-users/lifecycle.js';
-import type { EndUserRecord } from './modules/end-users/schemas.js';
+import { ApiKeyService } from './modules/api-keys/index.js';
+import { csrfTokenRoutes } from './modules/csrf-tokens/index.js';
+import { CsrfTokenService } from './modules/csrf-tokens/index.js';
+import { fiatAccountRoutes } from './modules/fiat-accounts/index.js';
+import { FiatAccountService } from './modules/fiat-accounts/index.js';
+import { OnboardingLinks } from './modules/end-users/index.js';
+import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/index.js';
+import { EndUserService } from './modules/end-users/index.js';
+import { EndUserVerificationLifecycle, type EndUserRecord } from './modules/end-users/index.js';
 import { SandboxVerification } from './providers/sandbox/verification.js';
-import { healthRoutes } from './modules/health/routes.js';
-import { registerDocuments } from './modules/documents/module.js';
+import { healthRoutes } from './modules/health/index.js';
+import { registerDocuments } from './modules/documents/index.js';
 import type { ModuleContext } from './modules/module-context.js';
-import { registerPayees } from './modules/payees/module.js';
-import { registerPayments } from './modules/payments/module.js';
-import { registerWallets } from './modules/wallets/module.js';
-import { registerOtc } from './modules/otc/module.js';
-import type { HostResolver } from './modules/webhooks/address-guard.js';
-import { registerWebhooks } from './modules/webhooks/module.js';
+import { registerPayees } from './modules/payees/index.js';
+import { registerDeposits } from './modules/deposits/index.js';
+import { registerPayments } from './modules/payments/index.js';
+import { registerWallets } from './modules/wallets/index.js';
+import { registerOtc } from './modules/otc/index.js';
+import type { HostResolver } from './modules/webhooks/index.js';
+import { registerWebhooks } from './modules/webhooks/index.js';
 import { SecretBox } from './storage/secret-box.js';
-import { registerVirtualAccounts } from './modules/virtual-accounts/module.js';
+import { registerVirtualAccounts } from './modules/virtual-accounts/index.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { providerEventRoutes } from './providers/http/events-route.js';
 import { ProviderEventInbox } from './providers/inbox.js';
@@ -53,7 +53,8 @@ import { StorageFaultState } from './storage/fault-state.js';
 import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { startupPhaseDone } from './startup-phases.js';
-import { DashboardUserService } from './modules/dashboard-users/service.js';
+import { CustomerService } from './modules/customers/index.js';
+import { DashboardUserService } from './modules/dashboard-users/index.js';
 import { FormTokens } from './web/form-tokens.js';
 import { registerWebPages } from './web/plugin.js';
 import { dashboardReaperBatchSize, dashboardReaperIntervalMs, idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
@@ -215,8 +216,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     // Answers that hold a secret (a new webhook's signing secret) are stored encrypted with a key of the deployment.
     new SecretBox(await serverSecrets.get('idempotency-answers')),
   );
-  fiatAccountRoutes(app, fiatAccounts, idempotency);
-  endUserRoutes(app, endUsers, onboardingLinks, idempotency);
+  // Before any route: the routes that declare config.idempotency run under it.
+  installIdempotency(app, idempotency);
+  fiatAccountRoutes(app, fiatAccounts);
+  endUserRoutes(app, endUsers, onboardingLinks);
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
   // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
   const providerEvents = new ProviderEventInbox(storage, clock, app.log);
@@ -225,10 +228,11 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
   const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);
-  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, idempotency, clock, files, endUsers, workers, log: app.log, serverSecrets };
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);
+  const deposits = registerDeposits(app, context);
   const payments = registerPayments(app, context);
   const wallets = registerWallets(app, context);
   registerOtc(app, context);
@@ -238,7 +242,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   await registerWebPages(app, {
     config,
     clock,
-    storage,
+    customers: new CustomerService(storage, clock),
     formTokens: new FormTokens(await serverSecrets.get('dashboard-forms')),
     users: dashboardUsers,
     apiKeys,
@@ -250,6 +254,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     virtualAccounts,
     wallets,
     payments,
+    deposits,
     webhooks,
   });
 

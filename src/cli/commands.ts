@@ -1,11 +1,11 @@
 import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import { verifyLedger } from '../ledger/verify.js';
-import { checkExpiresAt } from '../modules/api-keys/expiry.js';
-import { ApiKeyService } from '../modules/api-keys/service.js';
-import { CustomerService, InvalidInputError } from '../modules/customers/service.js';
-import { DashboardUserService } from '../modules/dashboard-users/service.js';
-import { FeeService, type SetFeeScheduleInput } from '../modules/fees/service.js';
+import { checkExpiresAt } from '../modules/api-keys/index.js';
+import { ApiKeyService } from '../modules/api-keys/index.js';
+import { CustomerService, InvalidInputError } from '../modules/customers/index.js';
+import { DashboardUserService } from '../modules/dashboard-users/index.js';
+import { FeeService, type SetFeeScheduleInput } from '../modules/fees/index.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import { recordedDeploymentSetting } from '../storage/deployment-settings.js';
 import { migrateToLatest } from '../storage/migrate.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { pageDefault, pageLimitDefault, pageLimitMax, pageMax } from '../config/limits.js';
-import type { SetFeeScheduleInput } from '../modules/fees/service.js';
+import type { SetFeeScheduleInput } from '../modules/fees/index.js';
 
 /**
  * Operator commands (DESIGN §3, docs/cli.md). Same DATA_DIR / DATABASE_URL as the server; every command prints one

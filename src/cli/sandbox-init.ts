@@ -1,7 +1,7 @@
-import type { ApiKeyService, ApiKeyView } from '../modules/api-keys/service.js';
-import type { CustomerRow } from '../modules/customers/repository.js';
-import { InvalidInputError, type CustomerService } from '../modules/customers/service.js';
-import type { DashboardUserService, DashboardUserView, SignInLink } from '../modules/dashboard-users/service.js';
+import type { ApiKeyService, ApiKeyView } from '../modules/api-keys/index.js';
+import type { CustomerRow } from '../modules/customers/index.js';
+import { InvalidInputError, type CustomerService } from '../modules/customers/index.js';
+import type { DashboardUserService, DashboardUserView, SignInLink } from '../modules/dashboard-users/index.js';
 
 /**
  * `sandbox init` (docs/cli.md): one command from an empty database to a key that answers and a dashboard that opens.

@@ -1,4 +1,4 @@
-import { grants, type Scope } from '../modules/api-keys/scopes.js';
+import { grants, type Scope } from '../modules/api-keys/index.js';
 
 /** Spec §6: the event types a webhook subscription may list. */
 export const eventTypes = [

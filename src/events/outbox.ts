@@ -69,7 +69,7 @@ export async function claimUndeliveredEvents(storage: Storage, now: Date, leaseM
 }
 
 /**
- * Marks claimed events published: each is now a delivery row per matching subscription (workers/webhook-fan-out.ts),
+ * Marks claimed events published: each is now a delivery row per matching subscription (modules/webhooks/fan-out.ts),
  * written in the same transaction, and is never claimed again.
  */
 export async function markEventsPublished(db: Transaction<Database> | Kysely<Database>, ids: readonly string[], now: Date): Promise<void> {

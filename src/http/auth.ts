@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RefusalLimit } from './rate-limit.js';
-import { unauthenticated, type ApiKeyService, type AuthenticatedKey } from '../modules/api-keys/service.js';
-import { requireScope, type Scope } from '../modules/api-keys/scopes.js';
+import { unauthenticated, type ApiKeyService, type AuthenticatedKey } from '../modules/api-keys/index.js';
+import { requireScope, type Scope } from '../modules/api-keys/index.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

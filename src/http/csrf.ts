@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { CsrfTokenService } from '../modules/csrf-tokens/service.js';
+import type { CsrfTokenService } from '../modules/csrf-tokens/index.js';
 import type { RefusalLimit } from './rate-limit.js';
 
 /** Spec §5 rule 4: POST, PATCH and DELETE also need X-CSRF-Token, bound to the key that fetched it. */

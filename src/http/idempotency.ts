@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { Transaction } from 'kysely';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
 import { idempotencyLeaseRenewalsPerLease } from '../config/limits.js';
 import { DomainError } from '../errors.js';
 import { idempotencyKeyLost } from '../ledger/ledger.js';
-import { grants, type Scope } from '../modules/api-keys/scopes.js';
+import { grants, type Scope } from '../modules/api-keys/index.js';
 import type { Storage } from '../storage/database.js';
-import { narrowIdempotentReadScope, renewIdempotentLease, storeIdempotentAnswer, type KeyHold } from '../storage/idempotency-answers.js';
-import type { Database } from '../storage/tables.js';
+import { renewIdempotentLease, storeIdempotentAnswer, type Answer, type OnCreated, type Reservation } from '../storage/idempotency-answers.js';
 import { callerOf } from './auth.js';
 import { errorAnswer } from './error-handler.js';
 
@@ -51,15 +49,6 @@ export function idempotencyHeaders(required: boolean) {
   return Type.Object({ 'idempotency-key': required ? IdempotencyKeyHeader : Type.Optional(IdempotencyKeyHeader) });
 }
 
-/** A reservation held by this attempt; the money plan or the create commits only while it still is. */
-export type Reservation = KeyHold;
-
-/** What an operation answers: the status and the exact JSON body; `stored` when it stored it already. */
-export interface Answer {
-  status: number;
-  body: string;
-  stored: boolean;
-}
 
 /**
  * What reading an operation's answer takes: any one of these scopes — the read scope of what it acts on, as a
@@ -68,10 +57,82 @@ export interface Answer {
 export type ReadScope = Scope | readonly Scope[];
 
 /**
- * Called by a create inside the transaction that writes the new resource, with the resource as the API presents
- * it: under an Idempotency-Key its answer is stored right there, so the resource and its answer commit together.
+ * A route's `config.idempotency`: its operation runs under the request's Idempotency-Key (installIdempotency). What
+ * reading its answer takes is `readScope`. How the answer is stored:
+ * - `create`: the handler passes `onCreatedOf(request)` to the service, which calls it in the transaction that
+ *   writes the new resource; the answer is 201 and the resource (serialised by the route's 201 schema), stored
+ *   encrypted when it `holdsSecret`;
+ * - `operation`: the handler passes `reservationOf(request)` to the service, whose money plan stores its answer with
+ *   the money, and hands the service's answer to `answered(request, …)`.
  */
-export type OnCreated<T> = (trx: Transaction<Database>, record: T) => Promise<void>;
+export type IdempotentRoute = { readScope: ReadScope } & ({ kind: 'create'; holdsSecret?: boolean } | { kind: 'operation' });
+
+/** What the handler of an idempotent route gets from installIdempotency for the attempt it runs in. */
+interface KeyedAttempt {
+  reservation: Reservation | undefined;
+  onCreated: OnCreated<unknown> | undefined;
+  answer: Answer | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's operation runs under the request's Idempotency-Key (http/idempotency.ts IdempotentRoute). */
+    idempotency?: IdempotentRoute;
+  }
+  interface FastifyRequest {
+    keyedAttempt: KeyedAttempt | null;
+  }
+}
+
+function keyedAttemptOf(request: FastifyRequest): KeyedAttempt {
+  if (request.keyedAttempt === null) throw new Error(`${request.method} ${request.routeOptions.url} declares no config.idempotency`);
+  return request.keyedAttempt;
+}
+
+/** The reservation an `operation` route's service runs under; undefined without an Idempotency-Key. */
+export const reservationOf = (request: FastifyRequest): Reservation | undefined => keyedAttemptOf(request).reservation;
+
+/** What a `create` route's service calls in the transaction that writes the resource. */
+export const onCreatedOf = (request: FastifyRequest): OnCreated<unknown> => keyedAttemptOf(request).onCreated!;
+
+/** The answer of an `operation` route's service: sent (and, when a refusal, stored) by installIdempotency. */
+export function answered(request: FastifyRequest, answer: Answer): void {
+  keyedAttemptOf(request).answer = answer;
+}
+
+/**
+ * The one place Idempotency-Key is handled: every route that declares `config.idempotency` has its handler run as
+ * the operation of `keys` (IdempotencyKeys.create or .answer), so no handler or service calls the wrapper itself.
+ */
+export function installIdempotency(app: FastifyInstance, keys: IdempotencyKeys): void {
+  app.decorateRequest('keyedAttempt', null);
+  app.addHook('onRoute', (route) => {
+    const idempotent = route.config?.idempotency;
+    if (idempotent === undefined) return;
+    const handler = route.handler as RouteHandlerMethod;
+    route.handler = async function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+      if (idempotent.kind === 'create') {
+        return keys.create(
+          request,
+          reply,
+          idempotent.readScope,
+          async (onCreated) => {
+            request.keyedAttempt = { reservation: undefined, onCreated, answer: undefined };
+            await handler.call(this, request, reply);
+          },
+          { holdsSecret: idempotent.holdsSecret === true },
+        );
+      }
+      return keys.answer(request, reply, idempotent.readScope, async (reservation) => {
+        const attempt: KeyedAttempt = { reservation, onCreated: undefined, answer: undefined };
+        request.keyedAttempt = attempt;
+        await handler.call(this, request, reply);
+        if (attempt.answer === undefined) throw new Error(`${request.method} ${request.routeOptions.url} answered nothing: its handler must call answered()`);
+        return attempt.answer;
+      });
+    };
+  });
+}
 
 /** Encrypts the stored answers that hold a secret (storage/secret-box.ts). */
 export interface AnswerSeal {
@@ -108,14 +169,6 @@ const answerNotReadable = (readScopes: readonly Scope[]) =>
 
 const scopeSeparator = ' ';
 const scopesText = (readScope: ReadScope): string => (typeof readScope === 'string' ? readScope : readScope.join(scopeSeparator));
-
-/**
- * Narrows what reading the key's answer takes once the operation knows what it acts on (a deposit: a fiat or a
- * virtual account), before its answer shows that resource.
- */
-export async function narrowReadScope(storage: Storage, reservation: Reservation, readScope: ReadScope): Promise<void> {
-  if (!(await narrowIdempotentReadScope(storage.db, reservation, scopesText(readScope)))) throw idempotencyKeyLost();
-}
 
 export class IdempotencyKeys {
   constructor(

@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
-import type { IdempotencyKeys } from '../http/idempotency.js';
 import type { Providers } from '../providers/providers.js';
 import type { ProviderEventInbox } from '../providers/inbox.js';
 import type { Provisioning } from '../providers/provisioning.js';
@@ -9,15 +8,13 @@ import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
 import type { ServerSecrets } from '../storage/server-secrets.js';
 import type { PollingWorker } from '../workers/polling-worker.js';
-import type { EndUserService } from './end-users/service.js';
+import type { EndUserService } from './end-users/index.js';
 
 /** What a resource module may use when it registers its routes and workers. */
 export interface ModuleContext {
   readonly config: Config;
   readonly storage: Storage;
   readonly providers: Providers;
-  /** Runs money-moving operations and creates under their Idempotency-Key (http/idempotency.ts). */
-  readonly idempotency: IdempotencyKeys;
   /** Creates objects at the provider undoably (providers/provisioning.ts). */
   readonly provisioning: Provisioning;
   /** Where provider outcomes arrive; a module with an asynchronous resource registers its lifecycle here. */

@@ -6,7 +6,7 @@ import { appendEvent } from '../events/outbox.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../providers/events.js';
 import type { Storage } from '../storage/database.js';
 import type { Database } from '../storage/tables.js';
-import { findCustomer } from './customers/repository.js';
+import { findCustomerById } from './customers/index.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -125,7 +125,7 @@ export class ProviderStatusLifecycle<Resource extends 'fiat_account' | 'virtual_
       throw validationError([{ location: 'body', path: '/payload/status', reason: `must be one of ${spec.statuses.join(', ')}` }], 'The provider event is not valid.');
     }
     const customerId = found.customer_id;
-    const owner = await findCustomer(this.storage.db, customerId);
+    const owner = await findCustomerById(this.storage.db, customerId);
     if (!owner) throw notFound(spec.name);
     const record = await changeStatus(
       this.storage,

@@ -10,6 +10,25 @@ export interface KeyHold {
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+/**
+ * What an operation run under an Idempotency-Key gets (http/idempotency.ts): the reservation its attempt holds.
+ * The money plan or the create commits only while it still is.
+ */
+export type Reservation = KeyHold;
+
+/** What an operation answers: the status and the exact JSON body; `stored` when it stored it already. */
+export interface Answer {
+  status: number;
+  body: string;
+  stored: boolean;
+}
+
+/**
+ * Called by a create inside the transaction that writes the new resource, with the resource as the API presents
+ * it: under an Idempotency-Key its answer is stored right there, so the resource and its answer commit together.
+ */
+export type OnCreated<T> = (trx: Transaction<Database>, record: T) => Promise<void>;
+
 /** Changes the key's row only while this attempt still holds it, in progress; false when it was taken over or released. */
 async function changeHeldKey(db: Db, hold: KeyHold, changes: Updateable<IdempotencyKeysTable>): Promise<boolean> {
   const changed = await db

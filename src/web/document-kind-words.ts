@@ -1,4 +1,4 @@
-import type { DocumentKind } from '../modules/documents/schemas.js';
+import type { DocumentKind } from '../modules/documents/index.js';
 
 /** Identity document kinds as a person reads them, on the dashboard and the hosted onboarding page. */
 export const documentKindWords: Record<DocumentKind, string> = {

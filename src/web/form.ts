@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError, type FieldError } from '../errors.js';
-import { InvalidInputError } from '../modules/customers/service.js';
+import { InvalidInputError } from '../modules/customers/index.js';
 
 /** A parsed urlencoded form: each field a string, or an array when it was sent several times (checkboxes). */
 export type FormBody = Record<string, string | string[] | undefined>;

@@ -3,7 +3,7 @@ import { v7 as uuidV7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyRetentionHoursDefault } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { DepositService } from '../../src/modules/payments/deposits.js';
+import { DepositService } from '../../src/modules/deposits/service.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { expectOneAnswerOr409 } from '../helpers/idempotency.js';
 import { createVirtualAccount, fiatBalance, moneySnapshot } from '../helpers/money.js';

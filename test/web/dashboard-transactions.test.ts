@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthenticatedKey } from '../../src/modules/api-keys/service.js';
-import { DepositService } from '../../src/modules/payments/deposits.js';
+import { DepositService } from '../../src/modules/deposits/service.js';
 import { WalletOwnership } from '../../src/modules/wallets/ownership.js';
 import { WalletSandbox } from '../../src/modules/wallets/sandbox.js';
 import { sandboxProviders } from '../../src/providers/providers.js';

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../customers/service.js';
+import { InvalidInputError } from '../customers/index.js';
 
 /**
  * A key's expiry must be an ISO 8601 date or date-time with a time zone. ApiKeyService parses it with `new Date`,

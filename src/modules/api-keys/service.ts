@@ -15,8 +15,8 @@ import {
 import { DomainError, notFound } from '../../errors.js';
 import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import { InvalidInputError } from '../customers/service.js';
-import { findCustomer } from '../customers/repository.js';
+import { InvalidInputError } from '../customers/index.js';
+import { findCustomerById } from '../customers/index.js';
 import { formatCidr, ipAllowed, parseCidr, type CidrRange } from './ip-allowlist.js';
 import { findApiKeyByHash, insertApiKey, listApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from './repository.js';
 import { isScope, type Scope } from './scopes.js';
@@ -99,7 +99,7 @@ export class ApiKeyService {
   }
 
   async create(input: CreateKeyInput): Promise<ApiKeyView & { key: string }> {
-    const customer = await findCustomer(this.storage.db, input.customerId.toLowerCase());
+    const customer = await findCustomerById(this.storage.db, input.customerId.toLowerCase());
     if (!customer) throw new InvalidInputError(`no customer with id ${input.customerId}`);
     const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : ['*'];
     if (scopes.length > apiKeyScopesMax) throw new InvalidInputError(`at most ${apiKeyScopesMax} scopes`);
@@ -139,7 +139,7 @@ export class ApiKeyService {
   }
 
   async list(customerId: string): Promise<ApiKeyView[]> {
-    const customer = await findCustomer(this.storage.db, customerId.toLowerCase());
+    const customer = await findCustomerById(this.storage.db, customerId.toLowerCase());
     if (!customer) throw new InvalidInputError(`no customer with id ${customerId}`);
     return (await listApiKeys(this.storage.db, customer.id)).map(present);
   }

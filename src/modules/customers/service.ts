@@ -1,7 +1,9 @@
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { customerNameLengthMax, pageLimitMax } from '../../config/limits.js';
+import type { Kysely } from 'kysely';
 import type { Storage } from '../../storage/database.js';
+import type { Database } from '../../storage/tables.js';
 import { providerId } from '../../providers/provider-ids.js';
 import { findCustomer, findCustomerByName, insertCustomer, listCustomers, type CustomerRow } from './repository.js';
 
@@ -18,6 +20,14 @@ function checkedName(name: string): string {
 }
 
 /** Operator-side customer management (the CLI); customers are not created through the public API. */
+/**
+ * A customer by its id (stored lower case), for the modules that act for one (their keys, users, fee schedules,
+ * provider calls); undefined when there is none. `db` is the caller's: a transaction reads its own writes.
+ */
+export async function findCustomerById(db: Kysely<Database>, id: string): Promise<CustomerRow | undefined> {
+  return findCustomer(db, id);
+}
+
 export class CustomerService {
   constructor(
     private readonly storage: Storage,

@@ -11,8 +11,8 @@ import {
 import { DomainError, validationError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
-import { findCustomer } from '../customers/repository.js';
-import { InvalidInputError } from '../customers/service.js';
+import { findCustomerById } from '../customers/index.js';
+import { InvalidInputError } from '../customers/index.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from './passwords.js';
 import {
   deleteExpired,
@@ -218,7 +218,7 @@ export class DashboardUserService {
   }
 
   private async customer(customerId: string) {
-    const customer = await findCustomer(this.storage.db, customerId.toLowerCase());
+    const customer = await findCustomerById(this.storage.db, customerId.toLowerCase());
     if (!customer) throw new InvalidInputError(`no customer with id ${customerId}`);
     return customer;
   }

@@ -3,12 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { documentBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, errorResponses, uploadErrors } from '../../http/schemas.js';
 import type { DocumentService } from './service.js';
 import { Document, DocumentParams, DocumentUploadResult, EndUserDocumentsParams, UploadDocumentBody } from './schemas.js';
 
-export function documentRoutes(app: FastifyInstance, documents: DocumentService, idempotency: IdempotencyKeys): void {
+export function documentRoutes(app: FastifyInstance, documents: DocumentService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Documents'];
 
@@ -17,7 +17,7 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService,
     {
       // Room for the base64 of the largest file (docs/documents.md); anything bigger answers 413 unread.
       bodyLimit: documentBodyLimitBytes,
-      config: { scope: 'documents:write' },
+      config: { scope: 'documents:write', idempotency: { kind: 'create', readScope: 'documents:read' } },
       schema: {
         tags,
         summary: 'Upload a verification document',
@@ -29,7 +29,9 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService,
         response: { 201: DataOf(DocumentUploadResult), ...errorResponses(...uploadErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) => idempotency.create(request, reply, 'documents:read', (onCreated) => documents.upload(callerOf(request), request.body, onCreated)),
+    async (request) => {
+      await documents.upload(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.get(

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { documentBase64LengthMax, documentFileNameLengthMax, documentSizeMaxBytes } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
-import { identityDocumentKinds } from '../end-users/schemas.js';
+import { identityDocumentKinds } from '../end-users/index.js';
 import { documentMimeTypes } from './file-types.js';
 
 /** Spec §4 POST /documents: the documentType values a client may upload. */

@@ -1,11 +1,11 @@
 import type { Clock } from '../../clock.js';
 import { documentSizeMaxBytes } from '../../config/limits.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import type { EndUserService } from '../end-users/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import type { EndUserService } from '../end-users/index.js';
 import { presentDocument, presentUploadResult } from './presenter.js';
 import { findDocument, listDocumentsOfEndUser } from './repository.js';
 import { identityUploadTypes, type DocumentRecord, type DocumentUploadResultRecord, type UploadDocumentInput } from './schemas.js';

@@ -4,7 +4,7 @@ import { appendEvent } from '../../events/outbox.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
-import { findCustomer } from '../customers/repository.js';
+import { findCustomerById } from '../customers/index.js';
 import { presentEndUser } from './presenter.js';
 import { findEndUser, findEndUserByReference, transitionEndUserStatus, type EndUserRow } from './repository.js';
 import type { EndUserRecord, EndUserStatus } from './schemas.js';
@@ -60,7 +60,7 @@ export class EndUserVerificationLifecycle implements Lifecycle<'end_user'> {
     if (!allowedTransitions[from].includes(outcome)) {
       throw new DomainError('INVALID_STATUS_TRANSITION', `An end user in status ${from} cannot become ${outcome}.`, { from, to: outcome });
     }
-    const customer = await findCustomer(this.storage.db, row.customer_id);
+    const customer = await findCustomerById(this.storage.db, row.customer_id);
     if (!customer) throw notFound('end user');
     const now = this.clock.now();
     const final = outcome === 'verified' || outcome === 'rejected';

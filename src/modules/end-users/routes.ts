@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { endUserBodyLimitBytes } from '../../config/limits.js';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses, uploadErrors } from '../../http/schemas.js';
 import type { EndUserService } from './service.js';
 import type { SandboxVerification } from '../../providers/sandbox/verification.js';
@@ -11,7 +11,7 @@ import { notFound } from '../../errors.js';
 import type { OnboardingLinks } from './onboarding.js';
 import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, OnboardingLink, SandboxVerificationBody, UpdateEndUserBody, type EndUserRecord } from './schemas.js';
 
-export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, onboardingLinks: OnboardingLinks, idempotency: IdempotencyKeys): void {
+export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, onboardingLinks: OnboardingLinks): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['End users'];
   // 409 IDEMPOTENCY_KEY_IN_USE; 422 STORAGE_QUOTA_EXCEEDED for the reports; 502 PROVIDER_UNAVAILABLE.
@@ -22,22 +22,24 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
     '/end-users',
     {
       bodyLimit: endUserBodyLimitBytes,
-      config: { scope: 'end-users:write' },
+      config: { scope: 'end-users:write', idempotency: { kind: 'create', readScope: 'end-users:read' } },
       schema: { tags, summary: 'Create an individual end user', description, headers: idempotencyHeaders(false), body: CreateIndividualBody, response: created },
     },
-    async (request, reply) =>
-      idempotency.create(request, reply, 'end-users:read', (onCreated) => endUsers.createIndividual(callerOf(request), request.body, onCreated)),
+    async (request) => {
+      await endUsers.createIndividual(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.post(
     '/end-users/businesses',
     {
       bodyLimit: endUserBodyLimitBytes,
-      config: { scope: 'end-users:write' },
+      config: { scope: 'end-users:write', idempotency: { kind: 'create', readScope: 'end-users:read' } },
       schema: { tags, summary: 'Create a business end user', description, headers: idempotencyHeaders(false), body: CreateBusinessBody, response: created },
     },
-    async (request, reply) =>
-      idempotency.create(request, reply, 'end-users:read', (onCreated) => endUsers.createBusiness(callerOf(request), request.body, onCreated)),
+    async (request) => {
+      await endUsers.createBusiness(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.get(

@@ -3,15 +3,15 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { reportSizeMaxBytes } from '../../config/limits.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import type { OnboardingLinks } from './onboarding.js';
-import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from '../documents/stored-document.js';
-import { checkFile, type CheckedFile } from '../documents/upload.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { findEndUserByLegacyOnboardingToken, findEndUserByOnboardingLink, markOnboardingCompleted, type OnboardingLinks } from './onboarding.js';
+import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from '../documents/index.js';
+import { checkFile, type CheckedFile } from '../documents/index.js';
 import type { RegisteredEndUser } from '../../providers/kyc.js';
 import { isCalendarDate } from './calendar-date.js';
 import { presentEndUser } from './presenter.js';
@@ -70,6 +70,19 @@ export class EndUserService {
     private readonly autoDecisionDelayMs: number | undefined,
     private readonly storageQuotaBytes: number,
   ) {}
+
+  /**
+   * The end user a hosted onboarding link opens (its token and secret, or a legacy link's token alone), whoever's it
+   * is; undefined for a link that opens nothing. The page checks that it is still valid (docs/end-users.md).
+   */
+  async findByOnboardingLink(token: string, secret: string | undefined): Promise<EndUserRow | undefined> {
+    return secret === undefined ? findEndUserByLegacyOnboardingToken(this.storage.db, token) : findEndUserByOnboardingLink(this.storage.db, token, secret);
+  }
+
+  /** The person is done on the hosted page: from now on its link opens nothing. */
+  async completeOnboarding(endUserId: string): Promise<void> {
+    await markOnboardingCompleted(this.storage.db, endUserId, this.clock.now());
+  }
 
   /** `onCreated` runs in the transaction that writes the end user (an Idempotency-Key's answer is stored there). */
   async createIndividual(caller: AuthenticatedKey, input: CreateIndividualInput, onCreated?: OnCreated<EndUserRecord>): Promise<EndUserRecord> {

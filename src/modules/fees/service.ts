@@ -6,8 +6,8 @@ import { fiatCurrencies, scaleOf, type FiatCurrency } from '../../ledger/assets.
 import { feeScheduleCacheEntriesMax, feeScheduleCacheTtlMs } from '../../config/limits.js';
 import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import { findCustomer } from '../customers/repository.js';
-import { InvalidInputError } from '../customers/service.js';
+import { findCustomerById } from '../customers/index.js';
+import { InvalidInputError } from '../customers/index.js';
 import { computeFee, formatPercentage, millionthsPerPercent, parsePercentage, percentageDecimalsMax } from './calculation.js';
 import {
   feeTransactionTypes,
@@ -181,7 +181,7 @@ export class FeeService implements FeeQuoter {
     if (umbrellaLinkId !== null && !uuidPattern.test(umbrellaLinkId)) {
       throw new InvalidInputError(`--umbrella-link-id "${input.umbrellaLinkId}" is not a UUID`);
     }
-    const customer = await findCustomer(this.storage.db, input.customerId.trim().toLowerCase());
+    const customer = await findCustomerById(this.storage.db, input.customerId.trim().toLowerCase());
     if (!customer) throw new InvalidInputError(`no customer with id ${input.customerId}`);
 
     const now = this.clock.now().toISOString();
@@ -215,7 +215,7 @@ export class FeeService implements FeeQuoter {
     let scopes = [defaultScope];
     let customer: string | undefined;
     if (customerId !== undefined) {
-      const found = await findCustomer(this.storage.db, customerId.trim().toLowerCase());
+      const found = await findCustomerById(this.storage.db, customerId.trim().toLowerCase());
       if (!found) throw new InvalidInputError(`no customer with id ${customerId}`);
       customer = found.id;
       scopes = [defaultScope, found.id];

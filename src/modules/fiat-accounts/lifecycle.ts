@@ -1,8 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Storage } from '../../storage/database.js';
-import { accountStatuses, finalAccountStatuses, forgetCustomerAccounts } from '../payments/accounts.js';
+import { accountStatuses, finalAccountStatuses, forgetCustomerAccounts, presentFiatAccount } from '../accounts/index.js';
 import { ProviderStatusLifecycle } from '../status-change.js';
-import { presentFiatAccount } from './presenter.js';
 import { findFiatAccount, transitionFiatAccountStatus } from './repository.js';
 
 /**

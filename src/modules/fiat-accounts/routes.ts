@@ -2,20 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { FiatAccountService } from './service.js';
 import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
 import { CreateFiatAccountBody, FiatAccount, FiatAccountParams, FiatAccountStatusBody, type FiatAccountRecord } from './schemas.js';
 
-export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService, idempotency: IdempotencyKeys): void {
+export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Fiat accounts'];
 
   routes.post(
     '/fiat-accounts',
     {
-      config: { scope: 'fiat-accounts:write' },
+      config: { scope: 'fiat-accounts:write', idempotency: { kind: 'create', readScope: 'fiat-accounts:read' } },
       schema: {
         tags,
         summary: 'Create a fiat account',
@@ -26,8 +26,9 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
         response: { 201: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) =>
-      idempotency.create(request, reply, 'fiat-accounts:read', (onCreated) => fiatAccounts.create(callerOf(request), request.body, onCreated)),
+    async (request) => {
+      await fiatAccounts.create(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.get(

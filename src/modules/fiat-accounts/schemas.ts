@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { accountNameLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
-import { accountStatuses } from '../payments/accounts.js';
+import { accountStatuses } from '../accounts/index.js';
 
 export const ibanCountries = ['DE', 'DK', 'GB', 'LU'] as const;
 

@@ -4,17 +4,25 @@ import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import type { EndUserService } from '../end-users/service.js';
-import { presentFiatAccount } from './presenter.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import type { EndUserService } from '../end-users/index.js';
+import { presentFiatAccount } from '../accounts/index.js';
 import { findFiatAccount, insertFiatAccount, listFiatAccounts, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
 
 /** Spec §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
 const defaultIbanCountry: Record<FiatCurrency, IbanCountry> = { EUR: 'DE', GBP: 'GB', USD: 'LU' };
+
+/**
+ * The customer's fiat account as stored, or undefined (another customer's answers like an unknown one): what a
+ * virtual account is opened inside is checked against it (its being a master, its currency and status).
+ */
+export async function findCustomerFiatAccount(storage: Storage, customerId: string, id: string): Promise<FiatAccountRow | undefined> {
+  return findFiatAccount(storage.db, customerId, id);
+}
 
 export class FiatAccountService {
   constructor(

@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { answered, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
-import { Pagination } from '../transactions/schemas.js';
+import { Pagination } from '../transactions/index.js';
 import type { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
 import type { OtcService } from './service.js';
 import { ConfirmBody, EligibleAccount, EligibleWallet, EligibleWalletsQuery, Order, OrderParams, OrdersQuery, Quote, QuoteBody, SettleOrderBody, type OrderRecord } from './schemas.js';
 
-export function otcRoutes(app: FastifyInstance, otc: OtcService, idempotency: IdempotencyKeys): void {
+export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['OTC exchange'];
 
@@ -54,7 +54,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService, idempotency: Id
   routes.post(
     '/otc-exchanges',
     {
-      config: { scope: 'otc-exchanges:write' },
+      config: { scope: 'otc-exchanges:write', idempotency: { kind: 'operation', readScope: 'otc-exchanges:read' } },
       schema: {
         tags,
         summary: 'Confirm a quote into an order',
@@ -66,7 +66,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService, idempotency: Id
         response: { 201: DataOf(Order), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) => idempotency.answer(request, reply, 'otc-exchanges:read', (reservation) => otc.confirm(callerOf(request), request.body, reservation)),
+    async (request) => answered(request, await otc.confirm(callerOf(request), request.body, reservationOf(request))),
   );
 
   routes.get(

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { otcSourceAmountMaxEur, otcSourceAmountMinEur, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
@@ -13,11 +13,11 @@ import type { OtcPriceProvider } from '../../providers/otc.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable, OtcQuotesTable } from '../../storage/tables.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanSend, type CustomerAccount } from '../payments/accounts.js';
-import { addBalanceEvents } from '../payments/events.js';
-import type { WalletOwnership } from '../wallets/ownership.js';
-import { findWalletBalance } from '../wallets/repository.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanSend, type CustomerAccount } from '../accounts/index.js';
+import { addBalanceEvents } from '../accounts/index.js';
+import type { WalletOwnership } from '../wallets/index.js';
+import { walletReceives } from '../wallets/index.js';
 import { presentOrder, presentQuote } from './presenter.js';
 import { convert, customerRate } from './quote-math.js';
 import { accountsIn, findOrder, findQuote, listOrders, walletsReceiving } from './repository.js';
@@ -72,7 +72,7 @@ export class OtcService {
     const sourceMinor = parseSourceAmount(input.sourceAmountEur);
     const account = await this.sourceAccount(caller, input.sourceFrAccountId);
     const walletId = await this.ownership.require(caller.customerId, input.destinationProviderWalletId);
-    if (!(await findWalletBalance(this.storage.db, caller.customerId, walletId, destination))) {
+    if (!(await walletReceives(this.storage, caller.customerId, walletId, destination))) {
       throw new DomainError('ADDRESS_REQUIRED', `The wallet has no ${destination} address to receive into; create one with POST /wallets/{walletId}/addresses first.`, {
         asset: destination,
       });

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Storage } from '../../storage/database.js';
-import { forgetPayeeTarget } from '../payments/accounts.js';
+import { forgetPayeeTarget } from '../accounts/index.js';
 import { ProviderStatusLifecycle } from '../status-change.js';
 import { presentPayee } from './presenter.js';
 import { findPayee, transitionPayeeStatus } from './repository.js';

@@ -2,20 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { PayeeService } from './service.js';
 import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
 import { CreatePayeeBody, Payee, PayeeParams, PayeeStatusBody, type PayeeRecord } from './schemas.js';
 
-export function payeeRoutes(app: FastifyInstance, payees: PayeeService, idempotency: IdempotencyKeys): void {
+export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Payees'];
 
   routes.post(
     '/payees',
     {
-      config: { scope: 'payees:write' },
+      config: { scope: 'payees:write', idempotency: { kind: 'create', readScope: 'payees:read' } },
       schema: {
         tags,
         summary: 'Create a payee',
@@ -29,7 +29,9 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService, idempote
         response: { 201: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404, 409, 502) },
       },
     },
-    async (request, reply) => idempotency.create(request, reply, 'payees:read', (onCreated) => payees.create(callerOf(request), request.body, onCreated)),
+    async (request) => {
+      await payees.create(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.get(

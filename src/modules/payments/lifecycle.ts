@@ -15,8 +15,8 @@ import {
   requireCanSend,
   unchangedStatusGuards,
   type CustomerAccount,
-} from './accounts.js';
-import { addBalanceEvents } from './events.js';
+} from '../accounts/index.js';
+import { addBalanceEvents } from '../accounts/index.js';
 import { presentPayment } from './presenter.js';
 import { findPayment, findPaymentByReference, type PaymentRow } from './repository.js';
 import type { PaymentRecord } from './schemas.js';

@@ -3,14 +3,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { DomainError } from '../../errors.js';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { answered, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
-import { Pagination, TransactionRecord } from '../transactions/schemas.js';
-import type { DepositService } from './deposits.js';
+import { Pagination, TransactionRecord } from '../transactions/index.js';
 import type { PaymentService } from './service.js';
 import type { SandboxPayments } from '../../providers/sandbox/payments.js';
-import { FeePreview } from '../fees/schemas.js';
-import { CreatePaymentBody, DepositBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody, type PaymentRecord } from './schemas.js';
+import { FeePreview } from '../fees/index.js';
+import { CreatePaymentBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody, type PaymentRecord } from './schemas.js';
 
 export function paymentRoutes(app: FastifyInstance, payments: PaymentService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -87,34 +86,10 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
   );
 }
 
-/** DESIGN §3 simulation endpoints: funding and settlement (sandbox only). */
-export function sandboxPaymentRoutes(app: FastifyInstance, deposits: DepositService, settlement: SandboxPayments, idempotency: IdempotencyKeys): void {
+/** DESIGN §3 simulation endpoint: settlement (sandbox only). */
+export function sandboxPaymentRoutes(app: FastifyInstance, settlement: SandboxPayments): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];
-
-  routes.post(
-    '/sandbox/fiat-accounts/:id/deposits',
-    {
-      // The scope follows the account credited: fiat-accounts:write for a fiat account, virtual-accounts:write for a
-      // virtual one (DepositService checks which once the account is known).
-      config: { scope: ['fiat-accounts:write', 'virtual-accounts:write'] },
-      schema: {
-        tags,
-        summary: 'Deposit money from outside into a fiat account or a virtual account (sandbox only)',
-        description: 'Money-moving: accepts an Idempotency-Key (docs/idempotency.md); a retry with the same key replays the first answer.',
-        params: PaymentParams,
-        headers: idempotencyHeaders(false),
-        body: DepositBody,
-        // 422 ACCOUNT_NOT_ACTIVE: the account (or a virtual account's master) is closed.
-        response: { 201: DataOf(TransactionRecord), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
-      },
-    },
-    async (request, reply) =>
-      // Which of the two reads the answer is known once the account is (DepositService narrows it).
-      idempotency.answer(request, reply, ['fiat-accounts:read', 'virtual-accounts:read'], (reservation) =>
-        deposits.deposit(callerOf(request), request.params.id, request.body, reservation),
-      ),
-  );
 
   routes.post(
     '/sandbox/payments/:id/settle',

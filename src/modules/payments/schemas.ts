@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { pageLimitMax, paymentAmountMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
-import { reconciliationFilters } from '../transactions/schemas.js';
-import { feeTransactionTypes, paymentSchemes } from '../fees/fee-quote.js';
+import { reconciliationFilters } from '../transactions/index.js';
+import { feeTransactionTypes, paymentSchemes } from '../fees/index.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 
 /** Spec §4 POST /payments: paymentScheme up to 50 (reference: config/limits.ts). */
@@ -96,11 +96,3 @@ export type PaymentsQueryType = Static<typeof PaymentsQuery>;
 
 export const PaymentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 export const SettleBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
-export const DepositBody = Type.Object(
-  {
-    amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax }),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax })),
-    counterpartyName: Type.Optional(Type.String({ minLength: 1, maxLength: 140 })),
-  },
-  { additionalProperties: false },
-);

@@ -8,10 +8,10 @@ import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/fee-quote.js';
-import { presentFeePreview } from '../fees/presenter.js';
-import type { FeePreviewRecord } from '../fees/schemas.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/index.js';
+import { presentFeePreview } from '../fees/index.js';
+import type { FeePreviewRecord } from '../fees/index.js';
 import {
   accountPostings,
   balanceAccountOf,
@@ -22,8 +22,8 @@ import {
   requirePayeeActive,
   type CustomerAccount,
   type PayeeTarget,
-} from './accounts.js';
-import { addBalanceEvents } from './events.js';
+} from '../accounts/index.js';
+import { addBalanceEvents } from '../accounts/index.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord, PaymentsQueryType } from './schemas.js';
@@ -232,7 +232,7 @@ export class PaymentService {
     return target;
   }
 
-  /** The caller's payee as a payment needs it (cached: payments/accounts.ts). */
+  /** The caller's payee as a payment needs it (cached: accounts/customer-accounts.ts). */
   private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
     return findPayeeTarget(this.storage, caller.customerId, id.toLowerCase());
   }

@@ -1,7 +1,7 @@
 import { pageLimitMax } from '../../config/limits.js';
 import { notFound } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { presentTransaction } from './presenter.js';
 import { filteredTransactions, findTransaction, transactionCount, transactionsInSequenceRange, type HistoryValues, type TransactionFilters } from './history.js';
 import type { TransactionRecordType, TransactionsQueryType } from './schemas.js';

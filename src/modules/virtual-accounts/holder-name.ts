@@ -1,4 +1,4 @@
-import type { EndUserRow } from '../end-users/repository.js';
+import type { EndUserRow } from '../end-users/index.js';
 
 /**
  * The name a virtual account is held in (docs/virtual-accounts.md): a business end user's company name, an

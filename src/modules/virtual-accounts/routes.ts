@@ -2,20 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { VirtualAccountService } from './service.js';
 import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
 import { CreateVirtualAccountBody, VirtualAccount, VirtualAccountParams, VirtualAccountStatusBody, type VirtualAccountRecord } from './schemas.js';
 
-export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService, idempotency: IdempotencyKeys): void {
+export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Virtual accounts'];
 
   routes.post(
     '/virtual-accounts',
     {
-      config: { scope: 'virtual-accounts:write' },
+      config: { scope: 'virtual-accounts:write', idempotency: { kind: 'create', readScope: 'virtual-accounts:read' } },
       schema: {
         tags,
         summary: 'Create a virtual account under a master fiat account',
@@ -29,8 +29,9 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
         response: { 201: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) =>
-      idempotency.create(request, reply, 'virtual-accounts:read', (onCreated) => virtualAccounts.create(callerOf(request), request.body, onCreated)),
+    async (request) => {
+      await virtualAccounts.create(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.get(

@@ -2,8 +2,8 @@ import { Type, type Static } from 'typebox';
 import { accountNameLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
-import { ibanCountries } from '../fiat-accounts/schemas.js';
-import { accountStatuses } from '../payments/accounts.js';
+import { ibanCountries } from '../fiat-accounts/index.js';
+import { accountStatuses } from '../accounts/index.js';
 
 /** Spec §4 POST /virtual-accounts. */
 export const CreateVirtualAccountBody = Type.Object(

@@ -2,18 +2,18 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import { findCustomer } from '../customers/repository.js';
-import type { EndUserService } from '../end-users/service.js';
-import { findFiatAccount, type FiatAccountRow } from '../fiat-accounts/repository.js';
-import { ibanCountries } from '../fiat-accounts/schemas.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { findCustomerById } from '../customers/index.js';
+import type { EndUserService } from '../end-users/index.js';
+import { findCustomerFiatAccount, type FiatAccountRow } from '../fiat-accounts/index.js';
+import { ibanCountries } from '../fiat-accounts/index.js';
 import { accountHolderName } from './holder-name.js';
-import { presentVirtualAccount } from './presenter.js';
+import { presentVirtualAccount } from '../accounts/index.js';
 import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
@@ -46,7 +46,7 @@ export class VirtualAccountService {
    */
   /** `onCreated` runs in the transaction that writes the account (an Idempotency-Key's answer is stored there). */
   async create(caller: AuthenticatedKey, input: CreateVirtualAccountInput, onCreated?: OnCreated<VirtualAccountRecord>): Promise<VirtualAccountRecord> {
-    const master = await findFiatAccount(this.storage.db, caller.customerId, input.masterFiatAccountId.toLowerCase());
+    const master = await findCustomerFiatAccount(this.storage, caller.customerId, input.masterFiatAccountId.toLowerCase());
     if (!master) throw notFound('fiat account');
     const endUser = input.endUserId === undefined ? undefined : await this.endUsers.require(caller, input.endUserId);
     if (!master.is_master) {
@@ -66,7 +66,7 @@ export class VirtualAccountService {
         status: master.status,
       });
     }
-    const customer = await findCustomer(this.storage.db, caller.customerId);
+    const customer = await findCustomerById(this.storage.db, caller.customerId);
     if (!customer) throw notFound('customer');
 
     // The provider is called outside any database transaction, undoably (providers/provisioning.ts); the row and its

@@ -1,12 +1,12 @@
 import type { Clock } from '../../clock.js';
 import { DomainError } from '../../errors.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
 import { newPlan, plannedResponse, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import type { Network } from '../../ledger/networks.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { addArrival } from './arrival.js';
 import { parseMovement } from './movement-input.js';
 import type { WalletOwnership } from './ownership.js';

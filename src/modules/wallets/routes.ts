@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { answered, idempotencyHeaders, onCreatedOf, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
-import { Pagination } from '../transactions/schemas.js';
+import { Pagination } from '../transactions/index.js';
 import type { WalletSandbox } from './sandbox.js';
 import type { WalletService } from './service.js';
 import type { WalletTransferService } from './transfers.js';
@@ -25,14 +25,14 @@ import {
   WalletTransfersQuery,
 } from './schemas.js';
 
-export function walletRoutes(app: FastifyInstance, wallets: WalletService, transfers: WalletTransferService, idempotency: IdempotencyKeys): void {
+export function walletRoutes(app: FastifyInstance, wallets: WalletService, transfers: WalletTransferService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Wallets'];
 
   routes.post(
     '/wallets',
     {
-      config: { scope: 'wallets:write' },
+      config: { scope: 'wallets:write', idempotency: { kind: 'create', readScope: 'wallets:read' } },
       schema: {
         tags,
         summary: 'Create a wallet',
@@ -45,7 +45,9 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
         response: { 201: DataOf(Wallet), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) => idempotency.create(request, reply, 'wallets:read', (onCreated) => wallets.create(callerOf(request), request.body, onCreated)),
+    async (request) => {
+      await wallets.create(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.get(
@@ -74,7 +76,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
   routes.post(
     '/wallets/:walletId/addresses',
     {
-      config: { scope: 'wallets:write' },
+      config: { scope: 'wallets:write', idempotency: { kind: 'create', readScope: 'wallets:read' } },
       schema: {
         tags,
         summary: 'Generate a receive address',
@@ -88,14 +90,15 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
         response: { 201: DataOf(WalletAddress), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422, 502) },
       },
     },
-    async (request, reply) =>
-      idempotency.create(request, reply, 'wallets:read', (onCreated) => wallets.addAddress(callerOf(request), request.params.walletId, request.body, onCreated)),
+    async (request) => {
+      await wallets.addAddress(callerOf(request), request.params.walletId, request.body, onCreatedOf(request));
+    },
   );
 
   routes.post(
     '/wallets/:walletId/transfers',
     {
-      config: { scope: 'wallets:write' },
+      config: { scope: 'wallets:write', idempotency: { kind: 'operation', readScope: 'wallets:read' } },
       schema: {
         tags,
         summary: 'Send an on-chain transfer',
@@ -110,8 +113,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
         response: { 201: DataOf(WalletTransfer), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) =>
-      idempotency.answer(request, reply, 'wallets:read', (reservation) => transfers.create(callerOf(request), request.params.walletId, request.body, reservation)),
+    async (request) => answered(request, await transfers.create(callerOf(request), request.params.walletId, request.body, reservationOf(request))),
   );
 
   routes.get(
@@ -164,14 +166,14 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
 }
 
 /** DESIGN §3 simulation endpoints for wallets (sandbox only): deposits and the settlement of transfers. */
-export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox, idempotency: IdempotencyKeys): void {
+export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];
 
   routes.post(
     '/sandbox/wallets/:walletId/deposits',
     {
-      config: { scope: 'wallets:write' },
+      config: { scope: 'wallets:write', idempotency: { kind: 'operation', readScope: 'wallets:read' } },
       schema: {
         tags,
         summary: 'Deposit crypto into a wallet from outside (sandbox only)',
@@ -185,8 +187,7 @@ export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox
         response: { 201: DataOf(WalletTransfer), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request, reply) =>
-      idempotency.answer(request, reply, 'wallets:read', (reservation) => sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservation)),
+    async (request) => answered(request, await sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservationOf(request))),
   );
 
   routes.post(

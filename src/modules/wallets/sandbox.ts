@@ -1,9 +1,9 @@
 import type { Clock } from '../../clock.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import type { ProviderEventInbox } from '../../providers/inbox.js';
 import { SandboxWalletTransfers } from '../../providers/sandbox/wallet-transfers.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { WalletDeposits } from './deposits.js';
 import type { WalletTransferLifecycle } from './lifecycle.js';
 import type { WalletOwnership } from './ownership.js';

@@ -12,12 +12,12 @@ import {
   supportedPairsText,
   type Network,
 } from '../../ledger/networks.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { cryptoAssets } from '../../ledger/assets.js';
 import { providerUnavailable, type Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import type { EndUserService } from '../end-users/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import type { EndUserService } from '../end-users/index.js';
 import { presentWallet, presentWalletAddress, presentWalletBalance } from './presenter.js';
 import {
   addressCounts,
@@ -49,6 +49,11 @@ const walletLimitReached = () =>
   new DomainError('LIMIT_EXCEEDED', `A customer has at most ${walletsPerCustomerMax} wallets.`, { limit: walletsPerCustomerMax });
 const addressLimitReached = () =>
   new DomainError('LIMIT_EXCEEDED', `A wallet has at most ${addressesPerWalletMax} receive addresses.`, { limit: addressesPerWalletMax });
+
+/** Whether the customer's wallet has an address receiving `asset` (its balance row of the asset exists from then on). */
+export async function walletReceives(storage: Storage, customerId: string, walletId: string, asset: string): Promise<boolean> {
+  return (await findWalletBalance(storage.db, customerId, walletId, asset)) !== undefined;
+}
 
 export class WalletService {
   constructor(

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { pageLimitMax } from '../../config/limits.js';
 import { notFound, validationError } from '../../errors.js';
-import type { Answer, Reservation } from '../../http/idempotency.js';
+import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import { canonicalAddress } from '../../ledger/address-formats.js';
 import { newPlan, plannedEvent, plannedResponse } from '../../ledger/money-plan.js';
@@ -9,7 +9,7 @@ import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { addressFormatOf, networkRegistry } from '../../ledger/networks.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { parseMovement } from './movement-input.js';
 import { presentWalletTransfer } from './presenter.js';
 import { findWalletTransfer, listWalletTransfers, type WalletTransferRow } from './repository.js';

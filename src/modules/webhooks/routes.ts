@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { idempotencyHeaders, type IdempotencyKeys } from '../../http/idempotency.js';
+import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
-import { Pagination } from '../transactions/schemas.js';
+import { Pagination } from '../transactions/index.js';
 import {
   CreateWebhookBody,
   DeliveriesQuery,
@@ -26,14 +26,16 @@ const paginated = <T extends Parameters<typeof Type.Array>[0]>(item: T) =>
   Type.Object({ data: Type.Array(item), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false });
 
 /** Spec §4 /webhooks (list, get, update) and the additive operations of DESIGN §3 (docs/webhooks.md). */
-export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, idempotency: IdempotencyKeys): void {
+export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Webhooks'];
 
   routes.post(
     '/webhooks',
     {
-      config: { scope: 'webhooks:write' },
+      // The answer holds the signing secret, which no read shows: it is stored encrypted, and only a key that may
+      // manage subscriptions (and so rotate the secret anyway) is given it again.
+      config: { scope: 'webhooks:write', idempotency: { kind: 'create', readScope: 'webhooks:write', holdsSecret: true } },
       schema: {
         tags,
         summary: 'Create a webhook subscription',
@@ -46,10 +48,9 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService, id
         response: { 201: DataOf(WebhookSubscriptionWithSecret), ...errorResponses(...authenticatedWriteErrors, 409, 422) },
       },
     },
-    // The answer holds the signing secret, which no read shows: it is stored encrypted, and only a key that may
-    // manage subscriptions (and so rotate the secret anyway) is given it again.
-    async (request, reply) =>
-      idempotency.create(request, reply, 'webhooks:write', (onCreated) => webhooks.create(callerOf(request), request.body, onCreated), { holdsSecret: true }),
+    async (request) => {
+      await webhooks.create(callerOf(request), request.body, onCreatedOf(request));
+    },
   );
 
   routes.get(

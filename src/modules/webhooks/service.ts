@@ -8,10 +8,10 @@ import {
 } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
 import { canReadEvent, missingEventReadScopes, readableEventTypes, testEventType } from '../../events/catalog.js';
-import type { OnCreated } from '../../http/idempotency.js';
+import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
 import { presentDelivery, presentEvent, presentSubscription } from './presenter.js';
 import {
   countSubscriptions,

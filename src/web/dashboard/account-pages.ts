@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import { bodyChecker } from '../../http/validation.js';
-import type { Answer } from '../../http/idempotency.js';
-import type { FiatAccountRecord } from '../../modules/fiat-accounts/schemas.js';
-import type { DepositInput } from '../../modules/payments/deposits.js';
-import { DepositBody } from '../../modules/payments/schemas.js';
-import type { TransactionRecordType } from '../../modules/transactions/schemas.js';
-import type { VirtualAccountRecord } from '../../modules/virtual-accounts/schemas.js';
-import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/schemas.js';
+import type { Answer } from '../../storage/idempotency-answers.js';
+import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
+import type { DepositInput } from '../../modules/deposits/index.js';
+import { DepositBody } from '../../modules/deposits/index.js';
+import type { TransactionRecordType } from '../../modules/transactions/index.js';
+import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
+import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/index.js';
 import { DomainError } from '../../errors.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';
@@ -103,8 +103,8 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
 
   context.get<{ Params: { id: string } }>('/accounts/wallets/:id', pageRoute, async (request, reply) => walletPage(request, reply, request.params.id));
 
-  const paymentSandbox = services.payments.sandbox;
-  if (paymentSandbox) {
+  const deposits = services.deposits;
+  if (deposits) {
     context.post<{ Params: { id: string } }>('/accounts/:id/deposits', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       // Looked up first: another customer's account is a 404 page whatever the form holds.
@@ -117,7 +117,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
           reference: formText(form, 'reference'),
           counterpartyName: formText(form, 'counterparty_name'),
         });
-        deposit = answered<TransactionRecordType>(await paymentSandbox.deposits.deposit(caller, found.account.id, body));
+        deposit = answered<TransactionRecordType>(await deposits.deposit(caller, found.account.id, body));
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;

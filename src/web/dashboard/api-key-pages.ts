@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkExpiresAt } from '../../modules/api-keys/expiry.js';
-import { scopeResources } from '../../modules/api-keys/scopes.js';
+import { checkExpiresAt } from '../../modules/api-keys/index.js';
+import { scopeResources } from '../../modules/api-keys/index.js';
 import { formList, formOf, formRefusal, formText, utcFromLocalInput } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyChecker } from '../../http/validation.js';
-import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
-import type { OnboardingLinks } from '../../modules/end-users/onboarding.js';
-import { presentEndUser } from '../../modules/end-users/presenter.js';
-import type { EndUserRow } from '../../modules/end-users/repository.js';
-import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/schemas.js';
-import { allowedTransitions } from '../../modules/end-users/lifecycle.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
+import type { OnboardingLinks } from '../../modules/end-users/index.js';
+import { presentEndUser } from '../../modules/end-users/index.js';
+import type { EndUserRow } from '../../modules/end-users/index.js';
+import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/index.js';
+import { allowedTransitions } from '../../modules/end-users/index.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';

@@ -1,18 +1,19 @@
 import type { Config } from '../../config/config.js';
 import type { Clock } from '../../clock.js';
-import type { ApiKeyService } from '../../modules/api-keys/service.js';
-import type { DashboardUserService } from '../../modules/dashboard-users/service.js';
-import type { DocumentService } from '../../modules/documents/service.js';
-import type { OnboardingLinks } from '../../modules/end-users/onboarding.js';
-import type { EndUserService } from '../../modules/end-users/service.js';
-import type { EndUserRecord } from '../../modules/end-users/schemas.js';
+import type { ApiKeyService } from '../../modules/api-keys/index.js';
+import type { CustomerService } from '../../modules/customers/index.js';
+import type { DashboardUserService } from '../../modules/dashboard-users/index.js';
+import type { DepositService } from '../../modules/deposits/index.js';
+import type { DocumentService } from '../../modules/documents/index.js';
+import type { OnboardingLinks } from '../../modules/end-users/index.js';
+import type { EndUserService } from '../../modules/end-users/index.js';
+import type { EndUserRecord } from '../../modules/end-users/index.js';
 import type { SandboxVerification } from '../../providers/sandbox/verification.js';
-import type { FiatAccountService } from '../../modules/fiat-accounts/service.js';
-import type { PaymentServices } from '../../modules/payments/module.js';
-import type { VirtualAccountService } from '../../modules/virtual-accounts/service.js';
-import type { WalletServices } from '../../modules/wallets/module.js';
-import type { WebhookService } from '../../modules/webhooks/service.js';
-import type { Storage } from '../../storage/database.js';
+import type { FiatAccountService } from '../../modules/fiat-accounts/index.js';
+import type { PaymentServices } from '../../modules/payments/index.js';
+import type { VirtualAccountService } from '../../modules/virtual-accounts/index.js';
+import type { WalletServices } from '../../modules/wallets/index.js';
+import type { WebhookService } from '../../modules/webhooks/index.js';
 import type { FormTokens } from '../form-tokens.js';
 
 /**
@@ -22,7 +23,7 @@ import type { FormTokens } from '../form-tokens.js';
 export interface WebServices {
   config: Config;
   clock: Clock;
-  storage: Storage;
+  customers: CustomerService;
   formTokens: FormTokens;
   users: DashboardUserService;
   apiKeys: ApiKeyService;
@@ -34,5 +35,7 @@ export interface WebServices {
   virtualAccounts: VirtualAccountService;
   wallets: WalletServices;
   payments: PaymentServices;
+  /** The sandbox's deposits; undefined outside the sandbox. */
+  deposits: DepositService | undefined;
   webhooks: WebhookService;
 }

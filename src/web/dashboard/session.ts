@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
-import { findCustomer } from '../../modules/customers/repository.js';
-import type { DashboardSession } from '../../modules/dashboard-users/service.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
+import type { DashboardSession } from '../../modules/dashboard-users/index.js';
 import { DomainError } from '../../errors.js';
 import { cookieSecure } from '../page-headers.js';
 import type { WebServices } from './services.js';
@@ -59,7 +58,7 @@ export function installSessionGuard(context: FastifyInstance, services: WebServi
     const signedOut = request.routeOptions.config.signedOut === true;
     if (!signedOut) {
       const session = await services.users.resumeSession(request.cookies[sessionCookie]);
-      const customer = session && (await findCustomer(services.storage.db, session.customerId));
+      const customer = session && (await services.customers.get(session.customerId));
       if (!session || !customer) {
         if (request.cookies[sessionCookie] !== undefined) clearSessionCookie(request, reply);
         return reply.redirect('/dashboard/sign-in', 303);

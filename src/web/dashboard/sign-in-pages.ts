@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardSignInAttemptsMax, dashboardSignInWindowMs } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import { addressKey } from '../../http/rate-limit.js';
-import type { DashboardUserRow } from '../../modules/dashboard-users/repository.js';
+import type { DashboardUserRow } from '../../modules/dashboard-users/index.js';
 import { formOf, formProblems, formText } from '../form.js';
 import { pageRoute, signedOutPageRoute } from '../page-route.js';
 import type { WebServices } from './services.js';

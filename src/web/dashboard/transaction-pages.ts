@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyChecker } from '../../http/validation.js';
-import { SettleBody, type PaymentRecord } from '../../modules/payments/schemas.js';
-import { TransactionsQuery, type TransactionsQueryType } from '../../modules/transactions/schemas.js';
-import { SettleWalletTransferBody } from '../../modules/wallets/schemas.js';
+import { SettleBody, type PaymentRecord } from '../../modules/payments/index.js';
+import { TransactionsQuery, type TransactionsQueryType } from '../../modules/transactions/index.js';
+import { SettleWalletTransferBody } from '../../modules/wallets/index.js';
 import { formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { listQuery, pagerOf } from './lists.js';

@@ -3,7 +3,7 @@ import { pageLimitDefault, eventRetentionDays, webhookSubscriptionsPerCustomerMa
 import { DomainError } from '../../errors.js';
 import { testEventType } from '../../events/catalog.js';
 import { bodyChecker } from '../../http/validation.js';
-import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import {
   CreateWebhookBody,
   DeliveriesQuery,
@@ -14,7 +14,7 @@ import {
   type CreateWebhookInput,
   type UpdateWebhookInput,
   type WebhookSubscriptionRecord,
-} from '../../modules/webhooks/schemas.js';
+} from '../../modules/webhooks/index.js';
 import { formList, formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { checkListQuery, listQuery, pagerOf } from './lists.js';

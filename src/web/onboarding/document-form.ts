@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { documentSizeMaxBytes } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
 import { bodyChecker } from '../../http/validation.js';
-import { UploadDocumentBody, type UploadDocumentInput } from '../../modules/documents/schemas.js';
+import { UploadDocumentBody, type UploadDocumentInput } from '../../modules/documents/index.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formProblems } from '../form.js';
 

@@ -1,14 +1,8 @@
 import { onboardingUrlTokenLengthMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
-import type { AuthenticatedKey } from '../../modules/api-keys/service.js';
-import { findCustomer } from '../../modules/customers/repository.js';
-import {
-  findEndUserByLegacyOnboardingToken,
-  findEndUserByOnboardingLink,
-  markOnboardingCompleted,
-  onboardingSecretLength,
-} from '../../modules/end-users/onboarding.js';
-import type { EndUserRow } from '../../modules/end-users/repository.js';
+import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
+import { onboardingSecretLength } from '../../modules/end-users/index.js';
+import type { EndUserRow } from '../../modules/end-users/index.js';
 import type { WebServices } from '../dashboard/services.js';
 
 /** A link's path parameters: its token (in two parts, below) and secret; or, for a legacy link, its token alone. */
@@ -51,10 +45,9 @@ export function linkNotValid(): DomainError {
   return new DomainError('NOT_FOUND', 'This link is no longer valid. Ask the company that sent it to you for a new one.');
 }
 
-export async function openOnboardingLink(services: Pick<WebServices, 'storage' | 'clock' | 'onboardingLinks'>, params: LinkParams): Promise<OnboardingVisit> {
-  const { db } = services.storage;
+export async function openOnboardingLink(services: Pick<WebServices, 'customers' | 'endUsers' | 'clock' | 'onboardingLinks'>, params: LinkParams): Promise<OnboardingVisit> {
   const token = params.token + (params.tokenTail ?? '');
-  const endUser = params.secret === undefined ? await findEndUserByLegacyOnboardingToken(db, token) : await findEndUserByOnboardingLink(db, token, params.secret);
+  const endUser = await services.endUsers.findByOnboardingLink(token, params.secret);
   const linkHash = endUser?.onboarding_secret_hash ?? endUser?.onboarding_token_hash;
   const pagePath = endUser && services.onboardingLinks.pathOf(endUser);
   if (
@@ -68,7 +61,7 @@ export async function openOnboardingLink(services: Pick<WebServices, 'storage' |
   ) {
     throw linkNotValid();
   }
-  const customer = await findCustomer(services.storage.db, endUser.customer_id);
+  const customer = await services.customers.get(endUser.customer_id);
   if (!customer) throw linkNotValid();
   return {
     endUser,
@@ -80,6 +73,6 @@ export async function openOnboardingLink(services: Pick<WebServices, 'storage' |
 }
 
 /** The person is done here: from now on the link answers like an unknown one. */
-export async function completeOnboarding(services: Pick<WebServices, 'storage' | 'clock'>, visit: OnboardingVisit): Promise<void> {
-  await markOnboardingCompleted(services.storage.db, visit.endUser.id, services.clock.now());
+export async function completeOnboarding(services: Pick<WebServices, 'endUsers'>, visit: OnboardingVisit): Promise<void> {
+  await services.endUsers.completeOnboarding(visit.endUser.id);
 }

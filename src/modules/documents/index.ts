@@ -14,7 +14,7 @@ import { DocumentSyncWorker } from './sync-worker.js';
 export function registerDocuments(app: FastifyInstance, context: ModuleContext): DocumentService {
   const { storage, files, clock, endUsers, providers, log } = context;
   const documents = new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes);
-  documentRoutes(app, documents, context.idempotency);
+  documentRoutes(app, documents);
   const lifecycle = new DocumentSyncLifecycle(storage, clock, log);
   context.providerEvents.register(lifecycle);
   const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log, lifecycle);
@@ -34,3 +34,8 @@ export async function sweepOrphanFiles(storage: Storage, files: FileStore, clock
   await files.sweepOrphans(recordedPathsOf, new Date(clock.now().getTime() - orphanFileAgeMs));
   return 0;
 }
+
+export { type DocumentKind, type DocumentRecord, UploadDocumentBody, type UploadDocumentInput, identityUploadTypes, uploadDocumentTypes } from './schemas.js';
+export { type DocumentService } from './service.js';
+export { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from './stored-document.js';
+export { type CheckedFile, checkFile } from './upload.js';

@@ -2,18 +2,19 @@ import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
+import { idempotencyKeyLost } from '../../ledger/ledger.js';
 import { BalanceNumber, balanceKey, newPlan, plannedResponse, withJournal } from '../../ledger/money-plan.js';
 import { executeMoneyPlan } from '../../ledger/money-transaction.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { TransactionsTable } from '../../storage/tables.js';
-import { narrowReadScope, type Answer, type Reservation } from '../../http/idempotency.js';
-import { requireScope } from '../api-keys/scopes.js';
-import type { AuthenticatedKey } from '../api-keys/service.js';
-import { historyValuesOf } from '../transactions/history.js';
-import { presentTransaction } from '../transactions/presenter.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from './accounts.js';
-import { addBalanceEvents } from './events.js';
+import { narrowIdempotentReadScope, type Answer, type Reservation } from '../../storage/idempotency-answers.js';
+import { requireScope } from '../api-keys/index.js';
+import type { AuthenticatedKey } from '../api-keys/index.js';
+import { historyValuesOf } from '../transactions/index.js';
+import { presentTransaction } from '../transactions/index.js';
+import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from '../accounts/index.js';
+import { addBalanceEvents } from '../accounts/index.js';
 
 type NewHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'>;
 
@@ -75,14 +76,15 @@ export class DepositService {
 
   /**
    * Credits the account. Under an Idempotency-Key (`reservation`), the answer — the deposit record — is stored by the
-   * same money plan that moves the money (http/idempotency.ts).
+   * same money plan that moves the money (http/idempotency.ts); what reading it takes is narrowed to the account's read scope.
    */
   async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput, reservation?: Reservation): Promise<Answer> {
     const account = await findCustomerAccount(this.storage, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
     // From here on the answer shows this account: a reuse of the key reads it only with the account's read scope.
-    if (reservation) await narrowReadScope(this.storage, reservation, account.kind === 'virtual_account' ? 'virtual-accounts:read' : 'fiat-accounts:read');
+    const readScope = account.kind === 'virtual_account' ? 'virtual-accounts:read' : 'fiat-accounts:read';
+    if (reservation && !(await narrowIdempotentReadScope(this.storage.db, reservation, readScope))) throw idempotencyKeyLost();
     // A closed account receives nothing; a frozen one still does (docs/payments.md "Account and payee status").
     requireCanReceive(account);
     let amountMinor: bigint;

@@ -19,12 +19,12 @@ export function registerWallets(app: FastifyInstance, context: ModuleContext): W
   const ownership = new WalletOwnership(storage);
   const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
   const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
-  walletRoutes(app, wallets, transfers, context.idempotency);
+  walletRoutes(app, wallets, transfers);
   const lifecycle = new WalletTransferLifecycle(storage, clock);
   context.providerEvents.register(lifecycle);
   if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
   const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs, { inbox: context.providerEvents, transfers: lifecycle });
-  sandboxWalletRoutes(app, sandbox, context.idempotency);
+  sandboxWalletRoutes(app, sandbox);
   context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
   return { wallets, transfers, sandbox };
 }
@@ -35,3 +35,8 @@ export interface WalletServices {
   transfers: WalletTransferService;
   sandbox: WalletSandbox | undefined;
 }
+
+export { addArrival } from './arrival.js';
+export { WalletOwnership } from './ownership.js';
+export { SettleWalletTransferBody, WalletDepositBody, type WalletDepositInput, type WalletTransferRecord, WalletTransfersQuery } from './schemas.js';
+export { walletReceives } from './service.js';

@@ -1,7 +1,7 @@
 import { toJsonNumber } from '../../ledger/money.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import type { VirtualAccountRow } from './repository.js';
-import type { VirtualAccountRecord } from './schemas.js';
+import type { VirtualAccountRow } from '../virtual-accounts/index.js';
+import type { VirtualAccountRecord } from '../virtual-accounts/index.js';
 
 export function presentVirtualAccount(row: VirtualAccountRow, frOwnerBusinessId: string): VirtualAccountRecord {
   const currency = row.currency as FiatCurrency;

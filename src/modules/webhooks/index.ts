@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { SecretBox } from '../../storage/secret-box.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
-import { WebhookDeliveryWorker } from '../../workers/webhook-delivery.js';
-import { WebhookFanOut } from '../../workers/webhook-fan-out.js';
+import { WebhookDeliveryWorker } from './delivery-worker.js';
+import { WebhookFanOut } from './fan-out.js';
 import type { ModuleContext } from '../module-context.js';
 import { systemResolver, type HostResolver } from './address-guard.js';
 import { webhookRoutes } from './routes.js';
@@ -31,7 +31,7 @@ export async function registerWebhooks(app: FastifyInstance, context: ModuleCont
   context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
   app.decorate('webhookDeliveries', delivery);
   const webhooks = new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery);
-  webhookRoutes(app, webhooks, context.idempotency);
+  webhookRoutes(app, webhooks);
   return webhooks;
 }
 
@@ -41,3 +41,7 @@ declare module 'fastify' {
     webhookDeliveries: WebhookDeliveryWorker;
   }
 }
+
+export { type HostResolver } from './address-guard.js';
+export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, EventsQuery, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
+export { type WebhookService } from './service.js';

@@ -1,6 +1,6 @@
 import { BalanceNumber, MovedAccountStatus, plannedEvent, type MoneyPlan } from '../../ledger/money-plan.js';
 import type { Storage } from '../../storage/database.js';
-import { findCustomerAccount } from './accounts.js';
+import { findCustomerAccount } from './customer-accounts.js';
 
 /**
  * `fiat_account.balance_updated` / `virtual_account.balance_updated` for every customer account a plan moves, in the

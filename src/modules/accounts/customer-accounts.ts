@@ -9,10 +9,10 @@ import { ExpiringCache, sharedCache } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
-import { presentFiatAccount } from '../fiat-accounts/presenter.js';
-import type { FiatAccountRecord } from '../fiat-accounts/schemas.js';
-import { presentVirtualAccount } from '../virtual-accounts/presenter.js';
-import type { VirtualAccountRecord } from '../virtual-accounts/schemas.js';
+import { presentFiatAccount } from './fiat-account-presenter.js';
+import type { FiatAccountRecord } from '../fiat-accounts/index.js';
+import { presentVirtualAccount } from './virtual-account-presenter.js';
+import type { VirtualAccountRecord } from '../virtual-accounts/index.js';
 
 /**
  * The statuses of fiat and virtual accounts (spec §3 shows only `active`; docs/payments.md "Account and payee

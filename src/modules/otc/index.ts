@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
-import { WalletOwnership } from '../wallets/ownership.js';
+import { WalletOwnership } from '../wallets/index.js';
 import { otcRoutes, sandboxOtcRoutes } from './routes.js';
 import { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
 import { OtcOrderLifecycle } from './lifecycle.js';
@@ -15,7 +15,7 @@ import { OtcService } from './service.js';
 export function registerOtc(app: FastifyInstance, context: ModuleContext): void {
   const { storage, clock, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
-  otcRoutes(app, new OtcService(storage, clock, context.providers.otc, new WalletOwnership(storage), settings), context.idempotency);
+  otcRoutes(app, new OtcService(storage, clock, context.providers.otc, new WalletOwnership(storage), settings));
   const lifecycle = new OtcOrderLifecycle(storage, clock, config.sandboxAutoSettleMs);
   context.providerEvents.register(lifecycle);
   if (config.apiEnvironment === 'sandbox') {

@@ -1,7 +1,7 @@
 import { toJsonNumber } from '../../ledger/money.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import type { FiatAccountRow } from './repository.js';
-import type { FiatAccountRecord } from './schemas.js';
+import type { FiatAccountRow } from '../fiat-accounts/index.js';
+import type { FiatAccountRecord } from '../fiat-accounts/index.js';
 
 export function presentFiatAccount(row: FiatAccountRow, frOwnerBusinessId: string): FiatAccountRecord {
   const currency = row.currency as FiatCurrency;

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.js';
-import { webhookAttemptsInFlightMax, webhookAttemptsInFlightPerSubscriptionMax } from '../config/limits.js';
+import type { Clock } from '../../clock.js';
+import { webhookAttemptsInFlightMax, webhookAttemptsInFlightPerSubscriptionMax } from '../../config/limits.js';
 import {
   claimDueDeliveries,
   eventsByIds,
@@ -9,11 +9,11 @@ import {
   subscriptionsByIds,
   type DeliveryRow,
   type SubscriptionRow,
-} from '../modules/webhooks/repository.js';
-import type { SecretBox } from '../storage/secret-box.js';
-import type { AttemptOutcome, WebhookSender } from '../modules/webhooks/sender.js';
-import { signedHeaders } from '../modules/webhooks/signing.js';
-import type { Storage } from '../storage/database.js';
+} from './repository.js';
+import type { SecretBox } from '../../storage/secret-box.js';
+import type { AttemptOutcome, WebhookSender } from './sender.js';
+import { signedHeaders } from './signing.js';
+import type { Storage } from '../../storage/database.js';
 
 export interface DeliverySettings {
   /** The wait after failed attempt n is retryDelaysMs[n - 1]; after the last, the delivery has failed. */

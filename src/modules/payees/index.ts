@@ -12,7 +12,7 @@ import { PayeeService } from './service.js';
  */
 export function registerPayees(app: FastifyInstance, context: ModuleContext): void {
   const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers);
-  payeeRoutes(app, payees, context.idempotency);
+  payeeRoutes(app, payees);
   const lifecycle = payeeStatusLifecycle(context.storage, context.clock);
   context.providerEvents.register(lifecycle);
   if (context.config.apiEnvironment === 'sandbox') sandboxPayeeRoutes(app, new SandboxStatuses<PayeeRecord>(context.providerEvents, 'payee.status_changed', lifecycle));

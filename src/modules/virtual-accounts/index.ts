@@ -12,7 +12,7 @@ import { VirtualAccountService } from './service.js';
  */
 export function registerVirtualAccounts(app: FastifyInstance, context: ModuleContext): VirtualAccountService {
   const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.endUsers);
-  virtualAccountRoutes(app, virtualAccounts, context.idempotency);
+  virtualAccountRoutes(app, virtualAccounts);
   const lifecycle = virtualAccountStatusLifecycle(context.storage, context.clock);
   context.providerEvents.register(lifecycle);
   if (context.config.apiEnvironment === 'sandbox') {
@@ -20,3 +20,7 @@ export function registerVirtualAccounts(app: FastifyInstance, context: ModuleCon
   }
   return virtualAccounts;
 }
+
+export { type VirtualAccountRow } from './repository.js';
+export { type VirtualAccountRecord } from './schemas.js';
+export { type VirtualAccountService } from './service.js';

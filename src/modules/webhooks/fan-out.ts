@@ -1,8 +1,8 @@
-import type { Clock } from '../clock.js';
-import { webhookFanOutBatchSize } from '../config/limits.js';
-import { claimUndeliveredEvents, markEventsPublished } from '../events/outbox.js';
-import { activeSubscriptionsOf, insertDeliveries, newDelivery, type NewDelivery } from '../modules/webhooks/repository.js';
-import type { Storage } from '../storage/database.js';
+import type { Clock } from '../../clock.js';
+import { webhookFanOutBatchSize } from '../../config/limits.js';
+import { claimUndeliveredEvents, markEventsPublished } from '../../events/outbox.js';
+import { activeSubscriptionsOf, insertDeliveries, newDelivery, type NewDelivery } from './repository.js';
+import type { Storage } from '../../storage/database.js';
 
 /** Rows per insert statement: well under SQLite's and PostgreSQL's bound parameters. */
 const deliveryInsertChunk = 1000;

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
-import { FeeService } from '../fees/service.js';
-import { sandboxFiatAccountRoutes } from '../fiat-accounts/routes.js';
-import { fiatAccountStatusLifecycle } from '../fiat-accounts/lifecycle.js';
-import type { FiatAccountRecord } from '../fiat-accounts/schemas.js';
+import { FeeService } from '../fees/index.js';
+import { fiatAccountStatusLifecycle, sandboxFiatAccountRoutes, type FiatAccountRecord } from '../fiat-accounts/index.js';
 import { SandboxStatuses } from '../../providers/sandbox/statuses.js';
 import type { ModuleContext } from '../module-context.js';
-import { transactionRoutes } from '../transactions/routes.js';
-import { TransactionService } from '../transactions/service.js';
-import { DepositService } from './deposits.js';
+import { transactionRoutes } from '../transactions/index.js';
+import { TransactionService } from '../transactions/index.js';
 import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
 import { PaymentService } from './service.js';
 import { PaymentSubmissions } from './submission.js';
@@ -17,8 +14,8 @@ import { PaymentLifecycle } from './lifecycle.js';
 import { SandboxPayments } from '../../providers/sandbox/payments.js';
 
 /**
- * Payments, their lifecycle (applying the provider's outcomes), transaction history and, in the sandbox, funding,
- * the simulated bank's settlement and fiat account statuses.
+ * Payments, their lifecycle (applying the provider's outcomes), transaction history and, in the sandbox, the simulated
+ * bank's settlement and fiat account statuses.
  */
 export function registerPayments(app: FastifyInstance, context: ModuleContext): PaymentServices {
   const { storage, clock, config } = context;
@@ -39,19 +36,20 @@ export function registerPayments(app: FastifyInstance, context: ModuleContext): 
   }
   if (config.apiEnvironment !== 'sandbox') return { payments, transactions, sandbox: undefined };
   const settlement = new SandboxPayments(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
-  const deposits = new DepositService(storage, clock);
-  sandboxPaymentRoutes(app, deposits, settlement, context.idempotency);
+  sandboxPaymentRoutes(app, settlement);
   // Fiat accounts have no module of their own (app.ts registers their routes); their simulation endpoints live
-  // with the deposit one.
+  // with the payment ones.
   sandboxFiatAccountRoutes(app, new SandboxStatuses<FiatAccountRecord>(context.providerEvents, 'fiat_account.status_changed', fiatAccountStatuses));
   // With a rail configured, its provider reports outcomes; the sandbox bank's timer would race it.
   if (!rail) context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
-  return { payments, transactions, sandbox: { deposits, settlement } };
+  return { payments, transactions, sandbox: { settlement } };
 }
 
 /** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
 export interface PaymentServices {
   payments: PaymentService;
   transactions: TransactionService;
-  sandbox: { deposits: DepositService; settlement: SandboxPayments } | undefined;
+  sandbox: { settlement: SandboxPayments } | undefined;
 }
+
+export { type PaymentRecord, SettleBody } from './schemas.js';

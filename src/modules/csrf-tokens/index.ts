@@ -1,0 +1,2 @@
+export { csrfTokenRoutes } from './routes.js';
+export { CsrfTokenService } from './service.js';

@@ -1,0 +1,2 @@
+export { type CustomerRow } from './repository.js';
+export { CustomerService, InvalidInputError, findCustomerById } from './service.js';

@@ -1,0 +1,2 @@
+export { type DashboardUserRow } from './repository.js';
+export { type DashboardSession, DashboardUserService, type DashboardUserView, type SignInLink } from './service.js';
