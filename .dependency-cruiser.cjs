@@ -20,8 +20,15 @@ module.exports = {
       name: 'no-deep-import-into-modules',
       comment: 'app.ts, http/, web/, workers/, cli/ and the rest use a module through its index.ts only.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/modules/' },
+      from: { path: '^src/', pathNot: ['^src/modules/', '^src/config/limits\\.ts$'] },
       to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'limits-reexport-module-limits-only',
+      comment: "config/limits.ts re-exports each module's limits.ts, so every limit is reachable in one place; nothing else of a module.",
+      severity: 'error',
+      from: { path: '^src/config/limits\\.ts$' },
+      to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/limits\\.ts$' },
     },
     {
       name: 'no-http-in-services',

@@ -39,6 +39,7 @@ import { registerWallets } from './modules/wallets/index.js';
 import { registerOtc } from './modules/otc/index.js';
 import type { HostResolver } from './modules/webhooks/index.js';
 import { registerWebhooks } from './modules/webhooks/index.js';
+import { ReadCaches } from './storage/cache.js';
 import { SecretBox } from './storage/secret-box.js';
 import { registerVirtualAccounts } from './modules/virtual-accounts/index.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
@@ -83,6 +84,8 @@ declare module 'fastify' {
     storageFaults: StorageFaultState;
     /** The provider events inbox: where adapters write the outcomes their provider reports (docs/providers.md). */
     providerEvents: ProviderEventInbox;
+    /** The read caches every service of this app shares (storage/cache.ts); tests change data through them too. */
+    caches: ReadCaches;
   }
 }
 
@@ -169,7 +172,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // Before the rate limits and the key: a request refused while stopping costs nothing.
   installShutdownRefusal(app);
 
-  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
+  // Every read cache of the app keeps time by the injected clock, so tests expire entries by advancing it.
+  const caches = new ReadCaches(clock);
+  app.decorate('caches', caches);
+  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, caches);
   const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
   if (serverSecrets.keys === undefined) {
     app.log.warn('SECRETS_MASTER_KEY is not set: the server secrets are stored unwrapped in the database, so a backup of it forges tokens, decrypts webhook signing secrets and opens hosted onboarding links (docs/operations.md "Server secrets")');
@@ -208,7 +214,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
   const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
-  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
+  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, caches, endUsers);
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
@@ -228,7 +234,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
   const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);
-  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, files, endUsers, workers, log: app.log, serverSecrets };
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches, files, endUsers, workers, log: app.log, serverSecrets };
   registerPayees(app, context);
   const virtualAccounts = registerVirtualAccounts(app, context);
   const documents = registerDocuments(app, context);

@@ -1,4 +1,11 @@
-/** Time comes from here, so tests can expire keys, tokens and quotes without sleeping (DESIGN §4 rule 7). */
+import { timestampYearMax } from './config/limits.js';
+
+/**
+ * Time comes from here, so tests can expire keys, tokens and quotes without sleeping (DESIGN §4 rule 7). Whatever
+ * decides an answer reads this clock: expiry, TTLs, leases, the read caches and the in-memory rate-limit windows.
+ * The wall clock (timers, performance.now) only paces and measures: timeouts of sockets and calls, the workers'
+ * polling, durations for metrics and logs. Redis times its shared rate-limit windows itself.
+ */
 export interface Clock {
   now(): Date;
 }
@@ -13,9 +20,18 @@ export function isoTimestamp(date: Date): string {
 /** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it: any case of T and Z, any fraction, ±hh[[:]mm]. */
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** Facts of the calendar and the clock face (no limits of ours): the last hour, minute and second a time shows. */
+const february = 2;
+const daysInLeapFebruary = 29;
+export const lastHourOfDay = 23;
+export const lastMinuteOfHour = 59;
+export const lastSecondOfMinute = 59;
+/** A leap second is shown as the 61st second of its minute. */
+const leapSecondOfMinute = 60;
+const lastMinuteOfDay = lastHourOfDay * 60 + lastMinuteOfHour;
 /** The range a timestamp is stored in: four-digit UTC years, so that the text sorts as time (docs/decisions/0001). */
 const earliestMs = Date.parse('0000-01-01T00:00:00.000Z');
-const latestMs = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const latestMs = Date.UTC(timestampYearMax, 11, 31, 23, 59, 59, 999);
 
 function isLeapYear(year: number): boolean {
   return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
@@ -39,14 +55,14 @@ export function normalizeTimestamp(text: string): string | undefined {
   const second = Number(secondText);
   const offsetHours = Number(offsetHourText);
   const offsetMinutes = Number(offsetMinuteText);
-  const monthDays = month === 2 && isLeapYear(year) ? 29 : daysInMonth[month - 1];
+  const monthDays = month === february && isLeapYear(year) ? daysInLeapFebruary : daysInMonth[month - 1];
   if (monthDays === undefined || day < 1 || day > monthDays) return undefined;
-  if (hour > 23 || minute > 59 || second > 60 || offsetHours > 23 || offsetMinutes > 59) return undefined;
+  if (hour > lastHourOfDay || minute > lastMinuteOfHour || second > leapSecondOfMinute || offsetHours > lastHourOfDay || offsetMinutes > lastMinuteOfHour) return undefined;
   const offsetMinutesSigned = zulu ? 0 : (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
-  const leapSecond = second === 60;
+  const leapSecond = second === leapSecondOfMinute;
   // A leap second exists only as the last second of a UTC day.
   const utcMinuteOfDay = (((hour * 60 + minute - offsetMinutesSigned) % 1440) + 1440) % 1440;
-  if (leapSecond && utcMinuteOfDay !== 23 * 60 + 59) return undefined;
+  if (leapSecond && utcMinuteOfDay !== lastMinuteOfDay) return undefined;
   const milliseconds = leapSecond ? 999 : Number(fraction.slice(0, 3).padEnd(3, '0'));
   const offsetMs = offsetMinutesSigned * 60_000;
   // Date.UTC maps years 0-99 to 1900-1999; setUTCFullYear does not.

@@ -339,7 +339,7 @@ async function main() {
     log(`redis-server on 127.0.0.1:${shared.redis.port}, behind the black-hole proxy on 127.0.0.1:${shared.blackHole.port}`);
   }
   if (runnable.some((run) => run.dialect === 'postgres')) {
-    shared.postgres = new PrivatePostgres();
+    shared.postgres = new PrivatePostgres({ role: 'chaos' });
     await shared.postgres.start();
     log(`PostgreSQL: a private cluster on 127.0.0.1:${shared.postgres.port} (${shared.postgres.bin}, data in ${shared.postgres.dir}; fsync off)`);
   }

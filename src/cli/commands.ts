@@ -6,6 +6,7 @@ import { ApiKeyService } from '../modules/api-keys/index.js';
 import { CustomerService, InvalidInputError } from '../modules/customers/index.js';
 import { DashboardUserService } from '../modules/dashboard-users/index.js';
 import { FeeService, type SetFeeScheduleInput } from '../modules/fees/index.js';
+import { ReadCaches } from '../storage/cache.js';
 import { openStorage, type Storage } from '../storage/database.js';
 import { recordedDeploymentSetting } from '../storage/deployment-settings.js';
 import { migrateToLatest } from '../storage/migrate.js';
@@ -49,7 +50,10 @@ async function dashboardUsers(storage: Storage, config: Config, publicUrl?: stri
   return new DashboardUserService(storage, systemClock, settings);
 }
 
-const apiKeys = (storage: Storage, config: Config) => new ApiKeyService(storage, systemClock, config.apiEnvironment);
+/** One command's read caches: the CLI is a process of its own, whose clock is the system's (an app's are its own). */
+const commandCaches = () => new ReadCaches(systemClock);
+
+const apiKeys = (storage: Storage, config: Config) => new ApiKeyService(storage, systemClock, config.apiEnvironment, commandCaches());
 
 export function migrate() {
   return withStorage(async (storage) => ({ applied: await migrateToLatest(storage), database: storage.location }), { migrate: false });
@@ -95,11 +99,11 @@ export async function listUsers(customerId: string) {
 }
 
 export function setFees(input: SetFeeScheduleInput) {
-  return withStorage((storage) => new FeeService(storage, systemClock).setSchedule(input));
+  return withStorage((storage) => new FeeService(storage, systemClock, commandCaches()).setSchedule(input));
 }
 
 export async function listFees(customerId: string | undefined) {
-  return { data: await withStorage((storage) => new FeeService(storage, systemClock).listSchedules(customerId)) };
+  return { data: await withStorage((storage) => new FeeService(storage, systemClock, commandCaches()).listSchedules(customerId)) };
 }
 
 /** Server secrets (docs/operations.md "Server secrets"): what every start does, on demand, with a report. */

@@ -1,4 +1,8 @@
-// Every numeric limit of spec §8 and of the decisions in docs/, named with its unit last.
+// Every numeric limit of spec §8 and of the decisions in docs/, named with its unit last. A module may keep its own in
+// its limits.ts, re-exported here; nowhere else holds a numeric limit (test/fitness/limits.test.ts).
+
+export * from '../modules/fees/limits.js';
+export * from '../modules/payees/limits.js';
 
 /** Spec §4.5 and §8: page size default 50, clamped to 100; pages are 1-based. */
 export const pageLimitDefault = 50;
@@ -77,6 +81,9 @@ export const redisConnectTimeoutMs = 1000;
 /** Reconnections back off exponentially from the first delay up to the last, with jitter. */
 export const redisReconnectDelayMsMin = 50;
 export const redisReconnectDelayMsMax = 2000;
+
+/** Without Redis (and while it is away), each limiter counts at most this many keys in memory, the most recent ones. */
+export const rateLimitLocalCountersMax = 5000;
 
 /** An incoming X-Request-Id longer than this (or with other characters) is replaced. */
 export const requestIdLengthMax = 128;
@@ -218,6 +225,10 @@ export const providerEventErrorLengthMax = 500;
 export const httpProviderTimestampToleranceSeconds = 5 * 60;
 export const httpProviderErrorLengthMax = 500;
 export const httpProviderEventBodyBytesMax = providerEventPayloadBytesMax + 2048;
+/** PAYMENT_PROVIDER_SECRET: bytes the shared signing secret carries at least (Standard Webhooks asks for 24 to 64). */
+export const httpProviderSecretBytesMin = 24;
+/** The provider named in POST /provider-events/{provider}. */
+export const providerNameLengthMax = 64;
 
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
@@ -383,3 +394,173 @@ export const secretsMasterKeysMax = 10;
 export const secretsMasterKeyFileBytesMax = 4096;
 /** Hex characters of a master key's id, stored beside each secret it wraps. */
 export const secretsMasterKeyIdLength = 16;
+
+/**
+ * Bounds of the settings (config/settings.ts) that have no other limit here: what an operator may set, beyond which
+ * a value is a typo, not a choice.
+ */
+export const tcpPortMax = 65_535;
+export const portDefault = 3000;
+export const shutdownTimeoutMsMax = 10 * 60 * 1000;
+export const databasePoolSizeDefault = 10;
+export const databasePoolSizeMax = 1000;
+export const moneyOperationsPerCustomerMax = 1000;
+/** Any of the three rate limits (per second per key or address, refusals per minute per address). */
+export const rateLimitMax = 1_000_000;
+export const idempotencyLeaseSecondsMax = 24 * 60 * 60;
+export const idempotencyRetentionHoursMax = 365 * 24;
+/** UPLOAD_CONCURRENCY and UPLOAD_CONCURRENCY_PER_CUSTOMER. */
+export const uploadConcurrencyMax = 1000;
+export const uploadMinBytesPerSecondMax = 1_000_000_000;
+/** Sandbox: payments, transfers and OTC steps settle this long after creation unless SANDBOX_AUTO_SETTLE_MS says otherwise. */
+export const sandboxAutoSettleMsDefault = 2000;
+export const sandboxAutoSettleMsMax = 24 * 60 * 60 * 1000;
+/** SETTLEMENT_LEASE_SECONDS and WEBHOOK_FAN_OUT_LEASE_SECONDS. */
+export const leaseSecondsMax = 3600;
+export const otcQuoteTtlSecondsMax = 3600;
+/** WEBHOOK_RETRY_DELAYS: each delay at most a week, at most 20 of them. */
+export const webhookRetryDelayMsMax = 7 * 24 * 60 * 60 * 1000;
+export const webhookRetryDelaysMax = 20;
+export const webhookDisableAfterAttemptsMax = 1_000_000;
+export const webhookTimeoutMsMin = 100;
+export const webhookTimeoutMsMax = 120_000;
+export const dashboardSessionIdleMinutesMax = 7 * 24 * 60;
+export const dashboardSessionMaxHoursMax = 30 * 24;
+
+/*
+ * Limits of the internals (workers, storage, providers, dashboard), kept here with the rest so that every bound of
+ * the server is in one place.
+ */
+
+/** The windows of the rate limits: per second for requests, per minute for refused authentications. */
+export const rateLimitFailedAuthWindowMs = 60_000;
+export const rateLimitWindowMs = 1000;
+/** .env.example (config/settings-docs.ts): comment lines of at most this many characters, like the rest of the repository. */
+export const envExampleLineLengthMax = 120;
+/** A decimal string longer than this is refused before its digits are read (the largest amounts have ~13). */
+export const decimalTextLengthMax = 40;
+/** `customer-api ledger check` lists at most this many problems (and counts them all). */
+export const ledgerProblemsShownMax = 1000;
+/** Width of the IPv4-mapped prefix ::ffff:0:0/96 (RFC 4291 §2.5.5.2). */
+export const ipv4MappedPrefixLength = 96;
+/**
+ * Dashboard passwords are stored as scrypt hashes (RFC 7914) with their parameters, so the cost can be raised later
+ * without invalidating stored hashes: `scrypt$<log2 N>$<r>$<p>$<salt>$<hash>` (base64url). N = 2^16, r = 8, p = 2 is
+ * one of OWASP's recommended settings (64 MiB per hash).
+ */
+export const scryptCostLog2 = 16;
+export const scryptBlockSize = 8;
+export const scryptParallelization = 2;
+export const passwordHashBytes = 32;
+export const passwordSaltBytes = 16;
+/** scrypt takes 128 · N · r bytes of memory (RFC 7914). */
+export const scryptMemoryBytesPerCostUnit = 128;
+/** Random bytes of the decoy password whose hash makes an unknown email cost a sign-in as much as a wrong password. */
+export const decoyPasswordRandomBytes = 16;
+/** Documents claimed per pass; the polling worker runs the next pass at once while passes find work. */
+export const documentSyncBatchSize = 20;
+/** A provider call that has not answered by then counts as a failed attempt (the worker must not hang). */
+export const documentSyncCallTimeoutMs = 60_000;
+/**
+ * How long a claimed attempt keeps its document away from other instances. Longer than the call timeout, so the
+ * lease only runs out when the instance that claimed it stopped mid-attempt; the document is then due again.
+ */
+export const documentSyncLeaseMs = 5 * 60_000;
+/** Provider error messages are kept for the client, cut to this length. */
+export const documentSyncErrorLengthMax = 500;
+/** Files older than this that no row records are orphans (a stopped process, a failed discard): removed. */
+export const orphanFileAgeMs = 60 * 60_000;
+/** How often the orphan files of the document store are looked for. */
+export const orphanFileSweepIntervalMs = 60 * 60_000;
+/** The secret: HMAC-SHA256, 32 bytes, in base64url. */
+export const onboardingSecretLength = 43;
+/** Sandbox KYC decisions applied per pass of their worker. */
+export const sandboxDecisionBatchSize = 100;
+/** A claimed decision is its claimer's for this long; then, if still announced, any instance may take it. */
+export const sandboxDecisionLeaseMs = 60_000;
+/** Spec §4 POST /payments: paymentScheme up to 50 characters, payeeVerificationId up to 100. */
+export const paymentSchemeLengthMax = 50;
+export const payeeVerificationIdLengthMax = 100;
+/** Attempts when concurrent changes keep moving the status between our read and our guarded update. */
+export const statusChangeAttemptsMax = 3;
+/** A provider call that has not answered by then counts as failed. */
+export const providerCallTimeoutMs = 30_000;
+/** How long a started operation belongs to the request that started it; longer than the call and the transaction. */
+export const providerOperationLeaseMs = 5 * 60_000;
+/** Undo attempts by the reaper before the operation is left `failed` for an operator (logged). */
+export const providerUndoAttemptsMax = 8;
+/** Wait before the reaper's first try, then doubled after each failed one (with jitter), capped: 5 s … 10 min. */
+export const providerUndoBackoffBaseMs = 5_000;
+export const providerUndoBackoffMaxMs = 10 * 60_000;
+/** Finished operations (done, undone, failed) are deleted this long after they finished. */
+export const providerOperationRetentionMs = 30 * 24 * 60 * 60_000;
+/** Abandoned provider operations undone per pass of the reaper. */
+export const providerOperationReaperBatchSize = 20;
+/** A provider's error message is kept with its operation, cut to this length. */
+export const providerErrorTextLengthMax = 500;
+/** Magic file names (docs/documents.md): "sync-fail" always fails, "sync-flaky" fails the first two attempts. */
+export const sandboxKycFlakyAttempts = 2;
+/** Sandbox OTC prices swing around their reference over a cycle of ten minutes (providers/sandbox/otc.ts). */
+export const sandboxOtcPriceCycleMs = 600_000;
+/** Attempts of a transaction before a transient failure is passed on. */
+export const transactionAttemptsMax = 5;
+/** PostgreSQL: waits between attempts, doubled each time, with jitter, so contenders spread out. */
+export const transactionRetryBaseMs = 2;
+/** SQLite: busy_timeout, one of the pragmas the embedded database must run with, checked after they are set (DESIGN §2). */
+export const sqliteBusyTimeoutMs = 5000;
+/** SQLite: prepared statements kept per connection. */
+export const preparedStatementCacheSize = 500;
+/**
+ * Under load a request may queue for a pooled connection longer than a fresh connect takes; pg applies one timeout
+ * to both, so the pool's is longer than the start-up check's.
+ */
+export const postgresPoolWaitTimeoutMs = 30_000;
+/** How deep wrapped causes are followed (GroupAbandonedError, AggregateError of a dual-stack connect). */
+export const storageFaultCauseDepthMax = 4;
+/** AES-256-GCM of the secret box (storage/secret-box.ts): a 256-bit key, the 96-bit nonce GCM is made for, a full 128-bit tag. */
+export const secretBoxKeyBytes = 32;
+export const secretBoxIvBytes = 12;
+export const secretBoxTagBytes = 16;
+/**
+ * A group is committed before it takes more transactions than this, so a stream of writers cannot hold the write
+ * lock (and the first writer's answer) for long, nor keep another process sharing the file waiting.
+ */
+export const sqliteGroupTransactionsMax = 64;
+/** The cookie that binds the signed-out forms' CSRF tokens to a browser lives this long. */
+export const dashboardFormCookieMaxAgeSeconds = 60 * 60;
+/** The most a valid upload form can take: the route's declared limit, which also puts it behind the upload gate. */
+export const documentFormBytesMax = documentSizeMaxBytes + 64 * 1024;
+/** Sandbox settlements (payments, wallet transfers, OTC steps) claimed per pass of a settlement worker. */
+export const settlementBatchSize = 100;
+/** A presented dashboard session id or sign-in link token longer than this is unknown without being hashed. */
+export const dashboardTokenLengthMax = 100;
+/** A dashboard form token: HMAC-SHA256 in hex (web/form-tokens.ts). */
+export const formTokenLength = 64;
+/** The hosted onboarding page's upload form (multipart): bytes of a text field and of a field name. */
+export const onboardingFormFieldBytesMax = 256;
+export const onboardingFormFieldNameBytesMax = 64;
+/** Random bytes of the reference code an end user is given (`EU-` and 10 hex digits). */
+export const endUserReferenceRandomBytes = 5;
+/** A business person's ownership is a percentage, and so is all of them together: at most 100. */
+export const ownershipPercentMax = 100;
+/** ISO 3166-1 alpha-2: a country code is two letters. */
+export const countryCodeLength = 2;
+/** Spec §4: an asset or currency code (GET /otc-exchanges/wallets, the live balance, an OTC quote's destinationCurrency) is 1-10 characters. */
+export const assetCodeLengthMax = 10;
+/** Spec §4 POST /otc-exchanges/quotes: sourceAmountEur is at most 20 characters. */
+export const otcSourceAmountLengthMax = 20;
+/** A confirmation's travelRulePayload is nested at most this deep. */
+export const travelRulePayloadDepthMax = 10;
+/** A deposit's counterpartyName: ISO 20022 `Nm` is Max140Text. */
+export const counterpartyNameLengthMax = 140;
+/** GET /events: an event type filter is at most this long (the longest type is far shorter). */
+export const eventTypeLengthMax = 64;
+/** Timestamps are stored with four-digit years (docs/decisions/0001): the last year one can hold. */
+export const timestampYearMax = 9999;
+/** BIP-141 witness programs: version 0 is 20 or 32 bytes; versions 1-16 are 2-40 bytes. */
+export const segwitVersionMax = 16;
+export const segwitVersion0ProgramBytes: readonly number[] = [20, 32];
+export const witnessProgramBytesMin = 2;
+export const witnessProgramBytesMax = 40;
+/** A legacy Bitcoin address decodes to a version byte and a 20-byte hash. */
+export const base58CheckAddressBytes = 21;

@@ -1,4 +1,4 @@
-import { secretsMasterKeyBytes } from './limits.js';
+import { httpProviderSecretBytesMin, secretsMasterKeyBytes } from './limits.js';
 import { parseMasterKeys, readMasterKeyFile, type MasterKeys } from './master-keys.js';
 
 /**
@@ -129,15 +129,12 @@ function list(value: string): string[] {
   return value.split(',').map((entry) => entry.trim()).filter(Boolean);
 }
 
-/** Bytes a shared signing secret carries at least (Standard Webhooks asks for 24 to 64). */
-const signingSecretBytesMin = 24;
-
 /** A Standard Webhooks secret: `whsec_` and the base64 of at least 24 random bytes. The message never shows it. */
 export const standardWebhooksSecret: SettingType<string> = {
   parse(value) {
     const encoded = value.startsWith('whsec_') ? value.slice('whsec_'.length) : undefined;
-    if (encoded === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length < signingSecretBytesMin) {
-      throw new InvalidValue(`must be whsec_ followed by the base64 of at least ${signingSecretBytesMin} bytes`, '');
+    if (encoded === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length < httpProviderSecretBytesMin) {
+      throw new InvalidValue(`must be whsec_ followed by the base64 of at least ${httpProviderSecretBytesMin} bytes`, '');
     }
     return value;
   },

@@ -1,4 +1,5 @@
 import { settings, settingSections, type SettingDeclaration } from './settings.js';
+import { envExampleLineLengthMax } from './limits.js';
 
 /**
  * The docs generated from the settings' declarations (settings.ts): the README's settings tables, between marker
@@ -56,9 +57,6 @@ export function withSettingsTable(document: string): string {
   if (start === -1 || end < start) throw new Error(`the settings markers ${settingsTableStart} … ${settingsTableEnd} are missing`);
   return `${document.slice(0, start + settingsTableStart.length)}\n${renderSettingsTable()}\n\n${document.slice(end)}`;
 }
-
-/** Comment lines of at most this many characters, like the rest of the repository. */
-const envExampleLineLengthMax = 120;
 
 function comment(text: string): string[] {
   const lines: string[] = [];

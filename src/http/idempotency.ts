@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import { idempotencyLeaseRenewalsPerLease } from '../config/limits.js';
 import { DomainError } from '../errors.js';
 import { idempotencyKeyLost } from '../ledger/ledger.js';
+import type { KeyedAnswer, MovedRecord } from '../ledger/unit-of-work.js';
 import { grants, type Scope } from '../modules/api-keys/index.js';
 import type { Storage } from '../storage/database.js';
 import { renewIdempotentLease, storeIdempotentAnswer, type Answer, type OnCreated, type Reservation } from '../storage/idempotency-answers.js';
@@ -22,9 +23,12 @@ import { errorAnswer } from './error-handler.js';
  * 2. A request that finds the key completed gets the stored answer, byte for byte, with `Idempotent-Replayed: true`
  *    — or 403 INSUFFICIENT_SCOPE when its API key could not read that answer directly; one that finds it reserved
  *    and its lease running gets 409 IDEMPOTENCY_KEY_IN_USE with Retry-After.
- * 3. The answer is stored with what the operation commits: a money plan stores it with the money (money-plan.ts
- *    PlannedResponse), a create inside the transaction that writes the new resource (`create` below), each only
- *    while the reservation is still this attempt's. Every refusal of the operation (400, 403, 404, 422) is stored
+ * 3. The answer is stored with what the operation commits: a money movement stores it with the money (its unit of
+ *    work's answer, ledger/unit-of-work.ts), a create inside the transaction that writes the new resource (`create`
+ *    below), each only while the reservation is still this attempt's. Either way the text stored is what the route's
+ *    serializer for the answer's status writes: the operation returns a typed result, the route's response schema
+ *    serialises it, and the money path is handed that serializer (KeyedAnswer) to write the answer it stores, so a
+ *    replay is byte for byte the first answer. Every refusal of the operation (400, 403, 404, 422) is stored
  *    afterwards: nothing was committed with it, and a retry replays it. A 5xx or an unexpected error committed
  *    nothing either but is no outcome of the operation: the key is released and a later retry runs.
  * 4. While the operation runs, the lease is renewed: a slow request keeps its key. A reservation whose process
@@ -62,14 +66,15 @@ export type ReadScope = Scope | readonly Scope[];
  * - `create`: the handler passes `onCreatedOf(request)` to the service, which calls it in the transaction that
  *   writes the new resource; the answer is 201 and the resource (serialised by the route's 201 schema), stored
  *   encrypted when it `holdsSecret`;
- * - `operation`: the handler passes `reservationOf(request)` to the service, whose money plan stores its answer with
- *   the money, and hands the service's answer to `answered(request, …)`.
+ * - `operation`: the handler passes `reservationOf(request)` to the service, whose money movement stores its answer
+ *   with the money (written by the route's serializer), and hands the service's typed result to
+ *   `answered(request, createdAnswer(…))`.
  */
 export type IdempotentRoute = { readScope: ReadScope } & ({ kind: 'create'; holdsSecret?: boolean } | { kind: 'operation' });
 
 /** What the handler of an idempotent route gets from installIdempotency for the attempt it runs in. */
 interface KeyedAttempt {
-  reservation: Reservation | undefined;
+  reservation: KeyedAnswer | undefined;
   onCreated: OnCreated<unknown> | undefined;
   answer: Answer | undefined;
 }
@@ -90,15 +95,23 @@ function keyedAttemptOf(request: FastifyRequest): KeyedAttempt {
 }
 
 /** The reservation an `operation` route's service runs under; undefined without an Idempotency-Key. */
-export const reservationOf = (request: FastifyRequest): Reservation | undefined => keyedAttemptOf(request).reservation;
+export const reservationOf = (request: FastifyRequest): KeyedAnswer | undefined => keyedAttemptOf(request).reservation;
 
 /** What a `create` route's service calls in the transaction that writes the resource. */
 export const onCreatedOf = (request: FastifyRequest): OnCreated<unknown> => keyedAttemptOf(request).onCreated!;
 
-/** The answer of an `operation` route's service: sent (and, when a refusal, stored) by installIdempotency. */
+/** The answer of an `operation` route's service: sent (and stored, unless the service stored it) by installIdempotency. */
 export function answered(request: FastifyRequest, answer: Answer): void {
   keyedAttemptOf(request).answer = answer;
 }
+
+/** The answer 201 `{ data }` of a money operation that may have stored it with its money. */
+export function createdAnswer<T>(moved: MovedRecord<T>): Answer {
+  return { status: 201, payload: { data: moved.record }, stored: moved.answerStored };
+}
+
+/** A refusal of the operation, as the error handler writes it: stored and sent as this text. */
+type Refusal = { status: number; body: string };
 
 /**
  * The one place Idempotency-Key is handled: every route that declares `config.idempotency` has its handler run as
@@ -155,9 +168,17 @@ export interface IdempotencySettings {
 const keyInUse = () =>
   new DomainError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed. Retry later with the same key.');
 
+/** A stored answer (or a refusal, as the error handler writes it) sent as the text it is. */
 function send(reply: FastifyReply, status: number, body: string, replayed: boolean): FastifyReply {
   if (replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(status).type('application/json; charset=utf-8').send(body);
+}
+
+/** The route's serializer of its response schema for `status`: what the client is sent, and what is stored. */
+function serializerOf(request: FastifyRequest, reply: FastifyReply, status: number): (payload: unknown) => string {
+  const serialize = reply.getSerializationFunction(String(status));
+  if (serialize === undefined) throw new Error(`${request.method} ${request.routeOptions.url} declares no ${status} response schema`);
+  return serialize as (payload: unknown) => string;
 }
 
 const answerNotReadable = (readScopes: readonly Scope[]) =>
@@ -186,30 +207,36 @@ export class IdempotencyKeys {
     request: FastifyRequest,
     reply: FastifyReply,
     readScope: ReadScope,
-    operation: (reservation: Reservation | undefined) => Promise<Answer>,
+    operation: (key: KeyedAnswer | undefined) => Promise<Answer>,
   ): Promise<FastifyReply> {
     const header = request.headers['idempotency-key'];
     if (typeof header !== 'string') {
       const answer = await operation(undefined);
-      return send(reply, answer.status, answer.body, false);
+      return reply.code(answer.status).send(answer.payload);
     }
     const caller = callerOf(request);
-    const reservation: Reservation = { customerId: caller.customerId, key: header.toLowerCase(), attemptId: randomUUID() };
+    const reservation: KeyedAnswer = {
+      customerId: caller.customerId,
+      key: header.toLowerCase(),
+      attemptId: randomUUID(),
+      serialize: (status, payload) => serializerOf(request, reply, status)(payload),
+    };
     const replay = await this.reserve(reservation, `${request.method} ${request.routeOptions.url ?? request.url}`, scopesText(readScope));
     if (replay) return this.replay(request, reply, replay);
 
     const renewal = this.renewWhileRunning(reservation, request.log);
-    let answer: Answer | 'taken over';
+    let outcome: Answer | Refusal | 'taken over';
     try {
-      answer = await this.runUnderKey(reservation, operation);
-      // A refusal is stored only on a key this attempt still holds: never over the answer of one that took it over.
-      if (answer !== 'taken over' && !answer.stored && !(await storeIdempotentAnswer(this.storage.db, reservation, answer.status, answer.body))) {
-        answer = 'taken over';
+      outcome = await this.runUnderKey(reservation, operation);
+      // An answer is stored only on a key this attempt still holds: never over the answer of one that took it over.
+      if (outcome !== 'taken over' && !('stored' in outcome && outcome.stored)) {
+        const body = 'body' in outcome ? outcome.body : serializerOf(request, reply, outcome.status)(outcome.payload);
+        if (!(await storeIdempotentAnswer(this.storage.db, reservation, outcome.status, body))) outcome = 'taken over';
       }
     } finally {
       renewal.stop();
     }
-    if (answer !== 'taken over') return send(reply, answer.status, answer.body, false);
+    if (outcome !== 'taken over') return 'body' in outcome ? send(reply, outcome.status, outcome.body, false) : reply.code(outcome.status).send(outcome.payload);
     // Taken over while it ran (its lease ran out all the same): nothing of it was committed, and what it met — a quote
     // confirmed, a balance spent — was the new holder's doing. The key has one answer: the new holder's.
     request.log.warn('an Idempotency-Key was taken over while its request ran: answering what its new holder answers');
@@ -222,7 +249,7 @@ export class IdempotencyKeys {
    * the operation found invalid included — is its outcome: to be stored and replayed. A 5xx (the provider was
    * unavailable: "retry later") or an unexpected error is not: the key is released, and a retry runs the operation.
    */
-  private async runUnderKey(reservation: Reservation, operation: (reservation: Reservation) => Promise<Answer>): Promise<Answer | 'taken over'> {
+  private async runUnderKey(reservation: KeyedAnswer, operation: (key: KeyedAnswer) => Promise<Answer>): Promise<Answer | Refusal | 'taken over'> {
     try {
       return await operation(reservation);
     } catch (error) {
@@ -231,7 +258,7 @@ export class IdempotencyKeys {
         await this.release(reservation);
         throw error;
       }
-      return { ...errorAnswer(error), stored: false };
+      return errorAnswer(error);
     }
   }
 
@@ -296,17 +323,17 @@ export class IdempotencyKeys {
     create: (onCreated: OnCreated<unknown>) => Promise<unknown>,
     options: { holdsSecret?: boolean } = {},
   ): Promise<FastifyReply> {
-    const serialize = reply.getSerializationFunction('201');
-    if (serialize === undefined) throw new Error(`${request.method} ${request.routeOptions.url} declares no 201 response schema`);
+    const serialize = serializerOf(request, reply, 201);
     return this.answer(request, reply, readScope, async (reservation) => {
       let answer: Answer | undefined;
       await create(async (trx, record) => {
-        const body = serialize({ data: record });
-        const sealed = options.holdsSecret === true;
-        if (reservation && !(await storeIdempotentAnswer(trx, reservation, 201, sealed ? this.answerSeal.seal(body) : body, sealed))) {
-          throw idempotencyKeyLost();
+        const payload = { data: record };
+        if (reservation) {
+          const body = serialize(payload);
+          const sealed = options.holdsSecret === true;
+          if (!(await storeIdempotentAnswer(trx, reservation, 201, sealed ? this.answerSeal.seal(body) : body, sealed))) throw idempotencyKeyLost();
         }
-        answer = { status: 201, body, stored: reservation !== undefined };
+        answer = { status: 201, payload, stored: reservation !== undefined };
       });
       if (answer === undefined) throw new Error('a create finished without calling onCreated in its transaction');
       return answer;

@@ -3,8 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Clock } from '../clock.js';
 import { DomainError, type ErrorCode } from '../errors.js';
-import { LocalCountStore } from './local-count-store.js';
+import { localCountStore } from './local-count-store.js';
 import { connectRateLimitRedis } from './redis-count-store.js';
+import { rateLimitFailedAuthWindowMs, rateLimitWindowMs } from '../config/limits.js';
 
 export interface RateLimitOptions {
   /** Per API key; undefined turns all rate limiting off (benchmarks). */
@@ -16,12 +17,10 @@ export interface RateLimitOptions {
   redisUrl: string | undefined;
   /** How long a call waits for Redis before this instance counts it alone. */
   redisTimeoutMs: number;
-  /** Times the Redis breaker's cool-down. */
+  /** Times the in-memory windows and the Redis breaker's cool-down (Redis times its own windows). */
   clock: Clock;
 }
 
-const windowMs = 1000;
-const failureWindowMs = 60_000;
 /** The refusals that count against an address: bad keys, and keys used where they may not be. */
 const authenticationRefusals = new Set<ErrorCode>(['UNAUTHENTICATED', 'IP_NOT_ALLOWED', 'INSUFFICIENT_SCOPE', 'CSRF_TOKEN_INVALID']);
 
@@ -81,7 +80,7 @@ const refusalsUnlimited: RefusalLimit = async (_request, _reply, error) => error
  * RateLimit-Remaining, RateLimit-Reset, Retry-After.
  */
 export async function installRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<RefusalLimit> {
-  const store = options.redisUrl ? await connectRateLimitRedis(app, { url: options.redisUrl, timeoutMs: options.redisTimeoutMs, clock: options.clock }) : LocalCountStore;
+  const store = options.redisUrl ? await connectRateLimitRedis(app, { url: options.redisUrl, timeoutMs: options.redisTimeoutMs, clock: options.clock }) : localCountStore(options.clock);
   if (options.perSecond === undefined) {
     // No request limits, but limiters stay available to the code that always needs one (dashboard sign-in).
     await app.register(rateLimit, { global: false, store });
@@ -90,7 +89,7 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
   await app.register(rateLimit, {
     global: true,
     max: options.perSecond,
-    timeWindow: windowMs,
+    timeWindow: rateLimitWindowMs,
     enableDraftSpec: true,
     store,
     keyGenerator: (request) => (request.apiKey ? `key:${request.apiKey.id}` : `ip:${addressKey(request.ip)}`),
@@ -99,10 +98,10 @@ export async function installRateLimit(app: FastifyInstance, options: RateLimitO
   });
 
   const perIp = options.perIpPerSecond;
-  const checkAddress = perIp === undefined ? undefined : app.createRateLimit({ max: perIp, timeWindow: windowMs, keyGenerator: (request) => `address:${addressKey(request.ip)}` });
+  const checkAddress = perIp === undefined ? undefined : app.createRateLimit({ max: perIp, timeWindow: rateLimitWindowMs, keyGenerator: (request) => `address:${addressKey(request.ip)}` });
   const failures = options.failedAuthPerIpPerMinute;
   const checkFailures =
-    failures === undefined ? undefined : app.createRateLimit({ max: failures, timeWindow: failureWindowMs, keyGenerator: (request) => `refused:${addressKey(request.ip)}` });
+    failures === undefined ? undefined : app.createRateLimit({ max: failures, timeWindow: rateLimitFailedAuthWindowMs, keyGenerator: (request) => `refused:${addressKey(request.ip)}` });
 
   if (checkAddress) {
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {

@@ -82,7 +82,7 @@ class RedisCountStore {
 
   incr(key: string, callback: CountCallback, timeWindow: number, max: number): void {
     const { breaker } = this.#shared;
-    if (!breaker.allows()) return this.#countHere('unavailable', key, callback, timeWindow, max);
+    if (!breaker.allows()) return this.#countHere('unavailable', key, callback, timeWindow);
     withinDeadline(this.#shared.timeoutMs, (answer) => this.#redis.incr(key, answer, timeWindow, max), (error, count) => {
       if (error || !count) {
         breaker.failed(error);
@@ -90,7 +90,7 @@ class RedisCountStore {
         // A frozen server keeps its connection open: once Redis is given up (or a trial call misses too), a new
         // connection, which a server that is gone refuses and one that is back answers.
         if (missed && !breaker.closed) this.#shared.replaceConnection();
-        return this.#countHere(missed ? 'timeout' : 'error', key, callback, timeWindow, max);
+        return this.#countHere(missed ? 'timeout' : 'error', key, callback, timeWindow);
       }
       breaker.succeeded();
       callback(null, count);
@@ -99,12 +99,12 @@ class RedisCountStore {
 
   /** The store of one limiter (`createRateLimit`) or route: counters of its own, in Redis and in memory. */
   child(options: object): RedisCountStore {
-    return new RedisCountStore(this.#redis.child(options), this.#local.child(options), this.#shared);
+    return new RedisCountStore(this.#redis.child(options), this.#local.child(), this.#shared);
   }
 
-  #countHere(reason: FallbackReason, key: string, callback: CountCallback, timeWindow: number, max: number): void {
+  #countHere(reason: FallbackReason, key: string, callback: CountCallback, timeWindow: number): void {
     this.#shared.fallbacks.inc({ reason });
-    this.#local.incr(key, callback, timeWindow, max);
+    this.#local.incr(key, callback, timeWindow);
   }
 }
 
@@ -181,7 +181,7 @@ export async function connectRateLimitRedis(app: FastifyInstance, options: { url
   const shared: Shared = { breaker, timeoutMs: options.timeoutMs, fallbacks, replaceConnection };
   return class extends RedisCountStore {
     constructor(windowOptions: WindowOptions) {
-      super(new RedisStore(windowOptions.continueExceeding ?? false, windowOptions.exponentialBackoff ?? false, redis, nameSpace), new LocalCountStore(windowOptions), shared);
+      super(new RedisStore(windowOptions.continueExceeding ?? false, windowOptions.exponentialBackoff ?? false, redis, nameSpace), new LocalCountStore(options.clock), shared);
     }
   };
 }

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { errorStatusByCode, type ErrorCode } from '../errors.js';
 import { countryCodeFormat } from './request-schema.js';
+import { countryCodeLength } from '../config/limits.js';
 
 /** Schema primitives shared by every route; TypeBox is the one source of validation, types and OpenAPI. */
 
@@ -17,8 +18,8 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
  * the service, stored and answered in upper case (docs/decisions/0005-request-input-rules.md).
  */
 export const CountryCode = Type.String({
-  minLength: 2,
-  maxLength: 2,
+  minLength: countryCodeLength,
+  maxLength: countryCodeLength,
   format: countryCodeFormat,
   description: 'An assigned ISO 3166-1 alpha-2 country code, any case (de is DE); stored and answered in upper case',
 });

@@ -3,6 +3,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { base58, bech32, bech32m, createBase58check } from '@scure/base';
 import type { AddressFormat } from './networks.js';
+import { base58CheckAddressBytes, segwitVersion0ProgramBytes, segwitVersionMax, witnessProgramBytesMax, witnessProgramBytesMin } from '../config/limits.js';
 
 /**
  * On-chain address encodings, through the field's libraries (@scure/base for base58, base58check and bech32,
@@ -93,7 +94,7 @@ function checksummedEvmAddress(hex: string): string {
   const hash = bytesToHex(keccak_256(utf8ToBytes(lower)));
   let checksummed = '0x';
   for (let index = 0; index < lower.length; index++) {
-    checksummed += Number.parseInt(hash[index]!, 16) >= 8 ? lower[index]!.toUpperCase() : lower[index]!;
+    checksummed += Number.parseInt(hash[index]!, 16) >= 0x8 ? lower[index]!.toUpperCase() : lower[index]!;
   }
   return checksummed;
 }
@@ -110,13 +111,13 @@ function segwitAddress(text: string): string | undefined {
   const lower = text.toLowerCase() as `${string}1${string}`;
   const version = bech32.decodeUnsafe(lower)?.words[0] ?? bech32m.decodeUnsafe(lower)?.words[0];
   const { prefix, words } = version === segwitVersion0 ? bech32.decode(text as `${string}1${string}`) : bech32m.decode(text as `${string}1${string}`);
-  if (prefix !== bitcoinHrp || words[0] === undefined || words[0] > 16) return undefined;
+  if (prefix !== bitcoinHrp || words[0] === undefined || words[0] > segwitVersionMax) return undefined;
   const program = (version === segwitVersion0 ? bech32 : bech32m).fromWords(words.slice(1));
-  const valid = words[0] === segwitVersion0 ? program.length === 20 || program.length === 32 : program.length >= 2 && program.length <= 40;
+  const valid = words[0] === segwitVersion0 ? segwitVersion0ProgramBytes.includes(program.length) : program.length >= witnessProgramBytesMin && program.length <= witnessProgramBytesMax;
   return valid ? lower : undefined;
 }
 
 function legacyBitcoinAddress(text: string): string | undefined {
   const decoded = base58check.decode(text);
-  return decoded.length === 21 && bitcoinLegacyVersions.includes(decoded[0]!) ? text : undefined;
+  return decoded.length === base58CheckAddressBytes && bitcoinLegacyVersions.includes(decoded[0]!) ? text : undefined;
 }

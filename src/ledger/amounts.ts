@@ -1,4 +1,5 @@
 import { scaleOf, type Asset } from './assets.js';
+import { decimalTextLengthMax } from '../config/limits.js';
 
 /**
  * Exact parsing of amounts into bigint base units of an asset (DESIGN §2, §5). No floating-point arithmetic happens here:
@@ -15,8 +16,6 @@ export class AmountError extends Error {
 const plainDecimal = /^(\d+)(?:\.(\d+))?$/;
 /** What String(n) prints for a finite number: an optional sign, digits, a fraction, an exponent (1e-7, 1e+21). */
 const numberText = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/;
-/** A decimal string longer than this is refused before its digits are read (the largest amounts have ~13). */
-const decimalTextLengthMax = 40;
 
 function tooManyDecimals(asset: Asset): AmountError {
   return new AmountError(`must have at most ${scaleOf(asset)} decimal places (${asset})`);

@@ -1,8 +1,8 @@
 import { DomainError } from '../errors.js';
-import type { Posting } from './money-plan.js';
+import type { Posting } from './ledger-entry.js';
 
 /**
- * The rules of the books (DESIGN §4 rule 3; docs/ledger.md). Only a money plan changes a balance: its postings sum
+ * The rules of the books (DESIGN §4 rule 3; docs/ledger.md). Only a money movement changes a balance: its postings sum
  * to zero per asset over fiat and system accounts, every debit of a customer account is a conditional update, and
  * CHECK constraints refuse an overdraft even if the code were wrong.
  */

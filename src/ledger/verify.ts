@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
+import { ledgerProblemsShownMax } from '../config/limits.js';
 
 export interface LedgerProblem {
   kind:
@@ -23,8 +24,6 @@ export interface LedgerReport {
   system_balances_minor: Record<string, string>;
   problems: LedgerProblem[];
 }
-
-const problemsShownMax = 1000;
 
 /**
  * Checks the ledger end to end: every journal entry balances in each of its assets; every fiat and virtual account
@@ -137,7 +136,7 @@ export async function verifyLedger(storage: Storage): Promise<LedgerReport> {
     ok: problems.length === 0,
     checked: { journals: Number(journals.count), fiat_accounts: fiat.length, virtual_accounts: virtual.length, wallet_balances: wallets.length },
     system_balances_minor: Object.fromEntries([...system].sort(([left], [right]) => left.localeCompare(right)).map(([account, total]) => [account, String(total)])),
-    problems: problems.slice(0, problemsShownMax),
+    problems: problems.slice(0, ledgerProblemsShownMax),
   };
 }
 

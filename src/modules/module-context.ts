@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import type { Providers } from '../providers/providers.js';
 import type { ProviderEventInbox } from '../providers/inbox.js';
 import type { Provisioning } from '../providers/provisioning.js';
+import type { ReadCaches } from '../storage/cache.js';
 import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
 import type { ServerSecrets } from '../storage/server-secrets.js';
@@ -20,6 +21,8 @@ export interface ModuleContext {
   /** Where provider outcomes arrive; a module with an asynchronous resource registers its lifecycle here. */
   readonly providerEvents: ProviderEventInbox;
   readonly clock: Clock;
+  /** The app's read caches, kept by `clock` (storage/cache.ts). */
+  readonly caches: ReadCaches;
   readonly files: FileStore;
   /** Resolves the caller's end users (404 for anyone else's). */
   readonly endUsers: EndUserService;

@@ -6,6 +6,7 @@ import { appendEvent } from '../events/outbox.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../providers/events.js';
 import type { Storage } from '../storage/database.js';
 import type { Database } from '../storage/tables.js';
+import { statusChangeAttemptsMax } from '../config/limits.js';
 import { findCustomerById } from './customers/index.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -23,9 +24,6 @@ export interface StatusChange<Row extends { status: string }, Presented> {
   final: readonly string[];
   event: EventType;
 }
-
-/** Attempts when concurrent changes keep moving the status between our read and our guarded update. */
-const statusChangeAttemptsMax = 3;
 
 /**
  * Sets a resource's status as its provider reported (docs/payments.md "Account and payee status"), marking the

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Guard } from '../ledger/money-plan.js';
+import type { Guard } from '../ledger/unit-of-work.js';
 import type { Database } from '../storage/tables.js';
 
 /**
@@ -64,8 +64,8 @@ export interface ProviderEvent extends ReportedProviderEvent {
 
 /**
  * How a lifecycle marks the event applied in the same unit of work as its effect, so an event is applied exactly
- * once: a money plan takes `guard` (it fails unless the event is still received), any other change calls
- * `inTransaction` in its database transaction.
+ * once: a money movement takes `guard` into its unit of work (`work.guards`: the movement fails unless the event is
+ * still received), any other change calls `inTransaction` in its database transaction.
  */
 export interface AppliedMark {
   guard: Guard;

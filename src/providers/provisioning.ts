@@ -12,6 +12,16 @@ import type { OpenAccountRequest, OpenVirtualAccountRequest, RegisterPayeeReques
 import { addressObjectId, parseAddressObjectId, type CreateAddressRequest, type CreatedAddress, type CreateWalletRequest } from './custody.js';
 import type { RegisterEndUserRequest } from './kyc.js';
 import type { Providers } from './providers.js';
+import {
+  providerCallTimeoutMs,
+  providerErrorTextLengthMax,
+  providerOperationLeaseMs,
+  providerOperationReaperBatchSize,
+  providerOperationRetentionMs,
+  providerUndoAttemptsMax,
+  providerUndoBackoffBaseMs,
+  providerUndoBackoffMaxMs,
+} from '../config/limits.js';
 
 /**
  * Creating something at the provider and recording it here cannot be one transaction, so it is made undoable
@@ -79,22 +89,8 @@ function definitionOf(kind: string): AnyOperation {
   return definition as AnyOperation;
 }
 
-/** A provider call that has not answered by then counts as failed. */
-export const providerCallTimeoutMs = 30_000;
-/** How long a started operation belongs to the request that started it; longer than the call and the transaction. */
-export const providerOperationLeaseMs = 5 * 60_000;
-/** Undo attempts by the reaper before the operation is left `failed` for an operator (logged). */
-export const providerUndoAttemptsMax = 8;
-/** Wait before the reaper's first try, then doubled after each failed one (with jitter), capped: 5 s … 10 min. */
-export const providerUndoBackoffBaseMs = 5_000;
-export const providerUndoBackoffMaxMs = 10 * 60_000;
-/** Finished operations (done, undone, failed) are deleted this long after they finished. */
-export const providerOperationRetentionMs = 30 * 24 * 60 * 60_000;
-const reaperBatchSize = 20;
-const errorTextLengthMax = 500;
-
 function errorText(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).slice(0, errorTextLengthMax);
+  return (error instanceof Error ? error.message : String(error)).slice(0, providerErrorTextLengthMax);
 }
 
 export const providerUnavailable = () =>
@@ -195,7 +191,7 @@ export class Provisioning {
       now: now.toISOString(),
       leaseUntil: new Date(now.getTime() + providerOperationLeaseMs).toISOString(),
       orderBy: 'lease_until',
-      limit: reaperBatchSize,
+      limit: providerOperationReaperBatchSize,
       set: { status: 'undoing', updated_at: now.toISOString() },
     });
     for (const operation of claimed) await this.undoClaimed(operation);

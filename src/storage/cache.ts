@@ -1,5 +1,4 @@
 import type { Clock } from '../clock.js';
-import type { Storage } from './database.js';
 
 /**
  * A bounded map whose entries expire `ttlMs` after they were stored (by the injectable clock; `undefined` never
@@ -57,23 +56,24 @@ export class ExpiringCache<K, V> {
   }
 }
 
-const caches = new WeakMap<Storage, Map<string, ExpiringCache<unknown, unknown>>>();
-
 /**
- * The cache `name` of this storage, shared by every service of the process that uses the storage: a change made
- * through one (a revoked key, a new fee schedule) is seen at once by the others. Another process sees it when the
- * entry expires.
+ * The read caches of one application, made by buildApp with the app's clock and handed down to the services that
+ * read through them. Each cache is made on first use and shared by name, so a change made through one service (a
+ * revoked key, a new fee schedule) is seen at once by the others of the app; another process sees it when the entry
+ * expires. Something that runs without an app (the CLI) makes its own, with the clock it was given.
  */
-export function sharedCache<K, V>(storage: Storage, name: string, create: () => ExpiringCache<K, V>): ExpiringCache<K, V> {
-  let byName = caches.get(storage);
-  if (!byName) {
-    byName = new Map();
-    caches.set(storage, byName);
+export class ReadCaches {
+  readonly #byName = new Map<string, ExpiringCache<unknown, unknown>>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** The cache `name`, whose entries live `ttlMs` by this registry's clock (`undefined`: for good), at most `maxEntries`. */
+  named<K, V>(name: string, ttlMs: number | undefined, maxEntries: number): ExpiringCache<K, V> {
+    let cache = this.#byName.get(name);
+    if (!cache) {
+      cache = new ExpiringCache<unknown, unknown>(this.clock, ttlMs, maxEntries);
+      this.#byName.set(name, cache);
+    }
+    return cache as ExpiringCache<K, V>;
   }
-  let cache = byName.get(name);
-  if (!cache) {
-    cache = create() as ExpiringCache<unknown, unknown>;
-    byName.set(name, cache);
-  }
-  return cache as ExpiringCache<K, V>;
 }

@@ -11,6 +11,11 @@ import {
   moneyOperationsPerCustomerDefault,
   postgresConnectTimeoutMs,
   postgresKeepAliveInitialDelayMs,
+  postgresPoolWaitTimeoutMs,
+  preparedStatementCacheSize,
+  sqliteBusyTimeoutMs,
+  transactionAttemptsMax,
+  transactionRetryBaseMs,
 } from '../config/limits.js';
 import { storageFaultOf } from './faults.js';
 import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
@@ -52,7 +57,7 @@ export interface Storage {
    */
   readonly sqliteWriterPragma?: (pragma: string) => unknown;
   /**
-   * Told after every committed write (a transaction, a money plan): the storage takes writes again, so a storage
+   * Told after every committed write (a transaction, a money movement): the storage takes writes again, so a storage
    * fault noted earlier has passed (storage/fault-state.ts). Requests and workers alike commit through here.
    */
   readonly committed: CommitSignal;
@@ -71,11 +76,6 @@ export class CommitSignal {
     for (const listener of this.#listeners) listener();
   }
 }
-
-/** Attempts of a transaction before a transient failure is passed on. */
-export const transactionAttemptsMax = 5;
-/** PostgreSQL: waits between attempts, doubled each time, with jitter, so contenders spread out. */
-const transactionRetryBaseMs = 2;
 
 const postgresTransientCodes = new Set(['40001', '40P01']);
 
@@ -156,15 +156,9 @@ function postgresTransactionRunner(db: Kysely<Database>): Storage['transaction']
     });
 }
 
-/** The pragmas the embedded database must run with; checked after they are set (DESIGN §2). */
-export const sqliteBusyTimeoutMs = 5000;
+/** PRAGMA synchronous = FULL, as SQLite reads it back. */
+const sqliteSynchronousFull = 2;
 const sqliteFileName = 'customer-api.sqlite';
-const preparedStatementCacheSize = 500;
-/**
- * Under load a request may queue for a pooled connection longer than a fresh connect takes; pg applies one timeout
- * to both, so the pool's is longer than the start-up check's.
- */
-const postgresPoolWaitTimeoutMs = 30_000;
 /** SQLite: how long a transaction or write may wait for the one writing connection, as long as for a pooled one. */
 const sqliteWriterWaitMs = postgresPoolWaitTimeoutMs;
 
@@ -253,7 +247,7 @@ function assertSqlitePragmas(database: BetterSqlite3.Database): void {
   const read = (name: string) => database.pragma(name, { simple: true }) as unknown;
   const problems: string[] = [];
   if (String(read('journal_mode')).toLowerCase() !== 'wal') problems.push('journal_mode is not WAL');
-  if (Number(read('synchronous')) !== 2) problems.push('synchronous is not FULL');
+  if (Number(read('synchronous')) !== sqliteSynchronousFull) problems.push('synchronous is not FULL');
   if (Number(read('foreign_keys')) !== 1) problems.push('foreign_keys is not ON');
   if (Number(read('busy_timeout')) < sqliteBusyTimeoutMs) problems.push(`busy_timeout is below ${sqliteBusyTimeoutMs} ms`);
   if (problems.length > 0) {
@@ -349,6 +343,8 @@ const postgresApplicationName = 'customer-api';
 
 /** The first key of the migration lock: "CAPI", this server's migrations; the second is the schema's hash. */
 const migrationLockKey = 0x43415049;
+/** The migration lock's two keys, as the arguments of PostgreSQL's advisory lock functions. */
+const migrationLockKeys = sql`${sql.lit(migrationLockKey)}, hashtext(current_schema())`;
 
 /**
  * Kysely's migration lock on PostgreSQL is one advisory lock id for the whole database, so the instances of every
@@ -356,12 +352,20 @@ const migrationLockKey = 0x43415049;
  */
 class SchemaMigrationLockAdapter extends PostgresAdapter {
   override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
-    await sql`select pg_advisory_lock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+    await sql`select pg_advisory_lock(${migrationLockKeys})`.execute(db);
   }
 
   override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
-    await sql`select pg_advisory_unlock(${sql.lit(migrationLockKey)}, hashtext(current_schema()))`.execute(db);
+    await sql`select pg_advisory_unlock(${migrationLockKeys})`.execute(db);
   }
+}
+
+/**
+ * PostgreSQL: takes the migration lock until the end of the transaction `trx`, for schema work done after the
+ * migrations (storage/migrate.ts): it waits for another instance's migrations, and they for it.
+ */
+export async function takeMigrationLockForTransaction(trx: Transaction<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${migrationLockKeys})`.execute(trx);
 }
 
 class SchemaLockingPostgresDialect extends PostgresDialect {

@@ -1,4 +1,5 @@
 import type { Dialect } from './database.js';
+import { storageFaultCauseDepthMax } from '../config/limits.js';
 
 /**
  * The one place that tells a fault of the storage underneath the server — the database away, the disk full or
@@ -67,9 +68,6 @@ const fileSystemFaults: Record<string, StorageFault> = {
   EIO: 'unwritable',
 };
 
-/** How deep wrapped causes are followed (GroupAbandonedError, AggregateError of a dual-stack connect). */
-const causeDepthMax = 4;
-
 function ownFault(error: unknown, dialect: Dialect): StorageFault | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { code, message, path } = error as { code?: unknown; message?: unknown; path?: unknown };
@@ -91,7 +89,7 @@ function ownFault(error: unknown, dialect: Dialect): StorageFault | undefined {
 /** The storage fault behind `error` (itself, or a cause it wraps), or undefined for anything else. */
 export function storageFaultOf(error: unknown, dialect: Dialect, depth = 0): StorageFault | undefined {
   const fault = ownFault(error, dialect);
-  if (fault !== undefined || depth >= causeDepthMax || typeof error !== 'object' || error === null) return fault;
+  if (fault !== undefined || depth >= storageFaultCauseDepthMax || typeof error !== 'object' || error === null) return fault;
   const { cause, errors } = error as { cause?: unknown; errors?: unknown };
   if (cause !== undefined) {
     const wrapped = storageFaultOf(cause, dialect, depth + 1);

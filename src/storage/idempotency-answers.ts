@@ -1,4 +1,4 @@
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { CompiledQuery, Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, IdempotencyKeysTable } from './tables.js';
 
 /** The reservation one attempt holds on an Idempotency-Key. */
@@ -16,10 +16,13 @@ type Db = Kysely<Database> | Transaction<Database>;
  */
 export type Reservation = KeyHold;
 
-/** What an operation answers: the status and the exact JSON body; `stored` when it stored it already. */
+/**
+ * What an operation answers: the status and the payload, which the route's response schema serialises; `stored`
+ * when the operation stored that answer already (with what it committed).
+ */
 export interface Answer {
   status: number;
-  body: string;
+  payload: unknown;
   stored: boolean;
 }
 
@@ -31,25 +34,40 @@ export type OnCreated<T> = (trx: Transaction<Database>, record: T) => Promise<vo
 
 /** Changes the key's row only while this attempt still holds it, in progress; false when it was taken over or released. */
 async function changeHeldKey(db: Db, hold: KeyHold, changes: Updateable<IdempotencyKeysTable>): Promise<boolean> {
-  const changed = await db
+  const changed = await heldKeyUpdate(db, hold, changes).executeTakeFirst();
+  return changed.numUpdatedRows === 1n;
+}
+
+function heldKeyUpdate(db: Db, hold: KeyHold, changes: Updateable<IdempotencyKeysTable>) {
+  return db
     .updateTable('idempotency_keys')
     .set(changes)
     .where('customer_id', '=', hold.customerId)
     .where('key', '=', hold.key)
     .where('attempt_id', '=', hold.attemptId)
-    .where('status', '=', 'in_progress')
-    .executeTakeFirst();
-  return changed.numUpdatedRows === 1n;
+    .where('status', '=', 'in_progress');
 }
 
 /**
  * Stores the answer on a key this attempt still holds; false when the reservation was taken over or released
- * meanwhile. The SQLite money plan calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
+ * meanwhile. The SQLite money movement calls it inside its transaction (PostgreSQL's apply_money_plan runs the same
  * UPDATE), a create inside the transaction that writes what it created, the HTTP wrapper after a refusal that
  * changed nothing. `sealed`: the body is encrypted (it holds a secret).
  */
 export async function storeIdempotentAnswer(db: Db, hold: KeyHold, status: number, body: string, sealed = false): Promise<boolean> {
-  return changeHeldKey(db, hold, { status: 'completed', response_status: status, response_body: body, ...(sealed ? { response_sealed: 1 } : {}) });
+  return changeHeldKey(db, hold, answerChanges(status, body, sealed));
+}
+
+const answerChanges = (status: number, body: string, sealed: boolean): Updateable<IdempotencyKeysTable> => ({
+  status: 'completed',
+  response_status: status,
+  response_body: body,
+  ...(sealed ? { response_sealed: 1 } : {}),
+});
+
+/** storeIdempotentAnswer as a query to run (the SQLite money path runs it on the writer): it stored when it changed one row. */
+export function storeIdempotentAnswerQuery(db: Db, hold: KeyHold, status: number, body: string): CompiledQuery {
+  return heldKeyUpdate(db, hold, answerChanges(status, body, false)).compile();
 }
 
 /**

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { sql } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
-import type { Storage, Dialect } from './database.js';
+import { takeMigrationLockForTransaction, type Storage, type Dialect } from './database.js';
 import { foundationMigration } from './migrations/0001-foundation.js';
 import { onboardingMigration } from './migrations/0002-onboarding.js';
 import { moneyMigration } from './migrations/0003-money.js';
@@ -23,7 +25,12 @@ import { deploymentSettingsMigration } from './migrations/0019-deployment-settin
 import { reconciliationIndexesMigration } from './migrations/0020-reconciliation-indexes.js';
 import { providerEventsMigration } from './migrations/0021-provider-events.js';
 
-/** The one migration set for both dialects, in order; names never change once released. */
+/**
+ * The one migration set for both dialects, in order; names never change once released. A migration is history: it
+ * holds the schema change it made when written and imports nothing but Kysely (test/storage/migrations.test.ts),
+ * so a fresh database gets exactly what an old one got. The live PL/pgSQL functions are not migrations: they have
+ * one source, a SQL file (`moneyPlanFunctions`).
+ */
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-foundation': foundationMigration(dialect),
@@ -60,18 +67,101 @@ async function migrator(storage: Storage): Promise<Migrator> {
 }
 
 /**
- * Applies every pending migration. A lock makes instances starting together take turns (on PostgreSQL a session
- * advisory lock of the schema, database.ts; on SQLite the write lock). It is only taken when something is pending:
- * an instance starting on a current schema never waits for it, whoever holds it (docs/operations.md "Start-up").
+ * Applies every pending migration, then, on PostgreSQL, re-creates the live functions if their source changed
+ * (`installFunctions`). Returns the migrations applied.
+ *
+ * A lock makes instances starting together take turns (on PostgreSQL a session advisory lock of the schema,
+ * database.ts; on SQLite the write lock). It is only taken when there is something to do: an instance starting on a
+ * current schema reads the applied migrations and the functions' recorded checksum in one query and never waits for
+ * the lock, whoever holds it (docs/operations.md "Start-up").
  */
-export async function migrateToLatest(storage: Storage): Promise<string[]> {
-  if ((await pendingMigrations(storage)).length === 0) return [];
+export async function migrateToLatest(storage: Storage, functions = storage.dialect === 'postgres' ? moneyPlanFunctions() : undefined): Promise<string[]> {
+  const schema = await schemaState(storage, functions);
+  if (schema.pendingMigrations.length === 0 && schema.functionsCurrent) return [];
+  const applied = schema.pendingMigrations.length === 0 ? [] : await applyPendingMigrations(storage);
+  if (functions) await installFunctions(storage, functions);
+  return applied;
+}
+
+async function applyPendingMigrations(storage: Storage): Promise<string[]> {
   const { error, results } = await (await migrator(storage)).migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${(error as Error).message}`);
   }
   return (results ?? []).map((result) => result.migrationName);
+}
+
+/** A SQL file of live PL/pgSQL functions: its name, its text, and the SHA-256 of the text (hex). */
+export interface FunctionSource {
+  readonly file: string;
+  readonly text: string;
+  readonly checksum: string;
+}
+
+export function functionSource(file: string, text: string): FunctionSource {
+  return { file, text, checksum: createHash('sha256').update(text).digest('hex') };
+}
+
+const moneyPlanFunctionsFile = 'apply-money-plan.sql';
+let moneyPlanFunctionsSource: FunctionSource | undefined;
+
+/**
+ * `apply_money_plan` and its helper, from the one file that holds their text: src/storage/sql, copied to
+ * dist/storage/sql by the build. Read once per process.
+ */
+export function moneyPlanFunctions(): FunctionSource {
+  moneyPlanFunctionsSource ??= functionSource(moneyPlanFunctionsFile, fs.readFileSync(new URL(`./sql/${moneyPlanFunctionsFile}`, import.meta.url), 'utf8'));
+  return moneyPlanFunctionsSource;
+}
+
+/** The migrator's record of the function sources it ran: the checksum of each file's text. */
+const functionChecksumsTable = 'function_checksums';
+
+/**
+ * Runs `source` (create or replace function ...) unless the database records its checksum already, and records it,
+ * in one transaction under the migration lock: of instances starting together with a new version, one re-creates
+ * the functions, the others find its checksum and do nothing.
+ */
+async function installFunctions(storage: Storage, source: FunctionSource): Promise<void> {
+  await storage.transaction(async (trx) => {
+    await takeMigrationLockForTransaction(trx);
+    await sql`create table if not exists ${sql.table(functionChecksumsTable)} (file text primary key, checksum text not null)`.execute(trx);
+    const { rows } = await sql<{ checksum: string }>`select checksum from ${sql.table(functionChecksumsTable)} where file = ${source.file}`.execute(trx);
+    if (rows[0]?.checksum === source.checksum) return;
+    await sql.raw(source.text).execute(trx);
+    await sql`insert into ${sql.table(functionChecksumsTable)} (file, checksum) values (${source.file}, ${source.checksum})
+      on conflict (file) do update set checksum = excluded.checksum`.execute(trx);
+  });
+}
+
+interface SchemaState {
+  pendingMigrations: string[];
+  /** Whether the database records the checksum of the function source (true when there is none to install). */
+  functionsCurrent: boolean;
+}
+
+/** PostgreSQL's SQLSTATE for a table that does not exist. */
+const undefinedTable = '42P01';
+
+/** What migrateToLatest has to do, in one read when the schema is current. */
+async function schemaState(storage: Storage, functions: FunctionSource | undefined): Promise<SchemaState> {
+  if (functions === undefined) return { pendingMigrations: await pendingMigrations(storage), functionsCurrent: true };
+  try {
+    // Without a parameter pg sends it as a simple query, the cheapest kind (this read is on every start-up).
+    const { rows } = await sql<{ name: string; checksum: string | null }>`
+      select name, null as checksum from ${sql.table(migrationTable)}
+      union all select file, checksum from ${sql.table(functionChecksumsTable)}`.execute(storage.db);
+    const applied = new Set(rows.filter((row) => row.checksum === null).map((row) => row.name));
+    return {
+      pendingMigrations: Object.keys(migrations(storage.dialect)).filter((name) => !applied.has(name)),
+      functionsCurrent: rows.some((row) => row.name === functions.file && row.checksum === functions.checksum),
+    };
+  } catch (error) {
+    // A database that predates the checksums table (or an empty one): the slow path finds out what is missing.
+    if ((error as { code?: string }).code !== undefinedTable) throw error;
+    return { pendingMigrations: await pendingMigrations(storage), functionsCurrent: false };
+  }
 }
 
 /** Kysely's bookkeeping table, in the schema the connection uses (the search_path's first on PostgreSQL). */

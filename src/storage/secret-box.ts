@@ -1,7 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-
-const ivBytes = 12;
-const tagBytes = 16;
+import { secretBoxIvBytes, secretBoxKeyBytes, secretBoxTagBytes } from '../config/limits.js';
 
 /**
  * AES-256-GCM under one key. It keeps webhook signing secrets encrypted with a key of the deployment, so a copy of the
@@ -12,11 +10,11 @@ const tagBytes = 16;
  */
 export class SecretBox {
   constructor(private readonly key: Buffer) {
-    if (key.length !== 32) throw new Error('a secret box needs a 32-byte key');
+    if (key.length !== secretBoxKeyBytes) throw new Error('a secret box needs a 32-byte key');
   }
 
   seal(plaintext: string, context?: string): string {
-    const iv = randomBytes(ivBytes);
+    const iv = randomBytes(secretBoxIvBytes);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     if (context !== undefined) cipher.setAAD(Buffer.from(context, 'utf8'));
     const sealed = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
@@ -27,9 +25,9 @@ export class SecretBox {
   open(sealed: string, context?: string): string {
     if (!sealed.startsWith('v1:')) throw new Error('unknown sealed secret format');
     const raw = Buffer.from(sealed.slice(3), 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, ivBytes));
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, secretBoxIvBytes));
     if (context !== undefined) decipher.setAAD(Buffer.from(context, 'utf8'));
-    decipher.setAuthTag(raw.subarray(ivBytes, ivBytes + tagBytes));
-    return Buffer.concat([decipher.update(raw.subarray(ivBytes + tagBytes)), decipher.final()]).toString('utf8');
+    decipher.setAuthTag(raw.subarray(secretBoxIvBytes, secretBoxIvBytes + secretBoxTagBytes));
+    return Buffer.concat([decipher.update(raw.subarray(secretBoxIvBytes + secretBoxTagBytes)), decipher.final()]).toString('utf8');
   }
 }

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { formTokenLength } from '../config/limits.js';
 
 /**
  * CSRF tokens of the browser pages (docs/dashboard.md "Security"): every form carries HMAC(server secret, binding),
@@ -13,7 +14,7 @@ export class FormTokens {
   }
 
   verify(binding: string, presented: unknown): boolean {
-    if (typeof presented !== 'string' || presented.length !== 64) return false;
+    if (typeof presented !== 'string' || presented.length !== formTokenLength) return false;
     return timingSafeEqual(Buffer.from(this.issue(binding)), Buffer.from(presented));
   }
 }

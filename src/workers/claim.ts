@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Storage } from '../storage/database.js';
 import type { Database } from '../storage/tables.js';
 import { DomainError } from '../errors.js';
+import { settlementBatchSize } from '../config/limits.js';
 
 export interface ClaimOptions {
   table: keyof Database & string;
@@ -63,8 +64,6 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
       : await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db);
   return result.rows;
 }
-
-const settlementBatchSize = 100;
 
 /**
  * The sandbox settlement workers' claim (payments, wallet transfers, OTC orders): rows in one of `statuses` whose

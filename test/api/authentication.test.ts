@@ -31,7 +31,7 @@ describe('authentication', () => {
   /** A read that needs `fiat-accounts:read`, with exactly the headers given. */
   const list = (headers: Record<string, string>, remoteAddress?: string) =>
     t.request({ url: '/fiat-accounts', headers, ...(remoteAddress ? { remoteAddress } : {}) });
-  const keyService = () => new ApiKeyService(t.storage, t.clock, 'sandbox');
+  const keyService = () => new ApiKeyService(t.storage, t.clock, 'sandbox', t.app.caches);
   const apiKeyRow = (id: string) => t.storage.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   describe('presenting the key', () => {
@@ -132,7 +132,7 @@ describe('authentication', () => {
       [
         'a real sk_live_ key of the same database on this sandbox server',
         async () => {
-          const live = await new ApiKeyService(t.storage, t.clock, 'production').create({ customerId: alice.id });
+          const live = await new ApiKeyService(t.storage, t.clock, 'production', t.app.caches).create({ customerId: alice.id });
           expect(live.key.startsWith('sk_live_')).toBe(true);
           return { 'x-api-key': live.key };
         },

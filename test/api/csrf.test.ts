@@ -162,7 +162,7 @@ describe('CSRF tokens', () => {
       const { key, id } = await t.createKey(alice.id);
       const { csrf_token } = await fetchToken(key);
       expect((await createAccount(key, csrf_token)).statusCode).toBe(201);
-      await new ApiKeyService(t.storage, t.clock, 'sandbox').revoke(id);
+      await new ApiKeyService(t.storage, t.clock, 'sandbox', t.app.caches).revoke(id);
       expect((await createAccount(key, csrf_token)).statusCode).toBe(401);
     });
 
@@ -194,7 +194,7 @@ describe('CSRF tokens', () => {
       installErrorHandling(probe);
       // No refused-authentication limit here: refusals are answered as they are.
       const refusalsAsThey = async (_request: unknown, _reply: unknown, error: unknown) => error;
-      installAuthentication(probe, new ApiKeyService(t.storage, t.clock, 'sandbox'), refusalsAsThey);
+      installAuthentication(probe, new ApiKeyService(t.storage, t.clock, 'sandbox', t.app.caches), refusalsAsThey);
       installCsrfProtection(probe, new CsrfTokenService(await (await ServerSecrets.open(t.storage, masterKeysFor(t.config, t.storage.dialect), t.clock)).get('csrf'), t.clock), refusalsAsThey);
       for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
         probe.route({ method, url: '/probe', handler: async () => ({ ok: true }) });

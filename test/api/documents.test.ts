@@ -3,10 +3,10 @@ import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { documentBodyLimitBytes, documentSizeMaxBytes, documentSyncAttemptsMax } from '../../src/config/limits.js';
+import { documentBodyLimitBytes, documentSizeMaxBytes, documentSyncAttemptsMax, documentSyncLeaseMs } from '../../src/config/limits.js';
 import { ApiKeyService } from '../../src/modules/api-keys/service.js';
 import { CustomerService } from '../../src/modules/customers/service.js';
-import { documentSyncLeaseMs, documentSyncRetryDelayMs } from '../../src/modules/documents/sync-worker.js';
+import { documentSyncRetryDelayMs } from '../../src/modules/documents/sync-worker.js';
 import { SandboxKycProvider } from '../../src/providers/sandbox/kyc.js';
 import type { PollingWorker } from '../../src/workers/polling-worker.js';
 import { TestClock } from '../helpers/clock.js';
@@ -621,7 +621,7 @@ describe('document sync across a restart', () => {
       let storage = await durable.open();
       let app = await buildApp(durable.config, { storage, clock });
       const customer = await new CustomerService(storage, clock).create('Restart Ltd');
-      const { key } = await new ApiKeyService(storage, clock, durable.config.apiEnvironment).create({ customerId: customer.id });
+      const { key } = await new ApiKeyService(storage, clock, durable.config.apiEnvironment, app.caches).create({ customerId: customer.id });
       const post = async (url: string, body: unknown) => {
         const csrf = (await app.inject({ url: '/csrf-token', headers: { 'x-api-key': key } })).json().data.csrf_token;
         return app.inject({ method: 'POST', url, headers: { 'x-api-key': key, 'x-csrf-token': csrf }, payload: body as object });

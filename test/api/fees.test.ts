@@ -28,7 +28,7 @@ describe('fees', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    fees = new FeeService(t.storage, t.clock);
+    fees = new FeeService(t.storage, t.clock, t.app.caches);
     alice = await t.createCustomer('Alice Ltd');
     bob = await t.createCustomer('Bob GmbH');
     carol = await t.createCustomer('Carol SA');

@@ -277,7 +277,7 @@ describe('Idempotency-Key', () => {
     await depositWith(key);
     await t.storage.db.updateTable('idempotency_keys').set({ status: 'in_progress', attempt_id: 'the-new-holder' }).where('key', '=', key).execute();
     const before = await moneySnapshot(t, alice.id);
-    const service = new DepositService(t.storage, t.clock);
+    const service = new DepositService(t.storage, t.clock, t.app.caches);
     const caller = { id: alice.keyId, customerId: alice.id, frOwnerBusinessId: alice.frOwnerBusinessId, scopes: ['*' as const] };
     await expect(service.deposit(caller, account.id, { amount: 5 }, { customerId: alice.id, key, attemptId: 'the-old-holder' })).rejects.toMatchObject({
       code: 'IDEMPOTENCY_KEY_IN_USE',

@@ -398,7 +398,7 @@ describe('payments', () => {
       carolsPayees = { EUR: await createPayee(t, carol, 'EUR'), GBP: await createPayee(t, carol, 'GBP'), USD: await createPayee(t, carol, 'USD') };
       for (const account of Object.values(carolsAccounts)) await deposit(t, carol, account.id, 1_000_000);
       // An operator's schedule of Carol's own, with a percentage that needs rounding.
-      await new FeeService(t.storage, t.clock).setSchedule({ customerId: carol.id, paymentScheme: 'SEPA_INSTANT', currency: 'EUR', flat: '0.07', percentage: '0.333' });
+      await new FeeService(t.storage, t.clock, t.app.caches).setSchedule({ customerId: carol.id, paymentScheme: 'SEPA_INSTANT', currency: 'EUR', flat: '0.07', percentage: '0.333' });
     });
 
     it.each([

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountStatusCacheTtlMs } from '../../src/config/limits.js';
 import { sandboxProviders } from '../../src/providers/providers.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
@@ -314,17 +314,12 @@ describe('sandbox status changes', () => {
       // As another instance (or the provider's notification handled there) would: straight in the database.
       await t.storage.db.updateTable('fiat_accounts').set({ status: 'frozen' }).where('id', '=', account.id).execute();
       await t.storage.db.updateTable('payees').set({ status: 'inactive' }).where('id', '=', payee.id).execute();
-      // The caches keep time by the system clock.
-      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + accountStatusCacheTtlMs + 1 });
-      try {
-        const refused = await payRequest(t, alice, payment(account.id, { payeeId: payee.id }));
-        expect(refused.json().error).toMatchObject({ code: 'ACCOUNT_NOT_ACTIVE', details: { account_id: account.id, status: 'frozen' } });
-        await setStatusOk(alice, 'fiat-accounts', account.id, 'active');
-        const toPayee = await payRequest(t, alice, payment(account.id, { payeeId: payee.id }));
-        expect(toPayee.json().error).toMatchObject({ code: 'PAYEE_NOT_ACTIVE', details: { payee_id: payee.id, status: 'inactive' } });
-      } finally {
-        vi.useRealTimers();
-      }
+      t.clock.advance(accountStatusCacheTtlMs);
+      const refused = await payRequest(t, alice, payment(account.id, { payeeId: payee.id }));
+      expect(refused.json().error).toMatchObject({ code: 'ACCOUNT_NOT_ACTIVE', details: { account_id: account.id, status: 'frozen' } });
+      await setStatusOk(alice, 'fiat-accounts', account.id, 'active');
+      const toPayee = await payRequest(t, alice, payment(account.id, { payeeId: payee.id }));
+      expect(toPayee.json().error).toMatchObject({ code: 'PAYEE_NOT_ACTIVE', details: { payee_id: payee.id, status: 'inactive' } });
     });
 
     it('refuses a payment to an inactive payee with 422 PAYEE_NOT_ACTIVE and writes nothing; reactivated, it pays', async () => {

@@ -21,6 +21,7 @@ import { durableStorage } from '../helpers/durable-storage.js';
 import { temporaryDirectory, testDialect } from '../helpers/test-app.js';
 import { WebhookReceiver, type ReceivedWebhook } from '../helpers/webhook-receiver.js';
 import { deliverDue } from '../helpers/webhooks.js';
+import { ReadCaches } from '../../src/storage/cache.js';
 
 /**
  * The CSRF, form and webhook-secret keys live in the database they protect; a master key of the operator wraps them
@@ -67,7 +68,7 @@ async function start(durable: Durable, env: Record<string, string>, clock: TestC
 /** The customer and key an operator would have made with the CLI. */
 async function customerWithKey(storage: Storage, clock: TestClock) {
   const customer = await new CustomerService(storage, clock).create('Acme Ltd');
-  return new ApiKeyService(storage, clock, 'sandbox').create({ customerId: customer.id });
+  return new ApiKeyService(storage, clock, 'sandbox', new ReadCaches(clock)).create({ customerId: customer.id });
 }
 
 async function storedSecrets(storage: Storage) {

@@ -1,13 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { businessBody, createBusiness, createFiatAccount, createIndividual, individualBody } from '../helpers/fixtures.js';
-import {
-  ProviderRefusedError,
-  providerOperationLeaseMs,
-  providerUndoAttemptsMax,
-  providerUndoBackoffBaseMs,
-  providerUndoBackoffMaxMs,
-} from '../../src/providers/provisioning.js';
+import { providerOperationLeaseMs, providerUndoAttemptsMax, providerUndoBackoffBaseMs, providerUndoBackoffMaxMs } from '../../src/config/limits.js';
+import { ProviderRefusedError } from '../../src/providers/provisioning.js';
 import { storedFilePaths } from '../helpers/files.js';
 import { RecordingProviders } from '../helpers/providers.js';
 import { createTestApp, testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';

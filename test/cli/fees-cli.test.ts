@@ -6,6 +6,7 @@ import { openStorage } from '../../src/storage/database.js';
 import { temporaryDirectory } from '../helpers/test-app.js';
 import { childEnv, ensureBuilt, lines, processTestTimeoutMs, run, stackFrame, type ProcessResult } from '../e2e/support.js';
 import type { FeeScheduleView } from '../../src/modules/fees/presenter.js';
+import { ReadCaches } from '../../src/storage/cache.js';
 
 /** `customer-api fees set|list` (DESIGN §3, docs/fees.md) run as an operator runs them: a child process on a DATA_DIR. */
 
@@ -95,7 +96,7 @@ describe('customer-api fees', { timeout: processTestTimeoutMs }, () => {
     // The rows the CLI wrote are the ones the server's quote (preview and payment) reads.
     const storage = await openStorage({ dataDir, databaseUrl: undefined, databasePoolSize: 1 });
     try {
-      const fees = new FeeService(storage, systemClock);
+      const fees = new FeeService(storage, systemClock, new ReadCaches(systemClock));
       const input = { amountMinor: 10_000_00n, currency: 'EUR', transactionType: 'payment', paymentScheme: 'SWIFT' } as const;
       const own = await fees.quote({ ...input, customerId: alice.id });
       // 1.00 flat + 0.05 % of 10,000.00 = 6.00.

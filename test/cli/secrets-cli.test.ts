@@ -11,6 +11,7 @@ import { serverSecretNames } from '../../src/storage/server-secrets.js';
 import { TestClock } from '../helpers/clock.js';
 import { temporaryDirectory } from '../helpers/test-app.js';
 import { childEnv, ensureBuilt, lines, processTestTimeoutMs, run, stackFrame } from '../e2e/support.js';
+import { ReadCaches } from '../../src/storage/cache.js';
 
 /** `customer-api secrets rewrap` (docs/operations.md "Server secrets") run as an operator runs it, on a DATA_DIR. */
 
@@ -42,7 +43,7 @@ describe('customer-api secrets rewrap', { timeout: processTestTimeoutMs }, () =>
     await withServer(oldKey, async () => {
       const storage = await openStorage({ dataDir, databaseUrl: undefined, databasePoolSize: 1 });
       const customer = await new CustomerService(storage, clock).create('Acme Ltd');
-      apiKey = (await new ApiKeyService(storage, clock, 'sandbox').create({ customerId: customer.id })).key;
+      apiKey = (await new ApiKeyService(storage, clock, 'sandbox', new ReadCaches(clock)).create({ customerId: customer.id })).key;
       await storage.close();
     });
     csrf = await withServer(oldKey, async (app) => (await app.inject({ url: '/csrf-token', headers: { 'x-api-key': apiKey } })).json().data.csrf_token);

@@ -146,7 +146,7 @@ export async function createTestApp(
       if (routeUrl !== undefined) observed.push({ method, routeUrl, statusCode });
     },
   });
-  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment);
+  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, app.caches);
   const customers = new CustomerService(storage, clock);
 
   const createKey: TestApp['createKey'] = async (customerId, keyOptions = {}) => {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
-import { newPlan, withJournal, type Posting } from '../../src/ledger/money-plan.js';
-import { executeMoneyPlan } from '../../src/ledger/money-transaction.js';
+import type { Posting } from '../../src/ledger/ledger-entry.js';
+import { executeMoneyMovement, moneyMovement } from '../../src/ledger/money-movement.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
@@ -67,10 +67,9 @@ describe(`ledger on ${testDialect}`, () => {
   const count = async (table: 'ledger_journal' | 'ledger_postings') =>
     Number((await storage.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
-  /** Executes a plan of these postings; answers each moved balance as `{ beforeMinor, afterMinor }`. */
+  /** Executes a movement of these postings; answers each moved balance as `{ beforeMinor, afterMinor }`. */
   const post = async (postings: Posting[]) => {
-    const plan = withJournal(newPlan(customerId, now), 'test', randomUUID(), postings);
-    const { balances } = await executeMoneyPlan(storage, plan);
+    const { balances } = await executeMoneyMovement(storage, moneyMovement(customerId, now, 'test', randomUUID(), postings));
     return new Map([...balances].map(([key, { before, after }]) => [key, { beforeMinor: before, afterMinor: after }]));
   };
   const eur = (account: Posting['account'], amount: bigint): Posting => ({ account, asset: 'EUR', amount });

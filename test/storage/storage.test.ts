@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoAssets, fiatCurrencies } from '../../src/ledger/assets.js';
 import { networkRegistry } from '../../src/ledger/networks.js';
 import { ConfigError } from '../../src/config/config.js';
-import { checkSqliteDriverRuntime, openSqliteDatabase, openStorage, sqliteBusyTimeoutMs, type Storage } from '../../src/storage/database.js';
+import { checkSqliteDriverRuntime, openSqliteDatabase, openStorage, type Storage } from '../../src/storage/database.js';
 import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, temporaryDirectory, testDialect } from '../helpers/test-app.js';
+import { sqliteBusyTimeoutMs } from '../../src/config/limits.js';
 
 /** The database layer on the dialect of this vitest project (SQLite, and PostgreSQL when TEST_DB=postgres). */
 

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
-import { systemClock } from '../../clock.js';
 import { accountStatusCacheTtlMs, descriptorCacheEntriesMax } from '../../config/limits.js';
 import { DomainError, notFound } from '../../errors.js';
 import { accountNotActive } from '../../ledger/ledger.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import type { BalanceAccount, Guard, Posting } from '../../ledger/money-plan.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
+import type { BalanceAccount, Posting } from '../../ledger/ledger-entry.js';
+import type { Guard } from '../../ledger/unit-of-work.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
@@ -94,8 +94,7 @@ async function readCustomerAccount(db: Kysely<Database>, customerId: string, id:
   };
 }
 
-const customerAccounts = (storage: Storage) =>
-  sharedCache(storage, 'customer-accounts', () => new ExpiringCache<string, CustomerAccount>(systemClock, accountStatusCacheTtlMs, descriptorCacheEntriesMax));
+const customerAccounts = (caches: ReadCaches) => caches.named<string, CustomerAccount>('customer-accounts', accountStatusCacheTtlMs, descriptorCacheEntriesMax);
 
 /**
  * The caller's account of these kinds, or undefined (another customer's answers like an unknown one). Cached for
@@ -105,11 +104,12 @@ const customerAccounts = (storage: Storage) =>
  */
 export async function findCustomerAccount(
   storage: Storage,
+  caches: ReadCaches,
   customerId: string,
   id: string,
   kinds: ReadonlyArray<CustomerAccount['kind']> = ['fiat_account', 'virtual_account'],
 ): Promise<CustomerAccount | undefined> {
-  const account = await customerAccounts(storage).getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(storage.db, customerId, id));
+  const account = await customerAccounts(caches).getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(storage.db, customerId, id));
   return account && kinds.includes(account.kind) ? account : undefined;
 }
 
@@ -117,8 +117,8 @@ export async function findCustomerAccount(
  * Forgets the customer's cached accounts after one of their statuses changed: all of them, since a virtual account's
  * entry carries its master's status too.
  */
-export function forgetCustomerAccounts(storage: Storage, customerId: string): void {
-  customerAccounts(storage).deleteWhere((key) => key.startsWith(`${customerId}|`));
+export function forgetCustomerAccounts(caches: ReadCaches, customerId: string): void {
+  customerAccounts(caches).deleteWhere((key) => key.startsWith(`${customerId}|`));
 }
 
 const subjectOf = (account: CustomerAccount, statusOf: 'account' | 'master') =>
@@ -183,15 +183,14 @@ export interface PayeeTarget {
   status: string;
 }
 
-const payeeTargets = (storage: Storage) =>
-  sharedCache(storage, 'payee-targets', () => new ExpiringCache<string, PayeeTarget>(systemClock, accountStatusCacheTtlMs, descriptorCacheEntriesMax));
+const payeeTargets = (caches: ReadCaches) => caches.named<string, PayeeTarget>('payee-targets', accountStatusCacheTtlMs, descriptorCacheEntriesMax);
 
 /**
  * The caller's payee as a payment needs it, or a 404 (another customer's answers like an unknown one). Cached like
  * the accounts: the details never change, the status is read again after `accountStatusCacheTtlMs`.
  */
-export async function findPayeeTarget(storage: Storage, customerId: string, id: string): Promise<PayeeTarget> {
-  const payee = await payeeTargets(storage).getOrLoad(`${customerId}|${id}`, async () => {
+export async function findPayeeTarget(storage: Storage, caches: ReadCaches, customerId: string, id: string): Promise<PayeeTarget> {
+  const payee = await payeeTargets(caches).getOrLoad(`${customerId}|${id}`, async () => {
     const row = await storage.db
       .selectFrom('payees')
       .select(['id', 'currency', 'payee_name', 'iban', 'account_number', 'sort_code', 'routing_number', 'requires_vop', 'status'])
@@ -214,8 +213,8 @@ export async function findPayeeTarget(storage: Storage, customerId: string, id: 
 }
 
 /** Forgets the cached payee after its status changed. */
-export function forgetPayeeTarget(storage: Storage, customerId: string, id: string): void {
-  payeeTargets(storage).delete(`${customerId}|${id}`);
+export function forgetPayeeTarget(caches: ReadCaches, customerId: string, id: string): void {
+  payeeTargets(caches).delete(`${customerId}|${id}`);
 }
 
 /** Payments go only to an `active` payee (checked at load time, like the accounts). */

@@ -3,7 +3,7 @@
  * fiat and virtual accounts and payees), their statuses, the postings and guards that move them, the records
  * their balance events carry. It owns no table of its own (docs/architecture.md "Modules").
  */
-export { addBalanceEvents } from './balance-events.js';
+export { addBalanceEvents, explainedBy } from './balance-events.js';
 export { type AccountStatus, type CustomerAccount, type PayeeTarget, accountPostings, accountStatuses, balanceAccountOf, currentCustomerAccount, finalAccountStatuses, findCustomerAccount, findPayeeTarget, forgetCustomerAccounts, forgetPayeeTarget, requireCanReceive, requireCanSend, requirePayeeActive, unchangedStatusGuards } from './customer-accounts.js';
 export { presentFiatAccount } from './fiat-account-presenter.js';
 export { presentVirtualAccount } from './virtual-account-presenter.js';

@@ -1,3 +1,4 @@
+import { lastHourOfDay, lastMinuteOfHour, lastSecondOfMinute } from '../../clock.js';
 import { InvalidInputError } from '../customers/index.js';
 
 /**
@@ -18,9 +19,9 @@ export function checkExpiresAt(value: string): string {
     Number.isNaN(parsed.getTime()) ||
     calendarDate?.getUTCMonth() !== Number(month) - 1 ||
     calendarDate.getUTCDate() !== Number(day) ||
-    Number(hour) > 23 ||
-    Number(minute) > 59 ||
-    Number(second) > 59
+    Number(hour) > lastHourOfDay ||
+    Number(minute) > lastMinuteOfHour ||
+    Number(second) > lastSecondOfMinute
   ) {
     throw new InvalidInputError(`--expires-at "${value.slice(0, 40)}" is not an ISO 8601 date-time (e.g. 2030-01-31T23:59:59Z)`);
   }

@@ -1,17 +1,15 @@
 import ipaddr from 'ipaddr.js';
+import { ipv4MappedPrefixLength } from '../../config/limits.js';
 
 export type CidrRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
-/** Width of the IPv4-mapped prefix ::ffff:0:0/96 (RFC 4291 §2.5.5.2). */
-const mappedPrefixLength = 96;
 
 /**
  * An IPv4-mapped IPv6 range (`::ffff:127.0.0.1`, `::ffff:10.0.0.0/104`) is the IPv4 range it maps: clients are
  * compared as IPv4 (ipaddr.process), so a range kept in its IPv6 form would never match anyone.
  */
 function normalized([address, prefixLength]: CidrRange): CidrRange {
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefixLength >= mappedPrefixLength) {
-    return [(address as ipaddr.IPv6).toIPv4Address(), prefixLength - mappedPrefixLength];
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && prefixLength >= ipv4MappedPrefixLength) {
+    return [(address as ipaddr.IPv6).toIPv4Address(), prefixLength - ipv4MappedPrefixLength];
   }
   return [address, prefixLength];
 }

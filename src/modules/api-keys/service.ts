@@ -11,9 +11,10 @@ import {
   apiKeyLengthMax,
   apiKeyRandomBytes,
   apiKeyScopesMax,
+  timestampYearMax,
 } from '../../config/limits.js';
 import { DomainError, notFound } from '../../errors.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
+import type { ExpiringCache, ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { InvalidInputError } from '../customers/index.js';
 import { findCustomerById } from '../customers/index.js';
@@ -94,8 +95,9 @@ export class ApiKeyService {
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly environment: ApiEnvironment,
+    caches: ReadCaches,
   ) {
-    this.keys = sharedCache(storage, 'api-keys', () => new ExpiringCache<string, KeyRow>(clock, apiKeyCacheTtlMs, apiKeyCacheEntriesMax));
+    this.keys = caches.named('api-keys', apiKeyCacheTtlMs, apiKeyCacheEntriesMax);
   }
 
   async create(input: CreateKeyInput): Promise<ApiKeyView & { key: string }> {
@@ -117,7 +119,7 @@ export class ApiKeyService {
       if (Number.isNaN(parsed.getTime())) throw new InvalidInputError(`--expires-at "${input.expiresAt}" is not an ISO 8601 date-time`);
       // Expiry is stored as ISO text and compared as text (tables.ts); after year 9999 toISOString writes
       // "+010000-…", which sorts before every real date, so the key would be refused from its first use.
-      if (parsed.getUTCFullYear() > 9999) throw new InvalidInputError(`--expires-at "${input.expiresAt}" is after the year 9999`);
+      if (parsed.getUTCFullYear() > timestampYearMax) throw new InvalidInputError(`--expires-at "${input.expiresAt}" is after the year 9999`);
       expiresAt = parsed.toISOString();
     }
     const key = `${keyPrefixByEnvironment[this.environment]}${randomBytes(apiKeyRandomBytes).toString('base64url')}`;

@@ -6,6 +6,7 @@ import {
   dashboardPasswordLengthMin,
   dashboardSessionTouchIntervalMs,
   dashboardSignInLinkTtlMs,
+  dashboardTokenLengthMax,
   dashboardTokenRandomBytes,
 } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
@@ -137,7 +138,7 @@ export class DashboardUserService {
 
   /** The user a sign-in link is for, while it can still be used. */
   async linkUser(token: string): Promise<DashboardUserRow | undefined> {
-    if (token.length > 100) return undefined;
+    if (token.length > dashboardTokenLengthMax) return undefined;
     const link = await findUsableLink(this.storage.db, hashToken(token), this.clock.now().toISOString());
     return link ? findUserById(this.storage.db, link.user_id) : undefined;
   }
@@ -191,7 +192,7 @@ export class DashboardUserService {
 
   /** The session of a cookie, unless it is unknown, idle for too long or past its absolute end. */
   async resumeSession(sessionId: string | undefined): Promise<DashboardSession | undefined> {
-    if (sessionId === undefined || sessionId.length > 100) return undefined;
+    if (sessionId === undefined || sessionId.length > dashboardTokenLengthMax) return undefined;
     const idHash = hashToken(sessionId);
     const row = await findSession(this.storage.db, idHash);
     if (!row) return undefined;

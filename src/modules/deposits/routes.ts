@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf } from '../../http/auth.js';
-import { answered, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
+import { answered, createdAnswer, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { TransactionRecord } from '../transactions/index.js';
 import { DepositBody, DepositParams } from './schemas.js';
@@ -30,6 +30,6 @@ export function sandboxDepositRoutes(app: FastifyInstance, deposits: DepositServ
       },
     },
     // Which of the two reads the answer is known once the account is (DepositService narrows it).
-    async (request) => answered(request, await deposits.deposit(callerOf(request), request.params.id, request.body, reservationOf(request))),
+    async (request) => answered(request, createdAnswer(await deposits.deposit(callerOf(request), request.params.id, request.body, reservationOf(request)))),
   );
 }

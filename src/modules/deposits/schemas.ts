@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { paymentAmountMax, paymentReferenceLengthMax } from '../../config/limits.js';
+import { counterpartyNameLengthMax, paymentAmountMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import { Uuid } from '../../http/schemas.js';
 
 /** The account credited: a fiat account's id, or a virtual account's. */
@@ -9,7 +9,7 @@ export const DepositBody = Type.Object(
   {
     amount: Type.Number({ exclusiveMinimum: 0, maximum: paymentAmountMax }),
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax })),
-    counterpartyName: Type.Optional(Type.String({ minLength: 1, maxLength: 140 })),
+    counterpartyName: Type.Optional(Type.String({ minLength: 1, maxLength: counterpartyNameLengthMax })),
   },
   { additionalProperties: false },
 );

@@ -1,62 +1,20 @@
-import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { idempotencyKeyLost } from '../../ledger/ledger.js';
-import { BalanceNumber, balanceKey, newPlan, plannedResponse, withJournal } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
-import { providerId } from '../../providers/provider-ids.js';
+import { balanceKey } from '../../ledger/ledger-entry.js';
+import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
+import { external, statementLine } from '../../ledger/statement-lines.js';
+import { BalanceNumber, plannedAnswer, type KeyedAnswer, type MovedRecord } from '../../ledger/unit-of-work.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import type { TransactionsTable } from '../../storage/tables.js';
-import { narrowIdempotentReadScope, type Answer, type Reservation } from '../../storage/idempotency-answers.js';
+import { narrowIdempotentReadScope } from '../../storage/idempotency-answers.js';
 import { requireScope } from '../api-keys/index.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { historyValuesOf } from '../transactions/index.js';
 import { presentTransaction } from '../transactions/index.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanReceive, type CustomerAccount } from '../accounts/index.js';
-import { addBalanceEvents } from '../accounts/index.js';
-
-type NewHistoryRecord = Omit<TransactionsTable, 'customer_seq' | 'balance_before_minor' | 'balance_after_minor'>;
-
-/**
- * The history record of money arriving in an account from outside (a deposit, an OTC exchange's return): completed
- * at once, no fee, the account's balances filled in by the plan that credits it.
- */
-export function incomingRecord(
-  customerId: string,
-  account: CustomerAccount,
-  amountMinor: bigint,
-  now: string,
-  what: { type: string; description: string; reference: string | null; counterpartyName: string | null },
-): NewHistoryRecord {
-  return {
-    id: newId(),
-    customer_id: customerId,
-    fr_transaction_id: providerId('txn'),
-    transaction_type: what.type,
-    amount_minor: amountMinor,
-    currency: account.currency,
-    status: 'completed',
-    direction: 'incoming',
-    account_id: account.fiatAccountId,
-    virtual_account_id: account.kind === 'virtual_account' ? account.id : null,
-    from_account_id: null,
-    from_account_type: 'external',
-    to_account_id: account.id,
-    to_account_type: account.kind,
-    description: what.description,
-    reference: what.reference,
-    counterparty_name: what.counterpartyName,
-    counterparty_account: null,
-    fee_amount_minor: 0n,
-    fee_currency: account.currency,
-    payee_id: null,
-    payment_id: null,
-    completed_at: now,
-    created_at: now,
-    updated_at: now,
-  };
-}
+import type { TransactionRecordType } from '../transactions/index.js';
+import { accountPostings, addBalanceEvents, balanceAccountOf, explainedBy, findCustomerAccount, requireCanReceive } from '../accounts/index.js';
 
 export interface DepositInput {
   amount: number;
@@ -72,19 +30,21 @@ export class DepositService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
   ) {}
 
   /**
-   * Credits the account. Under an Idempotency-Key (`reservation`), the answer — the deposit record — is stored by the
-   * same money plan that moves the money (http/idempotency.ts); what reading it takes is narrowed to the account's read scope.
+   * Credits the account. Under an Idempotency-Key (`key`), the answer — the deposit's statement line — is stored by
+   * the same money movement that moves the money (http/idempotency.ts); what reading it takes is narrowed to the
+   * account's read scope.
    */
-  async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput, reservation?: Reservation): Promise<Answer> {
-    const account = await findCustomerAccount(this.storage, caller.customerId, accountId.toLowerCase());
+  async deposit(caller: AuthenticatedKey, accountId: string, input: DepositInput, key?: KeyedAnswer): Promise<MovedRecord<TransactionRecordType>> {
+    const account = await findCustomerAccount(this.storage, this.caches, caller.customerId, accountId.toLowerCase());
     if (!account) throw notFound('account');
     requireScope(caller.scopes, account.kind === 'virtual_account' ? 'virtual-accounts:write' : 'fiat-accounts:write');
     // From here on the answer shows this account: a reuse of the key reads it only with the account's read scope.
     const readScope = account.kind === 'virtual_account' ? 'virtual-accounts:read' : 'fiat-accounts:read';
-    if (reservation && !(await narrowIdempotentReadScope(this.storage.db, reservation, readScope))) throw idempotencyKeyLost();
+    if (key && !(await narrowIdempotentReadScope(this.storage.db, key, readScope))) throw idempotencyKeyLost();
     // A closed account receives nothing; a frozen one still does (docs/payments.md "Account and payee status").
     requireCanReceive(account);
     let amountMinor: bigint;
@@ -96,30 +56,36 @@ export class DepositService {
     }
     const nowText = this.clock.now().toISOString();
     const credited = balanceKey(balanceAccountOf(account));
-    const record = incomingRecord(caller.customerId, account, amountMinor, nowText, {
+    const { balanceOf, ...line } = statementLine({
+      customerId: caller.customerId,
+      account,
+      direction: 'incoming',
       type: 'deposit',
+      amountMinor,
+      status: 'completed',
+      counterpart: external,
       description: 'Deposit (sandbox)',
       reference: input.reference ?? null,
       counterpartyName: input.counterpartyName ?? null,
+      at: nowText,
     });
-    const { id } = record;
-    const plan = withJournal(newPlan(caller.customerId, nowText), 'deposit', id, [
+    const movement = moneyMovement(caller.customerId, nowText, 'deposit', line.id, [
       { account: { kind: 'system', code: 'clearing' }, asset: account.currency, amount: -amountMinor },
       ...accountPostings(account, amountMinor),
     ]);
-    plan.history.push({ ...record, balanceOf: credited });
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, id])));
-    // The record as the API presents it, its balances written in once they have moved.
-    const presented = {
-      ...presentTransaction(historyValuesOf({ ...record, customer_seq: 0n, balance_before_minor: 0n, balance_after_minor: 0n }), caller.frOwnerBusinessId),
-      balance_before: new BalanceNumber(credited, 'before', account.currency),
-      balance_after: new BalanceNumber(credited, 'after', account.currency),
-    };
-    plan.response = reservation ? plannedResponse(reservation, 201, presented) : null;
-    const result = await executeMoneyPlan(this.storage, plan);
-    if (result.responseBody !== null) return { status: 201, body: result.responseBody, stored: true };
+    movement.work.statementLines.push({ ...line, balanceOf });
+    await addBalanceEvents(this.storage, this.caches, movement, explainedBy(movement, line.id));
+    const presented = (before: bigint, after: bigint) =>
+      presentTransaction(historyValuesOf({ ...line, customer_seq: 0n, balance_before_minor: before, balance_after_minor: after }), caller.frOwnerBusinessId);
+    if (key) {
+      // The line as the API presents it, its balances written in once they have moved.
+      const balanceBefore = new BalanceNumber(credited, 'before', account.currency);
+      const balanceAfter = new BalanceNumber(credited, 'after', account.currency);
+      const record = { ...presented(0n, 0n), balance_before: balanceBefore, balance_after: balanceAfter };
+      movement.work.answer = plannedAnswer(key, 201, record, [balanceBefore, balanceAfter]);
+    }
+    const result = await executeMoneyMovement(this.storage, movement);
     const balance = result.balances.get(credited)!;
-    const row = { ...record, customer_seq: result.firstSequence!, balance_before_minor: balance.before, balance_after_minor: balance.after };
-    return { status: 201, body: JSON.stringify({ data: presentTransaction(historyValuesOf(row), caller.frOwnerBusinessId) }), stored: false };
+    return { record: presented(balance.before, balance.after), answerStored: result.answerBody !== null };
   }
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { workerPollIntervalMs } from '../../config/limits.js';
+import { orphanFileAgeMs, orphanFileSweepIntervalMs, workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import type { Clock } from '../../clock.js';
 import type { Storage } from '../../storage/database.js';
@@ -22,10 +22,6 @@ export function registerDocuments(app: FastifyInstance, context: ModuleContext):
   context.workers.push(new PollingWorker('document-file-sweeper', () => sweepOrphanFiles(storage, files, clock), orphanFileSweepIntervalMs, log));
   return documents;
 }
-
-/** Files older than this that no row records are orphans (a stopped process, a failed discard): removed. */
-export const orphanFileAgeMs = 60 * 60_000;
-const orphanFileSweepIntervalMs = 60 * 60_000;
 
 /** One pass of the sweeper; returns 0 so the worker waits its interval before the next (it is never urgent). */
 export async function sweepOrphanFiles(storage: Storage, files: FileStore, clock: Clock): Promise<number> {

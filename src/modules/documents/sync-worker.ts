@@ -1,7 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
-import { documentSyncAttemptsMax } from '../../config/limits.js';
+import {
+  documentSyncAttemptsMax,
+  documentSyncBatchSize,
+  documentSyncCallTimeoutMs,
+  documentSyncErrorLengthMax,
+  documentSyncLeaseMs,
+} from '../../config/limits.js';
 import type { KycProvider } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
 import type { FileStore } from '../../storage/files.js';
@@ -12,18 +18,6 @@ import type { DocumentRow, DueDocument } from './repository.js';
 
 // Where the tests have always found it; the lifecycle owns it.
 export { documentSyncRetryDelayMs } from './lifecycle.js';
-
-/** Documents claimed per pass; the polling worker runs the next pass at once while passes find work. */
-export const documentSyncBatchSize = 20;
-/** A provider call that has not answered by then counts as a failed attempt (the worker must not hang). */
-export const documentSyncCallTimeoutMs = 60_000;
-/**
- * How long a claimed attempt keeps its document away from other instances. Longer than the call timeout, so the
- * lease only runs out when the instance that claimed it stopped mid-attempt; the document is then due again.
- */
-export const documentSyncLeaseMs = 5 * 60_000;
-/** Provider error messages are kept for the client, cut to this length. */
-export const documentSyncErrorLengthMax = 500;
 
 function errorText(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);

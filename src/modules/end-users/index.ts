@@ -1,4 +1,4 @@
-export { OnboardingLinks, onboardingSecretLength } from './onboarding.js';
+export { OnboardingLinks } from './onboarding.js';
 export { presentEndUser } from './presenter.js';
 export { type EndUserRow } from './repository.js';
 export { endUserRoutes, sandboxEndUserRoutes } from './routes.js';

@@ -1,6 +1,11 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { onboardingLinkTtlMs, onboardingTokenRandomBytes, onboardingUrlTokenLengthMax } from '../../config/limits.js';
+import {
+  onboardingLinkTtlMs,
+  onboardingSecretLength,
+  onboardingTokenRandomBytes,
+  onboardingUrlTokenLengthMax,
+} from '../../config/limits.js';
 import type { Database, EndUsersTable } from '../../storage/tables.js';
 import type { OnboardingLinkRecord } from './schemas.js';
 
@@ -16,8 +21,6 @@ import type { OnboardingLinkRecord } from './schemas.js';
  * (`onboarding_token_hash`); they open until they expire.
  */
 
-/** The secret: HMAC-SHA256, 32 bytes, in base64url. */
-export const onboardingSecretLength = 43;
 const secretPattern = new RegExp(`^[A-Za-z0-9_-]{${onboardingSecretLength}}$`);
 
 export type OnboardingColumns = Pick<EndUsersTable, 'onboarding_url_token' | 'onboarding_secret_hash' | 'onboarding_expires_at'>;

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import * as limits from '../../config/limits.js';
 import { jsonLimitsKeyword } from '../../http/request-schema.js';
 import { CountryCode, Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { ownershipPercentMax } from '../../config/limits.js';
 
 /** Spec §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
 
@@ -180,7 +181,7 @@ export const BusinessPerson = Type.Object(
       { additionalProperties: false },
     ),
     types: Type.Array(StringEnum(businessPersonTypes), { minItems: 1, maxItems: businessPersonTypes.length, uniqueItems: true }),
-    ownership: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Percentage of ownership, 0-100' })),
+    ownership: Type.Optional(Type.Number({ minimum: 0, maximum: ownershipPercentMax, description: 'Percentage of ownership, 0-100' })),
   },
   { additionalProperties: false },
 );

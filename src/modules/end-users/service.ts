@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
-import { reportSizeMaxBytes } from '../../config/limits.js';
+import { endUserReferenceRandomBytes, ownershipPercentMax, reportSizeMaxBytes } from '../../config/limits.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
@@ -23,8 +23,6 @@ const defaultRiskTier = 'low_risk';
 const defaultDisclosureVersion = '1.0';
 const defaultBusinessType = 'LIMITED_COMPANY';
 const defaultSector = 'OTHER_PRODUCTS_SERVICES';
-/** Percent: the business persons' ownership together. */
-const ownershipTotalMax = 100;
 /** PATCH fields that describe a person; a business end user has none of them. */
 const individualOnlyFields = ['firstName', 'middleName', 'lastName', 'dob', 'birthCountry', 'nationality'] as const;
 
@@ -41,7 +39,7 @@ interface CheckedReport {
 }
 
 function referenceCode(): string {
-  return `EU-${randomBytes(5).toString('hex').toUpperCase()}`;
+  return `EU-${randomBytes(endUserReferenceRandomBytes).toString('hex').toUpperCase()}`;
 }
 
 function json(value: unknown): string {
@@ -143,7 +141,7 @@ export class EndUserService {
     const errors = dateErrors(dates, today, new Set(dates.map(([path]) => path)));
     // Ownership is a share of one company: its persons cannot own more than all of it together.
     const owned = input.businessPersons.reduce((sum, entry) => sum + (entry.ownership ?? 0), 0);
-    if (owned > ownershipTotalMax) {
+    if (owned > ownershipPercentMax) {
       errors.push({ location: 'body', path: '/businessPersons', reason: `ownership adds up to ${owned}; the persons of a business own at most 100 % together` });
     }
     const reports = this.checkReports(

@@ -1,3 +1,4 @@
+import { feePercentageDecimalsMax } from './limits.js';
 /**
  * The fee arithmetic, pure and exact (docs/fees.md "Computation"): bigint minor units and a percentage in
  * millionths of the amount (0.25 % = 2500), never a float. FeeService.quote — and through it both the preview and
@@ -8,8 +9,6 @@
 export const millionthsPerWhole = 1_000_000n;
 /** Millionths of the amount per percent: 1 % = 10,000 millionths. */
 export const millionthsPerPercent = 10_000n;
-/** Decimals of a percentage that millionths represent exactly: 0.0001 % is 1 millionth. */
-export const percentageDecimalsMax = 4;
 
 export interface FeeRule {
   flatFeeMinor: bigint;
@@ -60,7 +59,7 @@ export function computeFee(amountMinor: bigint, rule: FeeRule): FeeComputation {
 /** Millionths → the percentage as an exact decimal string without trailing zeros: 2500n → "0.25", 1000000n → "100". */
 export function formatPercentage(millionths: bigint): string {
   const whole = millionths / millionthsPerPercent;
-  const fraction = (millionths % millionthsPerPercent).toString().padStart(percentageDecimalsMax, '0').replace(/0+$/, '');
+  const fraction = (millionths % millionthsPerPercent).toString().padStart(feePercentageDecimalsMax, '0').replace(/0+$/, '');
   return fraction === '' ? whole.toString() : `${whole}.${fraction}`;
 }
 
@@ -72,5 +71,5 @@ export function parsePercentage(text: string): bigint | null {
   const match = /^(\d{1,3})(?:\.(\d{1,4}))?$/.exec(text);
   if (!match) return null;
   const [, whole = '0', fraction = ''] = match;
-  return BigInt(whole) * millionthsPerPercent + BigInt(fraction.padEnd(percentageDecimalsMax, '0'));
+  return BigInt(whole) * millionthsPerPercent + BigInt(fraction.padEnd(feePercentageDecimalsMax, '0'));
 }

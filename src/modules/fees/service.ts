@@ -4,11 +4,11 @@ import { DomainError, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { fiatCurrencies, scaleOf, type FiatCurrency } from '../../ledger/assets.js';
 import { feeScheduleCacheEntriesMax, feeScheduleCacheTtlMs } from '../../config/limits.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
+import type { ExpiringCache, ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { findCustomerById } from '../customers/index.js';
 import { InvalidInputError } from '../customers/index.js';
-import { computeFee, formatPercentage, millionthsPerPercent, parsePercentage, percentageDecimalsMax } from './calculation.js';
+import { computeFee, formatPercentage, millionthsPerPercent, parsePercentage } from './calculation.js';
 import {
   feeTransactionTypes,
   paymentSchemeCurrencies,
@@ -19,7 +19,7 @@ import {
   type FeeQuoter,
   type PaymentScheme,
 } from './fee-quote.js';
-import { feePercentageMax, feeScheduleAmountMax, feeScheduleNameLengthMax } from './limits.js';
+import { feePercentageDecimalsMax, feePercentageMax, feeScheduleAmountMax, feeScheduleNameLengthMax } from './limits.js';
 import { presentSchedule, type FeeScheduleView } from './presenter.js';
 import { defaultScope, findCandidateSchedules, listSchedules, upsertSchedule, type FeeScheduleRow } from './repository.js';
 
@@ -87,8 +87,9 @@ export class FeeService implements FeeQuoter {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    caches: ReadCaches,
   ) {
-    this.schedules = sharedCache(storage, 'fee-schedules', () => new ExpiringCache<string, FeeScheduleRow[]>(clock, feeScheduleCacheTtlMs, feeScheduleCacheEntriesMax));
+    this.schedules = caches.named('fee-schedules', feeScheduleCacheTtlMs, feeScheduleCacheEntriesMax);
   }
 
   /**
@@ -167,7 +168,7 @@ export class FeeService implements FeeQuoter {
       const parsed = parsePercentage(input.percentage.trim());
       if (parsed === null || parsed > BigInt(feePercentageMax) * millionthsPerPercent) {
         throw new InvalidInputError(
-          `--percentage "${input.percentage}" must be a percent from 0 to ${feePercentageMax} with at most ${percentageDecimalsMax} decimals (0.25 means 0.25 %)`,
+          `--percentage "${input.percentage}" must be a percent from 0 to ${feePercentageMax} with at most ${feePercentageDecimalsMax} decimals (0.25 means 0.25 %)`,
         );
       }
       percentageMillionths = parsed;

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { accountStatuses, finalAccountStatuses, forgetCustomerAccounts, presentFiatAccount } from '../accounts/index.js';
 import { ProviderStatusLifecycle } from '../status-change.js';
@@ -9,7 +10,7 @@ import { findFiatAccount, transitionFiatAccountStatus } from './repository.js';
  * active, frozen or closed, closed being final. Payments see a change at once in this process (payments/accounts.ts
  * caches statuses briefly).
  */
-export function fiatAccountStatusLifecycle(storage: Storage, clock: Clock) {
+export function fiatAccountStatusLifecycle(storage: Storage, clock: Clock, caches: ReadCaches) {
   return new ProviderStatusLifecycle('fiat_account', storage, clock, {
     name: 'fiat account',
     statuses: accountStatuses,
@@ -20,7 +21,7 @@ export function fiatAccountStatusLifecycle(storage: Storage, clock: Clock) {
     referenceOf: (row) => row.fr_account_id,
     transition: transitionFiatAccountStatus,
     present: presentFiatAccount,
-    changed: (customerId) => forgetCustomerAccounts(storage, customerId),
+    changed: (customerId) => forgetCustomerAccounts(caches, customerId),
   });
 }
 

@@ -13,10 +13,10 @@ import { OtcService } from './service.js';
  * liquidity provider's outcomes and, in the sandbox, the simulated liquidity provider.
  */
 export function registerOtc(app: FastifyInstance, context: ModuleContext): void {
-  const { storage, clock, config } = context;
+  const { storage, clock, caches, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
-  otcRoutes(app, new OtcService(storage, clock, context.providers.otc, new WalletOwnership(storage), settings));
-  const lifecycle = new OtcOrderLifecycle(storage, clock, config.sandboxAutoSettleMs);
+  otcRoutes(app, new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings));
+  const lifecycle = new OtcOrderLifecycle(storage, clock, caches, config.sandboxAutoSettleMs);
   context.providerEvents.register(lifecycle);
   if (config.apiEnvironment === 'sandbox') {
     const sandbox = new SandboxOtcOrders(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);

@@ -1,15 +1,15 @@
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
-import { balanceKey, newPlan, plannedEvent, withJournal, type MoneyPlan } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { executeMoneyMovement, moneyMovement, type MoneyMovement } from '../../ledger/money-movement.js';
+import { external, statementLine } from '../../ledger/statement-lines.js';
+import { plannedEvent } from '../../ledger/unit-of-work.js';
 import type { Network } from '../../ledger/networks.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
-import { accountPostings, balanceAccountOf, currentCustomerAccount, findCustomerAccount, requireCanSend, unchangedStatusGuards } from '../accounts/index.js';
-import { incomingRecord } from '../deposits/index.js';
-import { addBalanceEvents } from '../accounts/index.js';
+import { accountPostings, addBalanceEvents, currentCustomerAccount, explainedBy, findCustomerAccount, requireCanSend, unchangedStatusGuards } from '../accounts/index.js';
 import { addArrival } from '../wallets/index.js';
 import { presentOrder } from './presenter.js';
 import { findOrder, findOrderByReference } from './repository.js';
@@ -23,7 +23,7 @@ const unexplainedFailure = 'Rejected by the liquidity provider';
  * debit_pending | debited → failed, moved by the provider events `otc_order.debited`, `otc_order.settled` and
  * `otc_order.failed` (payload `{ reason? }`); the reference is the order's id, which the liquidity provider is given.
  * An order's EUR is debited (suspense → clearing), then the crypto is credited to the wallet (clearing → wallet, the
- * spread to fee income), or the order fails and its EUR is returned. Each step is one money plan with the event's
+ * spread to fee income), or the order fails and its EUR is returned. Each step is one money movement with the event's
  * applied mark, guarded by the order's status, so a step happens once.
  */
 export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
@@ -32,6 +32,7 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     /** When the provider is due to report the next step after a debit (the sandbox's timer); undefined = no time. */
     private readonly nextStepMs: number | undefined,
   ) {}
@@ -58,7 +59,7 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
   }
 
   /**
-   * debit_pending → debited: the reserved EUR leaves for the liquidity provider; its history record completes. Only
+   * debit_pending → debited: the reserved EUR leaves for the liquidity provider; its statement line completes. Only
    * while money may still leave the account it came from (ACCOUNT_NOT_ACTIVE otherwise): decided on its statuses as
    * stored now, and guarded to be the same when the step commits.
    */
@@ -70,14 +71,14 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     const nowText = now.toISOString();
     const next: OtcOrdersTable = { ...order, status: 'debited', debited_at: nowText, updated_at: nowText, settle_at: this.nextStepAt(now) };
     const amount = BigInt(order.source_amount_minor);
-    const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_debit', order.id, [
+    const movement = moneyMovement(order.customer_id, nowText, 'otc_debit', order.id, [
       { account: { kind: 'system', code: 'suspense' }, asset: 'EUR', amount: -amount },
       { account: { kind: 'system', code: 'clearing' }, asset: 'EUR', amount },
     ]);
-    this.guard(plan, order, next, { debited_at: nowText });
-    plan.guards.push(...unchangedStatusGuards(account), applied.guard);
-    plan.historyUpdates.push({ id: order.transaction_id, status: 'completed', completed_at: nowText, updated_at: nowText });
-    await executeMoneyPlan(this.storage, plan);
+    this.guard(movement, order, next, { debited_at: nowText });
+    movement.work.guards.push(...unchangedStatusGuards(account), applied.guard);
+    movement.work.statementLineUpdates.push({ id: order.transaction_id, status: 'completed', completed_at: nowText, updated_at: nowText });
+    await executeMoneyMovement(this.storage, movement);
     return next;
   }
 
@@ -99,14 +100,14 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     const asset = order.destination_currency as CryptoAsset;
     const credited = BigInt(order.destination_amount_minor);
     const spread = BigInt(order.spread_minor);
-    const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_settle', order.id, [
+    const movement = moneyMovement(order.customer_id, nowText, 'otc_settle', order.id, [
       { account: { kind: 'system', code: 'clearing' }, asset, amount: -(credited + spread) },
       { account: { kind: 'wallet', id: order.wallet_id, asset }, asset, amount: credited },
       { account: { kind: 'system', code: 'fee_income' }, asset, amount: spread },
     ]);
-    this.guard(plan, order, next, { settled_at: nowText });
-    plan.guards.push(applied.guard);
-    addArrival(plan, {
+    this.guard(movement, order, next, { settled_at: nowText });
+    movement.work.guards.push(applied.guard);
+    addArrival(movement.work, nowText, {
       customerId: order.customer_id,
       walletId: order.wallet_id,
       asset,
@@ -115,13 +116,13 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
       address: address.address,
       note: `OTC order ${order.id}`,
     });
-    await executeMoneyPlan(this.storage, plan);
+    await executeMoneyMovement(this.storage, movement);
     return next;
   }
 
   /**
    * debit_pending or debited → failed: the EUR goes back to the account (from suspense, or from the liquidity provider
-   * once debited), with a history record of the return.
+   * once debited), with a statement line of the return.
    */
   private async fail(order: OtcOrdersTable, reason: string, applied: AppliedMark): Promise<OtcOrdersTable> {
     if (order.status !== 'debit_pending' && order.status !== 'debited') throw this.refused(order, 'failed');
@@ -130,30 +131,35 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     const next: OtcOrdersTable = { ...order, status: 'failed', failure_reason: reason, updated_at: nowText, settle_at: null };
     const account = await this.sourceAccount(order);
     const amount = BigInt(order.source_amount_minor);
-    const plan = withJournal(newPlan(order.customer_id, nowText), 'otc_failed', order.id, [
+    const movement = moneyMovement(order.customer_id, nowText, 'otc_failed', order.id, [
       { account: { kind: 'system', code: debited ? 'clearing' : 'suspense' }, asset: 'EUR', amount: -amount },
       ...accountPostings(account, amount),
     ]);
-    this.guard(plan, order, next, { failure_reason: reason });
-    plan.guards.push(applied.guard);
-    // Before the debit the EUR never left: its record fails. After it, the record stands and the return balances it.
-    if (!debited) plan.historyUpdates.push({ id: order.transaction_id, status: 'failed', completed_at: null, updated_at: nowText });
-    const returned = incomingRecord(order.customer_id, account, amount, nowText, {
+    this.guard(movement, order, next, { failure_reason: reason });
+    movement.work.guards.push(applied.guard);
+    // Before the debit the EUR never left: its line fails. After it, the line stands and the return balances it.
+    if (!debited) movement.work.statementLineUpdates.push({ id: order.transaction_id, status: 'failed', completed_at: null, updated_at: nowText });
+    const returned = statementLine({
+      customerId: order.customer_id,
+      account,
+      direction: 'incoming',
       type: 'otc_exchange_return',
+      amountMinor: amount,
+      status: 'completed',
+      counterpart: external,
       description: `Return of exchange ${order.id}: ${reason}`,
       reference: order.id,
-      counterpartyName: null,
+      at: nowText,
     });
-    plan.history.push({ ...returned, balanceOf: balanceKey(balanceAccountOf(account)) });
-    const returnId = returned.id;
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, returnId])));
-    await executeMoneyPlan(this.storage, plan);
+    movement.work.statementLines.push(returned);
+    await addBalanceEvents(this.storage, this.caches, movement, explainedBy(movement, returned.id));
+    await executeMoneyMovement(this.storage, movement);
     return next;
   }
 
-  /** The order's status change, once: the plan fails unless the order is still in the status it was read in. */
-  private guard(plan: MoneyPlan, order: OtcOrdersTable, next: OtcOrdersTable, set: Record<string, string | null>): void {
-    plan.guards.push({
+  /** The order's status change, once: the movement fails unless the order is still in the status it was read in. */
+  private guard(movement: MoneyMovement, order: OtcOrdersTable, next: OtcOrdersTable, set: Record<string, string | null>): void {
+    movement.work.guards.push({
       table: 'otc_orders',
       match: { id: order.id, status: order.status },
       set: { status: next.status, updated_at: next.updated_at, settle_at: next.settle_at, ...set },
@@ -161,11 +167,11 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
       message: 'The order moved on meanwhile.',
       details: { to: next.status },
     });
-    plan.events.push(plannedEvent(order.customer_id, 'otc_order.status_updated', presentOrder(next), next.updated_at));
+    movement.work.events.push(plannedEvent(order.customer_id, 'otc_order.status_updated', presentOrder(next), next.updated_at));
   }
 
   private async sourceAccount(order: OtcOrdersTable) {
-    const account = await findCustomerAccount(this.storage, order.customer_id, order.source_account_id);
+    const account = await findCustomerAccount(this.storage, this.caches, order.customer_id, order.source_account_id);
     if (!account) throw new Error(`order ${order.id} names no account of its customer`);
     return account;
   }

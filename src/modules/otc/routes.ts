@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { answered, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
+import { answered, createdAnswer, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination } from '../transactions/index.js';
 import type { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
@@ -66,7 +66,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
         response: { 201: DataOf(Order), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request) => answered(request, await otc.confirm(callerOf(request), request.body, reservationOf(request))),
+    async (request) => answered(request, createdAnswer(await otc.confirm(callerOf(request), request.body, reservationOf(request)))),
   );
 
   routes.get(

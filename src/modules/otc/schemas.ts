@@ -1,11 +1,23 @@
 import { Type, type Static } from 'typebox';
-import { otcRateDecimals, pageLimitDefault, pageLimitMax, travelRulePayloadBytesMax } from '../../config/limits.js';
+import {
+  assetCodeLengthMax,
+  decimalTextLengthMax,
+  otcRateDecimals,
+  otcSourceAmountLengthMax,
+  otcSourceAmountMinEur,
+  pageDefault,
+  pageLimitDefault,
+  pageLimitMax,
+  pageMax,
+  travelRulePayloadBytesMax,
+  travelRulePayloadDepthMax,
+} from '../../config/limits.js';
 import { jsonLimitsKeyword } from '../../http/request-schema.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Spec §4: the asset of GET /otc-exchanges/wallets, 1-10 characters, any case, USDC when omitted. */
 export const EligibleWalletsQuery = Type.Object(
-  { asset: Type.Optional(Type.String({ minLength: 1, maxLength: 10, default: 'USDC' })) },
+  { asset: Type.Optional(Type.String({ minLength: 1, maxLength: assetCodeLengthMax, default: 'USDC' })) },
   { additionalProperties: false },
 );
 
@@ -31,9 +43,9 @@ export const QuoteBody = Type.Object(
   {
     sourceFrAccountId: Uuid,
     destinationProviderWalletId: Uuid,
-    sourceAmountEur: Type.String({ pattern: '^[0-9]+([.][0-9]{1,2})?$', maxLength: 20, description: 'EUR with at most 2 decimals, at least 20' }),
+    sourceAmountEur: Type.String({ pattern: '^[0-9]+([.][0-9]{1,2})?$', maxLength: otcSourceAmountLengthMax, description: `EUR with at most 2 decimals, at least ${otcSourceAmountMinEur}` }),
     side: Type.Optional(Nullable(Side)),
-    destinationCurrency: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 10, description: 'USDC when omitted; any case' }))),
+    destinationCurrency: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: assetCodeLengthMax, description: 'USDC when omitted; any case' }))),
   },
   { additionalProperties: false },
 );
@@ -66,13 +78,13 @@ export const ConfirmBody = Type.Object(
       Nullable(
         Type.Unsafe<Record<string, unknown>>({
           type: 'object',
-          [jsonLimitsKeyword]: { depthMax: 10, bytesMax: travelRulePayloadBytesMax },
+          [jsonLimitsKeyword]: { depthMax: travelRulePayloadDepthMax, bytesMax: travelRulePayloadBytesMax },
           description: `Any JSON object of at most ${travelRulePayloadBytesMax} bytes, stored with the order`,
         }),
       ),
     ),
     minDestinationAmount: Type.Optional(
-      Nullable(Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: 40, description: 'Refuse (422) if the order would credit less than this' })),
+      Nullable(Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: decimalTextLengthMax, description: 'Refuse (422) if the order would credit less than this' })),
     ),
   },
   { additionalProperties: false },
@@ -108,7 +120,7 @@ export const OrderParams = Type.Object({ orderId: Uuid }, { additionalProperties
 
 export const OrdersQuery = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: pageMax, default: pageDefault })),
     limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
   },
   { additionalProperties: false },

@@ -1,21 +1,20 @@
 import type { Clock } from '../../clock.js';
 import { otcSourceAmountMaxEur, otcSourceAmountMinEur, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
-import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
 import { formatDecimal } from '../../ledger/money.js';
-import { balanceKey, newPlan, plannedEvent, plannedResponse, withJournal } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
+import { statementLine } from '../../ledger/statement-lines.js';
+import { plannedAnswer, plannedEvent, type KeyedAnswer, type MovedRecord } from '../../ledger/unit-of-work.js';
 import { cryptoAssetNamed } from '../../ledger/networks.js';
 import type { OtcPriceProvider } from '../../providers/otc.js';
-import { providerId } from '../../providers/provider-ids.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable, OtcQuotesTable } from '../../storage/tables.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
-import { accountPostings, balanceAccountOf, findCustomerAccount, requireCanSend, type CustomerAccount } from '../accounts/index.js';
-import { addBalanceEvents } from '../accounts/index.js';
+import { accountPostings, addBalanceEvents, explainedBy, findCustomerAccount, requireCanSend, type CustomerAccount } from '../accounts/index.js';
 import type { WalletOwnership } from '../wallets/index.js';
 import { walletReceives } from '../wallets/index.js';
 import { presentOrder, presentQuote } from './presenter.js';
@@ -46,6 +45,7 @@ export class OtcService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     private readonly prices: OtcPriceProvider,
     private readonly ownership: WalletOwnership,
     private readonly settings: OtcSettings,
@@ -106,7 +106,7 @@ export class OtcService {
    * Confirms the caller's unexpired, unconfirmed quote into an order at the quote's rate and amounts. The quote's
    * guard (order_id still null) makes concurrent confirmations of one quote create one order whatever their keys.
    */
-  async confirm(caller: AuthenticatedKey, input: ConfirmInput, reservation: Reservation | undefined): Promise<Answer> {
+  async confirm(caller: AuthenticatedKey, input: ConfirmInput, key: KeyedAnswer | undefined): Promise<MovedRecord<OrderRecord>> {
     const quote = await findQuote(this.storage.db, caller.customerId, input.quoteId.toLowerCase());
     if (!quote) throw notFound('quote');
     const destination = quote.destination_currency as CryptoAsset;
@@ -146,11 +146,12 @@ export class OtcService {
       updated_at: nowText,
     };
     // The EUR leaves the account now, into suspense; the debit moves it out, a failure back.
-    const plan = withJournal(newPlan(caller.customerId, nowText), 'otc_reserve', order.id, [
+    const movement = moneyMovement(caller.customerId, nowText, 'otc_reserve', order.id, [
       ...accountPostings(account, -amount),
       { account: { kind: 'system', code: 'suspense' }, asset: sourceCurrency, amount },
     ]);
-    plan.guards.push({
+    const { work } = movement;
+    work.guards.push({
       table: 'otc_quotes',
       match: { id: quote.id, order_id: null },
       set: { order_id: order.id },
@@ -158,41 +159,28 @@ export class OtcService {
       message: quoteConfirmed().message,
       details: {},
     });
-    plan.rows.push({ table: 'otc_orders', values: order });
-    plan.history.push({
-      id: order.transaction_id,
-      customer_id: caller.customerId,
-      fr_transaction_id: providerId('txn'),
-      transaction_type: 'otc_exchange',
-      amount_minor: amount,
-      currency: sourceCurrency,
-      status: 'pending',
-      direction: 'outgoing',
-      account_id: account.fiatAccountId,
-      virtual_account_id: account.kind === 'virtual_account' ? account.id : null,
-      from_account_id: account.id,
-      from_account_type: account.kind,
-      to_account_id: order.wallet_id,
-      to_account_type: 'wallet',
-      description: `Exchange into ${formatDecimal(order.destination_amount_minor, destination)} ${destination}`,
-      reference: order.id,
-      counterparty_name: null,
-      counterparty_account: null,
-      fee_amount_minor: 0n,
-      fee_currency: sourceCurrency,
-      payee_id: null,
-      payment_id: null,
-      completed_at: null,
-      created_at: nowText,
-      updated_at: nowText,
-      balanceOf: balanceKey(balanceAccountOf(account)),
-    });
+    work.rows.push({ table: 'otc_orders', values: order });
+    work.statementLines.push(
+      statementLine({
+        id: order.transaction_id,
+        customerId: caller.customerId,
+        account,
+        direction: 'outgoing',
+        type: 'otc_exchange',
+        amountMinor: amount,
+        status: 'pending',
+        counterpart: { id: order.wallet_id, type: 'wallet' },
+        description: `Exchange into ${formatDecimal(order.destination_amount_minor, destination)} ${destination}`,
+        reference: order.id,
+        at: nowText,
+      }),
+    );
     const record = presentOrder(order);
-    plan.events.push(plannedEvent(caller.customerId, 'otc_order.created', record, nowText));
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, order.transaction_id])));
-    plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
-    const result = await executeMoneyPlan(this.storage, plan);
-    return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
+    work.events.push(plannedEvent(caller.customerId, 'otc_order.created', record, nowText));
+    await addBalanceEvents(this.storage, this.caches, movement, explainedBy(movement, order.transaction_id));
+    if (key) work.answer = plannedAnswer(key, 201, record);
+    const result = await executeMoneyMovement(this.storage, movement);
+    return { record, answerStored: result.answerBody !== null };
   }
 
   async order(caller: AuthenticatedKey, id: string): Promise<OrderRecord> {
@@ -222,7 +210,7 @@ export class OtcService {
    * ACCOUNT_NOT_ACTIVE, as for a payment. The confirmation's debit checks the status again in its own statement.
    */
   private async sourceAccount(caller: AuthenticatedKey, id: string): Promise<CustomerAccount> {
-    const account = await findCustomerAccount(this.storage, caller.customerId, id.toLowerCase());
+    const account = await findCustomerAccount(this.storage, this.caches, caller.customerId, id.toLowerCase());
     if (!account) throw notFound('account');
     if (account.currency !== sourceCurrency) {
       throw new DomainError('CURRENCY_MISMATCH', `The account holds ${account.currency}; an exchange pays from a EUR account.`, { account_currency: account.currency, expected: sourceCurrency });
@@ -236,7 +224,7 @@ export class OtcService {
 function parseSourceAmount(text: string): bigint {
   const cents = parseAmount(text, sourceCurrency);
   const reason =
-    cents < BigInt(otcSourceAmountMinEur) * 100n ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > BigInt(otcSourceAmountMaxEur) * 100n ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
+    cents < parseAmount(otcSourceAmountMinEur, sourceCurrency) ? `must be at least ${otcSourceAmountMinEur} EUR` : cents > parseAmount(otcSourceAmountMaxEur, sourceCurrency) ? `must be at most ${otcSourceAmountMaxEur} EUR` : undefined;
   if (reason) throw validationError([{ location: 'body', path: '/sourceAmountEur', reason }]);
   return cents;
 }

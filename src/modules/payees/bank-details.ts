@@ -51,10 +51,17 @@ const digitsOnly = /^[0-9]+$/;
  * The checksum alone accepts 000000000, so the first two digits must also be a Federal Reserve routing symbol
  * of a bank: 01-12 (Federal Reserve districts), 21-32 (thrift institutions) or 61-72 (electronic).
  */
+/** The Federal Reserve routing symbols of banks, first and last of each range. */
+const bankRoutingSymbols = [
+  [1, 12],
+  [21, 32],
+  [61, 72],
+] as const;
+
 export function abaRoutingNumberProblem(routingNumber: string): string | null {
   if (!/^[0-9]{9}$/.test(routingNumber)) return 'must be 9 digits';
   const prefix = Number(routingNumber.slice(0, 2));
-  const bankPrefix = (prefix >= 1 && prefix <= 12) || (prefix >= 21 && prefix <= 32) || (prefix >= 61 && prefix <= 72);
+  const bankPrefix = bankRoutingSymbols.some(([first, last]) => prefix >= first && prefix <= last);
   if (!bankPrefix) return 'must start with a Federal Reserve routing symbol of a bank (01-12, 21-32 or 61-72)';
   const weights = [3, 7, 1, 3, 7, 1, 3, 7, 1];
   const sum = [...routingNumber].reduce((total, digit, index) => total + Number(digit) * (weights[index] ?? 0), 0);

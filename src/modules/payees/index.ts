@@ -11,9 +11,9 @@ import { PayeeService } from './service.js';
  * their status lifecycle and, in the sandbox, its status simulation.
  */
 export function registerPayees(app: FastifyInstance, context: ModuleContext): void {
-  const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers);
+  const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers);
   payeeRoutes(app, payees);
-  const lifecycle = payeeStatusLifecycle(context.storage, context.clock);
+  const lifecycle = payeeStatusLifecycle(context.storage, context.clock, context.caches);
   context.providerEvents.register(lifecycle);
   if (context.config.apiEnvironment === 'sandbox') sandboxPayeeRoutes(app, new SandboxStatuses<PayeeRecord>(context.providerEvents, 'payee.status_changed', lifecycle));
 }

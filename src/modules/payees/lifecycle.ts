@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { forgetPayeeTarget } from '../accounts/index.js';
 import { ProviderStatusLifecycle } from '../status-change.js';
@@ -10,7 +11,7 @@ import { payeeStatuses } from './schemas.js';
  * A payee's status, as the bank reports it (`payee.status_changed`, reference: its fr_payee_id). Both ways are
  * allowed: no payee status is final. Payments see it at once in this process (payments/accounts.ts caches briefly).
  */
-export function payeeStatusLifecycle(storage: Storage, clock: Clock) {
+export function payeeStatusLifecycle(storage: Storage, clock: Clock, caches: ReadCaches) {
   return new ProviderStatusLifecycle('payee', storage, clock, {
     name: 'payee',
     statuses: payeeStatuses,
@@ -21,6 +22,6 @@ export function payeeStatusLifecycle(storage: Storage, clock: Clock) {
     referenceOf: (row) => row.fr_payee_id,
     transition: transitionPayeeStatus,
     present: presentPayee,
-    changed: (customerId, id) => forgetPayeeTarget(storage, customerId, id),
+    changed: (customerId, id) => forgetPayeeTarget(caches, customerId, id),
   });
 }

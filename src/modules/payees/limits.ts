@@ -27,3 +27,8 @@ export const usAccountNumberDigitsMin = 4;
 export const usAccountNumberDigitsMax = 17;
 /** Elsewhere, an account identifier in a SWIFT message is ISO 20022 `Othr/Id`, Max34Text. */
 export const swiftAccountNumberLengthMax = 34;
+/** A BIC is 8 or 11 characters (ISO 9362). */
+export const bicLengthMin = 8;
+export const bicLengthMax = 11;
+/** A UK sort code as typed: 6 digits, or 8 characters with dashes (12-34-56). */
+export const ukSortCodeInputLengthMax = 8;

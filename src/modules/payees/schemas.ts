@@ -16,8 +16,8 @@ const OptionalText = (maxLength: number, description?: string) =>
   Type.Optional(Type.String({ maxLength, description: description ?? 'Empty string is the same as leaving the field out' }));
 
 const Bic = Type.String({
-  minLength: 8,
-  maxLength: 11,
+  minLength: limits.bicLengthMin,
+  maxLength: limits.bicLengthMax,
   pattern: '^[A-Za-z0-9]{8}([A-Za-z0-9]{3})?$',
   description: 'BIC / SWIFT code, 8 or 11 characters (ISO 9362); stored in upper case',
 });
@@ -47,8 +47,8 @@ export const PayeeBankDetailsBody = Type.Object(
     bic: Type.Optional(Bic),
     sortCode: Type.Optional(
       Type.String({
-        minLength: 6,
-        maxLength: 8,
+        minLength: limits.ukSortCodeDigits,
+        maxLength: limits.ukSortCodeInputLengthMax,
         pattern: '^([0-9]{6}|[0-9]{2}-[0-9]{2}-[0-9]{2})$',
         description: 'UK sort code, 6 digits, optionally as 12-34-56; with accountNumber makes a GBP payee',
       }),

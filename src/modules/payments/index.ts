@@ -18,17 +18,17 @@ import { SandboxPayments } from '../../providers/sandbox/payments.js';
  * bank's settlement and fiat account statuses.
  */
 export function registerPayments(app: FastifyInstance, context: ModuleContext): PaymentServices {
-  const { storage, clock, config } = context;
+  const { storage, clock, caches, config } = context;
   const rail = context.providers.payments;
   // A configured rail takes each payment at once; the sandbox bank answers SANDBOX_AUTO_SETTLE_MS after it.
-  const payments = new PaymentService(storage, new FeeService(storage, clock), clock, rail ? 0 : config.sandboxAutoSettleMs);
+  const payments = new PaymentService(storage, new FeeService(storage, clock, caches), clock, caches, rail ? 0 : config.sandboxAutoSettleMs);
   const transactions = new TransactionService(storage);
   paymentRoutes(app, payments);
   transactionRoutes(app, transactions);
-  const lifecycle = new PaymentLifecycle(storage, clock);
+  const lifecycle = new PaymentLifecycle(storage, clock, caches);
   context.providerEvents.register(lifecycle);
   // Fiat accounts have no module of their own (app.ts registers their routes): their status lifecycle is here.
-  const fiatAccountStatuses = fiatAccountStatusLifecycle(storage, clock);
+  const fiatAccountStatuses = fiatAccountStatusLifecycle(storage, clock, caches);
   context.providerEvents.register(fiatAccountStatuses);
   if (rail) {
     const submissions = new PaymentSubmissions(storage, clock, rail, context.providerEvents, config.settlementLeaseMs, context.log);

@@ -1,22 +1,22 @@
-import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
-import { balanceKey, newPlan, plannedEvent, withJournal, type Guard, type Posting } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import type { Posting } from '../../ledger/ledger-entry.js';
+import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
+import { external, statementLine } from '../../ledger/statement-lines.js';
+import { plannedEvent, type Guard } from '../../ledger/unit-of-work.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
-import { providerId } from '../../providers/provider-ids.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import {
   accountPostings,
-  balanceAccountOf,
   currentCustomerAccount,
   requireCanReceive,
   requireCanSend,
   unchangedStatusGuards,
   type CustomerAccount,
 } from '../accounts/index.js';
-import { addBalanceEvents } from '../accounts/index.js';
+import { addBalanceEvents, explainedBy } from '../accounts/index.js';
 import { presentPayment } from './presenter.js';
 import { findPayment, findPaymentByReference, type PaymentRow } from './repository.js';
 import type { PaymentRecord } from './schemas.js';
@@ -47,8 +47,8 @@ function internalTargetOf(row: PaymentRow): AccountRef | undefined {
  * The payment lifecycle (docs/payments.md), whatever the provider: pending → completed | failed, both final, moved
  * by the provider events `payment.completed` and `payment.failed` (payload `{ reason? }`) that the inbox hands it
  * (providers/inbox.ts). `completed` moves the reserved amount to its destination and the fee to fee income;
- * `failed` returns amount and fee to the account it came from. Each is one money plan with its ledger entry,
- * transaction records, events and the event's applied mark, guarded by the payment still being pending: a payment
+ * `failed` returns amount and fee to the account it came from. Each is one money movement with its ledger entry,
+ * statement lines, events and the event's applied mark, guarded by the payment still being pending: a payment
  * settles once (a second attempt → 422 INVALID_STATUS_TRANSITION, the event left failed).
  */
 export class PaymentLifecycle implements Lifecycle<'payment'> {
@@ -57,6 +57,7 @@ export class PaymentLifecycle implements Lifecycle<'payment'> {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
   ) {}
 
   /** The provider's reference of the caller's payment (404 for anyone else's): how a simulation names it in its event. */
@@ -101,8 +102,9 @@ export class PaymentLifecycle implements Lifecycle<'payment'> {
       postings.push({ account: { kind: 'system', code: 'fee_income' }, asset: currency, amount: fee });
       postings.push(...(target ? accountPostings(target, amount) : [{ account: { kind: 'system' as const, code: 'clearing' as const }, asset: currency, amount }]));
     }
-    const plan = withJournal(newPlan(row.customer_id, nowText), outcome === 'failed' ? 'payment_failed' : 'payment_completed', row.id, postings);
-    plan.guards.push({
+    const movement = moneyMovement(row.customer_id, nowText, outcome === 'failed' ? 'payment_failed' : 'payment_completed', row.id, postings);
+    const { work } = movement;
+    work.guards.push({
       table: 'payments',
       match: { id: row.id, status: 'pending' },
       set: { status: settled.status, updated_at: settled.updated_at, completed_at: settled.completed_at, failure_reason: settled.failure_reason, settle_at: null },
@@ -110,51 +112,36 @@ export class PaymentLifecycle implements Lifecycle<'payment'> {
       message: 'The payment was settled meanwhile.',
       details: { to: outcome },
     });
-    plan.guards.push(...statusGuards, applied.guard);
-    plan.historyUpdates.push({ id: row.transaction_id, status: outcome, updated_at: nowText, completed_at: outcome === 'completed' ? nowText : null });
+    work.guards.push(...statusGuards, applied.guard);
+    work.statementLineUpdates.push({ id: row.transaction_id, status: outcome, updated_at: nowText, completed_at: outcome === 'completed' ? nowText : null });
 
-    // A record is written for the account credited (a return, or the receiving side of an internal transfer).
-    const recordIds = new Map<string, string>();
+    // A line is written for the account credited (a return, or the receiving side of an internal transfer).
+    let explained = new Map<string, string>();
     if (credited) {
-      const recordId = newId();
-      const credit = outcome === 'failed' ? amount + fee : amount;
-      plan.history.push({
-        id: recordId,
-        customer_id: row.customer_id,
-        fr_transaction_id: providerId('txn'),
-        transaction_type: outcome === 'failed' ? 'payment_return' : 'payment',
-        amount_minor: credit,
-        currency,
-        status: 'completed',
+      const line = statementLine({
+        customerId: row.customer_id,
+        account: credited,
         direction: 'incoming',
-        account_id: credited.fiatAccountId,
-        virtual_account_id: credited.kind === 'virtual_account' ? credited.id : null,
-        from_account_id: outcome === 'failed' ? null : source.id,
-        from_account_type: outcome === 'failed' ? 'external' : source.kind,
-        to_account_id: credited.id,
-        to_account_type: credited.kind,
+        type: outcome === 'failed' ? 'payment_return' : 'payment',
+        amountMinor: outcome === 'failed' ? amount + fee : amount,
+        status: 'completed',
+        counterpart: outcome === 'failed' ? external : { id: source.id, type: source.kind },
         description: outcome === 'failed' ? `Return of payment ${row.reference}: ${failureReason}` : `Transfer ${row.reference}`,
         reference: row.reference,
-        counterparty_name: null,
-        counterparty_account: null,
-        fee_amount_minor: 0n,
-        fee_currency: currency,
-        payee_id: row.payee_id,
-        payment_id: row.id,
-        completed_at: nowText,
-        created_at: nowText,
-        updated_at: nowText,
-        balanceOf: balanceKey(balanceAccountOf(credited)),
+        payeeId: row.payee_id,
+        paymentId: row.id,
+        at: nowText,
       });
-      for (const move of plan.moves) recordIds.set(move.key, recordId);
+      work.statementLines.push(line);
+      explained = explainedBy(movement, line.id);
     }
     const payment = presentPayment(settled);
-    plan.events.push(
+    work.events.push(
       plannedEvent(row.customer_id, 'payment.status_updated', payment, nowText),
       plannedEvent(row.customer_id, outcome === 'failed' ? 'payment.failed' : 'payment.completed', payment, nowText),
     );
-    await addBalanceEvents(this.storage, plan, recordIds);
-    await executeMoneyPlan(this.storage, plan);
+    await addBalanceEvents(this.storage, this.caches, movement, explained);
+    await executeMoneyMovement(this.storage, movement);
     return settled;
   }
 

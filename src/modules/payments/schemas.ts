@@ -1,13 +1,18 @@
 import { Type, type Static } from 'typebox';
-import { pageLimitMax, paymentAmountMax, paymentReferenceLengthMax } from '../../config/limits.js';
+import {
+  counterpartyNameLengthMax,
+  pageLimitDefault,
+  pageLimitMax,
+  pageMax,
+  payeeVerificationIdLengthMax,
+  paymentAmountMax,
+  paymentReferenceLengthMax,
+  paymentSchemeLengthMax,
+} from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { reconciliationFilters } from '../transactions/index.js';
 import { feeTransactionTypes, paymentSchemes } from '../fees/index.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
-
-/** Spec §4 POST /payments: paymentScheme up to 50 (reference: config/limits.ts). */
-export const paymentSchemeLengthMax = 50;
-export const payeeVerificationIdLengthMax = 100;
 
 /** The fields of a payment; POST /fees/preview takes the same ones, so one body gives one fee. */
 const paymentFields = {
@@ -85,9 +90,9 @@ export type PaymentCreatedRecord = Static<typeof PaymentCreated>;
 /** GET /payments: paginated like GET /transactions, filtered by the reference and a creation window like it too. */
 export const PaymentsQuery = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: pageMax, default: 1 })),
     // No maximum: like GET /transactions (spec §4 rule 5), a larger limit is clamped to 100, not refused.
-    limit: Type.Optional(Type.Integer({ minimum: 1, default: 50, description: `Clamped to ${pageLimitMax}` })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
     ...reconciliationFilters,
   },
   { additionalProperties: false },

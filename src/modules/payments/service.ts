@@ -1,12 +1,14 @@
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
-import { pageLimitMax } from '../../config/limits.js';
+import { pageLimitDefault, pageLimitMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError, type FieldError } from '../../errors.js';
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
-import { balanceKey, newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
+import { statementLine } from '../../ledger/statement-lines.js';
+import { plannedEvent } from '../../ledger/unit-of-work.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/index.js';
@@ -14,7 +16,6 @@ import { presentFeePreview } from '../fees/index.js';
 import type { FeePreviewRecord } from '../fees/index.js';
 import {
   accountPostings,
-  balanceAccountOf,
   findCustomerAccount,
   findPayeeTarget,
   requireCanReceive,
@@ -23,7 +24,7 @@ import {
   type CustomerAccount,
   type PayeeTarget,
 } from '../accounts/index.js';
-import { addBalanceEvents } from '../accounts/index.js';
+import { addBalanceEvents, explainedBy } from '../accounts/index.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord, PaymentsQueryType } from './schemas.js';
@@ -60,6 +61,7 @@ export class PaymentService {
     private readonly storage: Storage,
     private readonly fees: FeeQuoter,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     /**
      * When the provider next hears of a new payment (its `settle_at`): a configured rail at once (0), the sandbox bank
      * after SANDBOX_AUTO_SETTLE_MS; undefined = never (the simulation endpoint settles it).
@@ -80,7 +82,7 @@ export class PaymentService {
     }
     const kinds: CustomerAccount['kind'][] =
       input.fromAccountType === 'VIRTUAL_ACCOUNT' ? ['virtual_account'] : input.fromAccountType === 'FIAT_ACCOUNT' ? ['fiat_account'] : ['fiat_account', 'virtual_account'];
-    const source = await findCustomerAccount(this.storage, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
+    const source = await findCustomerAccount(this.storage, this.caches, caller.customerId, input.fromAccountId.toLowerCase(), kinds);
     if (!source) throw notFound('account');
     const target = input.toAccountId !== undefined ? await this.internalTarget(caller, input.toAccountId, source) : undefined;
     const payee = input.payeeId !== undefined ? await this.payeeTarget(caller, input.payeeId) : undefined;
@@ -132,42 +134,35 @@ export class PaymentService {
     };
     const reserved = amountMinor + quote.feeMinor;
     // Amount plus fee leave the account now, into suspense; settlement moves them on or back.
-    const plan = withJournal(newPlan(caller.customerId, nowText), 'payment_reserve', paymentId, [
+    const movement = moneyMovement(caller.customerId, nowText, 'payment_reserve', paymentId, [
       ...accountPostings(source, -reserved),
       { account: { kind: 'system', code: 'suspense' }, asset: currency, amount: reserved },
     ]);
-    plan.rows.push({ table: 'payments', values: row });
-    plan.history.push({
-      id: transactionId,
-      customer_id: caller.customerId,
-      fr_transaction_id: providerId('txn'),
-      transaction_type: 'payment',
-      amount_minor: amountMinor,
-      currency,
-      status: 'pending',
-      direction: 'outgoing',
-      account_id: source.fiatAccountId,
-      virtual_account_id: source.kind === 'virtual_account' ? source.id : null,
-      from_account_id: source.id,
-      from_account_type: source.kind,
-      to_account_id: target?.id ?? payee?.id ?? null,
-      to_account_type: target?.kind ?? 'payee',
-      description: `Payment to ${target?.name ?? payee?.name ?? ''}`.trim(),
-      reference: input.reference,
-      counterparty_name: target?.name ?? payee?.name ?? null,
-      counterparty_account: target?.iban ?? payee?.account ?? null,
-      fee_amount_minor: quote.feeMinor,
-      fee_currency: currency,
-      payee_id: payee?.id ?? null,
-      payment_id: paymentId,
-      completed_at: null,
-      created_at: nowText,
-      updated_at: nowText,
-      balanceOf: balanceKey(balanceAccountOf(source)),
-    });
-    plan.events.push(plannedEvent(caller.customerId, 'payment.created', presentPayment(row), nowText));
-    await addBalanceEvents(this.storage, plan, new Map(plan.moves.map((move) => [move.key, transactionId])));
-    await executeMoneyPlan(this.storage, plan);
+    const { work } = movement;
+    work.rows.push({ table: 'payments', values: row });
+    work.statementLines.push(
+      statementLine({
+        id: transactionId,
+        customerId: caller.customerId,
+        account: source,
+        direction: 'outgoing',
+        type: 'payment',
+        amountMinor,
+        status: 'pending',
+        counterpart: { id: target?.id ?? payee?.id ?? null, type: target?.kind ?? 'payee' },
+        description: `Payment to ${target?.name ?? payee?.name ?? ''}`.trim(),
+        reference: input.reference,
+        counterpartyName: target?.name ?? payee?.name ?? null,
+        counterpartyAccount: target?.iban ?? payee?.account ?? null,
+        feeMinor: quote.feeMinor,
+        payeeId: payee?.id ?? null,
+        paymentId,
+        at: nowText,
+      }),
+    );
+    work.events.push(plannedEvent(caller.customerId, 'payment.created', presentPayment(row), nowText));
+    await addBalanceEvents(this.storage, this.caches, movement, explainedBy(movement, transactionId));
+    await executeMoneyMovement(this.storage, movement);
     return presentPaymentCreated(row);
   }
 
@@ -212,7 +207,7 @@ export class PaymentService {
 
   async list(caller: AuthenticatedKey, query: PaymentsQueryType) {
     const page = query.page ?? 1;
-    const size = Math.min(query.limit ?? 50, pageLimitMax);
+    const size = Math.min(query.limit ?? pageLimitDefault, pageLimitMax);
     const filters: PaymentFilters = {
       ...(query.reference !== undefined ? { reference: query.reference } : {}),
       // The validator hands over timestamps as UTC with milliseconds, the form created_at is stored in (sorts as text).
@@ -224,7 +219,7 @@ export class PaymentService {
   }
 
   private async internalTarget(caller: AuthenticatedKey, id: string, source: CustomerAccount): Promise<CustomerAccount> {
-    const target = await findCustomerAccount(this.storage, caller.customerId, id.toLowerCase());
+    const target = await findCustomerAccount(this.storage, this.caches, caller.customerId, id.toLowerCase());
     if (!target) throw notFound('account');
     if (target.id === source.id) {
       throw validationError([{ location: 'body', path: '/toAccountId', reason: 'must differ from fromAccountId' }]);
@@ -234,7 +229,7 @@ export class PaymentService {
 
   /** The caller's payee as a payment needs it (cached: accounts/customer-accounts.ts). */
   private async payeeTarget(caller: AuthenticatedKey, id: string): Promise<PayeeTarget> {
-    return findPayeeTarget(this.storage, caller.customerId, id.toLowerCase());
+    return findPayeeTarget(this.storage, this.caches, caller.customerId, id.toLowerCase());
   }
 
   /**

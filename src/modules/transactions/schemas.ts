@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { pageLimitMax, paymentReferenceLengthMax } from '../../config/limits.js';
+import { pageLimitDefault, pageLimitMax, pageMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 
 /** Spec §2 transaction record (EU rails); `account_id` and `payment_id` are additive. */
@@ -51,9 +51,9 @@ export const reconciliationFilters = {
 /** Spec §4.5: page (default 1) and limit (default 50, clamped to 100), plus additive filters. */
 export const TransactionsQuery = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: pageMax, default: 1 })),
     // No maximum: spec §4 rule 5 clamps any larger limit to 100 (limit=5000000000 answered 400 before, not 100 items).
-    limit: Type.Optional(Type.Integer({ minimum: 1, default: 50, description: `Clamped to ${pageLimitMax}` })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
     account_id: Type.Optional(Uuid),
     status: Type.Optional(StringEnum(['pending', 'completed', 'failed'] as const)),
     direction: Type.Optional(StringEnum(['incoming', 'outgoing'] as const)),

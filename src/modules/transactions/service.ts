@@ -1,4 +1,4 @@
-import { pageLimitMax } from '../../config/limits.js';
+import { pageLimitDefault, pageLimitMax } from '../../config/limits.js';
 import { notFound } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
@@ -20,7 +20,7 @@ export class TransactionService {
    */
   async list(caller: AuthenticatedKey, query: TransactionsQueryType): Promise<TransactionPage> {
     const page = query.page ?? 1;
-    const limit = Math.min(query.limit ?? 50, pageLimitMax);
+    const limit = Math.min(query.limit ?? pageLimitDefault, pageLimitMax);
     const filters: TransactionFilters = {
       ...(query.account_id !== undefined ? { accountId: query.account_id.toLowerCase() } : {}),
       ...(query.status !== undefined ? { status: query.status } : {}),

@@ -11,9 +11,9 @@ import { VirtualAccountService } from './service.js';
  * worker (docs/virtual-accounts.md).
  */
 export function registerVirtualAccounts(app: FastifyInstance, context: ModuleContext): VirtualAccountService {
-  const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.endUsers);
+  const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers);
   virtualAccountRoutes(app, virtualAccounts);
-  const lifecycle = virtualAccountStatusLifecycle(context.storage, context.clock);
+  const lifecycle = virtualAccountStatusLifecycle(context.storage, context.clock, context.caches);
   context.providerEvents.register(lifecycle);
   if (context.config.apiEnvironment === 'sandbox') {
     sandboxVirtualAccountRoutes(app, new SandboxStatuses<VirtualAccountRecord>(context.providerEvents, 'virtual_account.status_changed', lifecycle));

@@ -1,4 +1,5 @@
 import type { Clock } from '../../clock.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import { accountStatuses, finalAccountStatuses, forgetCustomerAccounts, presentVirtualAccount } from '../accounts/index.js';
 import { ProviderStatusLifecycle } from '../status-change.js';
@@ -9,7 +10,7 @@ import { findVirtualAccount, transitionVirtualAccountStatus } from './repository
  * fr_virtual_account_id); closed is final. Its master's status is its own (a frozen master stops its virtual
  * accounts' payments too: payments/accounts.ts).
  */
-export function virtualAccountStatusLifecycle(storage: Storage, clock: Clock) {
+export function virtualAccountStatusLifecycle(storage: Storage, clock: Clock, caches: ReadCaches) {
   return new ProviderStatusLifecycle('virtual_account', storage, clock, {
     name: 'virtual account',
     statuses: accountStatuses,
@@ -20,6 +21,6 @@ export function virtualAccountStatusLifecycle(storage: Storage, clock: Clock) {
     referenceOf: (row) => row.fr_virtual_account_id,
     transition: transitionVirtualAccountStatus,
     present: presentVirtualAccount,
-    changed: (customerId) => forgetCustomerAccounts(storage, customerId),
+    changed: (customerId) => forgetCustomerAccounts(caches, customerId),
   });
 }

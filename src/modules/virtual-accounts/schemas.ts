@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { accountNameLengthMax } from '../../config/limits.js';
+import { accountNameLengthMax, countryCodeLength } from '../../config/limits.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 import { ibanCountries } from '../fiat-accounts/index.js';
@@ -35,7 +35,7 @@ export const VirtualAccount = Type.Object(
     bic: Type.String(),
     bank_name: Type.String(),
     account_holder_name: Type.String(),
-    bank_country: Type.String({ minLength: 2, maxLength: 2, description: 'ISO 3166-1 alpha-2' }),
+    bank_country: Type.String({ minLength: countryCodeLength, maxLength: countryCodeLength, description: 'ISO 3166-1 alpha-2' }),
     account_number: Type.String(),
     sort_code: Nullable(Type.String({ description: 'GBP accounts only' })),
     created_at: Timestamp,

@@ -6,6 +6,7 @@ import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
+import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { findCustomerById } from '../customers/index.js';
@@ -34,6 +35,7 @@ export class VirtualAccountService {
     private readonly storage: Storage,
     private readonly provisioning: Provisioning,
     private readonly clock: Clock,
+    private readonly caches: ReadCaches,
     private readonly endUsers: EndUserService,
   ) {}
 

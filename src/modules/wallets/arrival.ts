@@ -1,6 +1,6 @@
 import { newId } from '../../ids.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
-import { plannedEvent, type MoneyPlan } from '../../ledger/money-plan.js';
+import { plannedEvent, type UnitOfWork } from '../../ledger/unit-of-work.js';
 import type { Network } from '../../ledger/networks.js';
 import { providerId } from '../../providers/provider-ids.js';
 import { sandboxTransactionHash } from '../../providers/sandbox/custody.js';
@@ -21,10 +21,10 @@ export interface Arrival {
 
 /**
  * Money arriving at a wallet in the sandbox (a deposit, an OTC order's credit): a completed incoming transfer with a
- * transaction id in the network's format, added to the plan that credits the wallet with its two events. The plan's
- * postings are the caller's.
+ * transaction id in the network's format, added to the unit of work of the movement that credits the wallet, with its two
+ * events. The movement's ledger entry is the caller's.
  */
-export function addArrival(plan: MoneyPlan, arrival: Arrival): { row: WalletTransferRow; record: WalletTransferRecord } {
+export function addArrival(work: UnitOfWork, at: string, arrival: Arrival): { row: WalletTransferRow; record: WalletTransferRecord } {
   const id = newId();
   const row: WalletTransferRow = {
     id,
@@ -41,15 +41,15 @@ export function addArrival(plan: MoneyPlan, arrival: Arrival): { row: WalletTran
     tx_hash: sandboxTransactionHash(arrival.network, id),
     failure_reason: null,
     settle_at: null,
-    completed_at: plan.createdAt,
-    created_at: plan.createdAt,
-    updated_at: plan.createdAt,
+    completed_at: at,
+    created_at: at,
+    updated_at: at,
   };
-  plan.rows.push({ table: 'wallet_transfers', values: row });
+  work.rows.push({ table: 'wallet_transfers', values: row });
   const record = presentWalletTransfer(row);
-  plan.events.push(
-    plannedEvent(arrival.customerId, 'wallet_transfer.created', record, plan.createdAt),
-    plannedEvent(arrival.customerId, 'wallet_transfer.completed', record, plan.createdAt),
+  work.events.push(
+    plannedEvent(arrival.customerId, 'wallet_transfer.created', record, at),
+    plannedEvent(arrival.customerId, 'wallet_transfer.completed', record, at),
   );
   return { row, record };
 }

@@ -15,8 +15,8 @@ import { WalletTransferService } from './transfers.js';
  * simulated custodian's settlement of transfers.
  */
 export function registerWallets(app: FastifyInstance, context: ModuleContext): WalletServices {
-  const { storage, clock, config } = context;
-  const ownership = new WalletOwnership(storage);
+  const { storage, clock, caches, config } = context;
+  const ownership = new WalletOwnership(storage, caches);
   const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
   const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
   walletRoutes(app, wallets, transfers);

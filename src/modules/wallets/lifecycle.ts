@@ -1,8 +1,9 @@
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { CryptoAsset } from '../../ledger/assets.js';
-import { newPlan, plannedEvent, withJournal } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import type { Posting } from '../../ledger/ledger-entry.js';
+import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
+import { plannedEvent } from '../../ledger/unit-of-work.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
 import type { Storage } from '../../storage/database.js';
 import { presentWalletTransfer } from './presenter.js';
@@ -19,7 +20,7 @@ const unexplainedFailure = 'Rejected by the custodian';
  * completed | failed, both final, moved by the provider events `wallet_transfer.completed` (payload `{ txHash }`, the
  * network's transaction id) and `wallet_transfer.failed` (payload `{ reason? }`). `completed` moves the money out of
  * the wallet to the outside world (clearing), `failed` releases the reservation; either way the reservation goes.
- * Each is one money plan with the event's applied mark; a transfer settles once.
+ * Each is one money movement with the event's applied mark; a transfer settles once.
  */
 export class WalletTransferLifecycle implements Lifecycle<'wallet_transfer'> {
   readonly resource = 'wallet_transfer';
@@ -63,8 +64,16 @@ export class WalletTransferLifecycle implements Lifecycle<'wallet_transfer'> {
       completed_at: completed ? nowText : null,
       updated_at: nowText,
     };
-    const plan = newPlan(row.customer_id, nowText);
-    plan.guards.push(
+    // The reservation goes either way; a completed transfer's money leaves the wallet for the outside world.
+    const hold = { walletId: row.wallet_id, asset, delta: -amount };
+    const postings: Posting[] = completed
+      ? [
+          { account: { kind: 'wallet', id: row.wallet_id, asset }, asset, amount: -amount },
+          { account: { kind: 'system', code: 'clearing' }, asset, amount },
+        ]
+      : [];
+    const settlement = moneyMovement(row.customer_id, nowText, completed ? 'wallet_transfer_completed' : 'wallet_transfer_failed', row.id, postings, [hold]);
+    settlement.work.guards.push(
       {
         table: 'wallet_transfers',
         match: { id: row.id, status: 'pending' },
@@ -75,20 +84,12 @@ export class WalletTransferLifecycle implements Lifecycle<'wallet_transfer'> {
       },
       applied.guard,
     );
-    // The reservation goes either way; a completed transfer's money leaves the wallet for the outside world.
-    plan.holds.push({ walletId: row.wallet_id, asset, delta: -amount });
-    if (completed) {
-      withJournal(plan, 'wallet_transfer_completed', row.id, [
-        { account: { kind: 'wallet', id: row.wallet_id, asset }, asset, amount: -amount },
-        { account: { kind: 'system', code: 'clearing' }, asset, amount },
-      ]);
-    }
     const record = presentWalletTransfer(settled);
-    plan.events.push(
+    settlement.work.events.push(
       plannedEvent(row.customer_id, 'wallet_transfer.status_updated', record, nowText),
       plannedEvent(row.customer_id, completed ? 'wallet_transfer.completed' : 'wallet_transfer.failed', record, nowText),
     );
-    await executeMoneyPlan(this.storage, plan);
+    await executeMoneyMovement(this.storage, settlement);
     return settled;
   }
 }

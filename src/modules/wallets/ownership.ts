@@ -1,7 +1,6 @@
-import { systemClock } from '../../clock.js';
 import { descriptorCacheEntriesMax } from '../../config/limits.js';
 import { notFound } from '../../errors.js';
-import { ExpiringCache, sharedCache } from '../../storage/cache.js';
+import type { ExpiringCache, ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 
 /**
@@ -11,8 +10,11 @@ import type { Storage } from '../../storage/database.js';
 export class WalletOwnership {
   private readonly owned: ExpiringCache<string, string>;
 
-  constructor(private readonly storage: Storage) {
-    this.owned = sharedCache(storage, 'wallet-owners', () => new ExpiringCache<string, string>(systemClock, undefined, descriptorCacheEntriesMax));
+  constructor(
+    private readonly storage: Storage,
+    caches: ReadCaches,
+  ) {
+    this.owned = caches.named('wallet-owners', undefined, descriptorCacheEntriesMax);
   }
 
   /** The wallet's id (lower case) when it is the customer's; another customer's wallet answers 404 like an unknown one. */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf } from '../../http/auth.js';
-import { answered, idempotencyHeaders, onCreatedOf, reservationOf } from '../../http/idempotency.js';
+import { answered, createdAnswer, idempotencyHeaders, onCreatedOf, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination } from '../transactions/index.js';
 import type { WalletSandbox } from './sandbox.js';
@@ -113,7 +113,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
         response: { 201: DataOf(WalletTransfer), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request) => answered(request, await transfers.create(callerOf(request), request.params.walletId, request.body, reservationOf(request))),
+    async (request) => answered(request, createdAnswer(await transfers.create(callerOf(request), request.params.walletId, request.body, reservationOf(request)))),
   );
 
   routes.get(
@@ -187,7 +187,7 @@ export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox
         response: { 201: DataOf(WalletTransfer), ...errorResponses(...authenticatedWriteErrors, 404, 409, 422) },
       },
     },
-    async (request) => answered(request, await sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservationOf(request))),
+    async (request) => answered(request, createdAnswer(await sandbox.deposit(callerOf(request), request.params.walletId, request.body, reservationOf(request)))),
   );
 
   routes.post(

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.js';
-import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
+import type { KeyedAnswer, MovedRecord } from '../../ledger/unit-of-work.js';
 import type { ProviderEventInbox } from '../../providers/inbox.js';
 import { SandboxWalletTransfers } from '../../providers/sandbox/wallet-transfers.js';
 import type { Storage } from '../../storage/database.js';
@@ -31,8 +31,8 @@ export class WalletSandbox {
     this.custodian = reporting && new SandboxWalletTransfers(storage, clock, reporting.inbox, reporting.transfers, settlementLeaseMs);
   }
 
-  deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, reservation?: Reservation): Promise<Answer> {
-    return this.deposits.deposit(caller, walletId, input, reservation);
+  deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, key?: KeyedAnswer): Promise<MovedRecord<WalletTransferRecord>> {
+    return this.deposits.deposit(caller, walletId, input, key);
   }
 
   async settle(customerId: string, transferId: string, outcome: 'completed' | 'failed'): Promise<WalletTransferRecord> {

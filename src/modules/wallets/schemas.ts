@@ -1,7 +1,10 @@
 import { Type, type Static } from 'typebox';
 import {
+  assetCodeLengthMax,
+  decimalTextLengthMax,
   pageLimitDefault,
   pageLimitMax,
+  pageMax,
   walletAssetLengthMax,
   walletDisplayNameLengthMax,
   walletNetworkLengthMax,
@@ -88,7 +91,7 @@ export type WalletDetailRecord = Static<typeof WalletDetail>;
 export const WalletParams = Type.Object({ walletId: Uuid }, { additionalProperties: false });
 
 /** Spec §4: a decimal string of digits, optionally a point and more digits (no sign, no exponent). */
-const DecimalText = Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: 40, description: 'Decimal string in units of the asset, e.g. "12.5"; at most its decimals' });
+const DecimalText = Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: decimalTextLengthMax, description: 'Decimal string in units of the asset, e.g. "12.5"; at most its decimals' });
 
 const assetField = Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` });
 const networkField = Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case' });
@@ -145,7 +148,7 @@ export const WalletTransferParams = Type.Object({ transferId: Uuid }, { addition
 
 export const WalletTransfersQuery = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: pageMax, default: 1 })),
     // Like GET /transactions (spec §4 rule 5): a larger limit is clamped, not refused.
     limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
   },
@@ -154,7 +157,7 @@ export const WalletTransfersQuery = Type.Object(
 
 /** The live balance of spec §4 (scope otc-exchanges:read): `asset` in any case, USDC when omitted. */
 export const LiveBalanceQuery = Type.Object(
-  { asset: Type.Optional(Type.String({ minLength: 1, maxLength: 10, default: 'USDC' })) },
+  { asset: Type.Optional(Type.String({ minLength: 1, maxLength: assetCodeLengthMax, default: 'USDC' })) },
   { additionalProperties: false },
 );
 export const LiveBalance = Type.Object(

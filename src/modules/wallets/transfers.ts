@@ -1,11 +1,11 @@
 import type { Clock } from '../../clock.js';
 import { pageLimitMax } from '../../config/limits.js';
 import { notFound, validationError } from '../../errors.js';
-import type { Answer, Reservation } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import { canonicalAddress } from '../../ledger/address-formats.js';
-import { newPlan, plannedEvent, plannedResponse } from '../../ledger/money-plan.js';
-import { executeMoneyPlan } from '../../ledger/money-transaction.js';
+import { holdsOnly } from '../../ledger/ledger-entry.js';
+import { executeMoneyMovement } from '../../ledger/money-movement.js';
+import { newUnitOfWork, plannedAnswer, plannedEvent, type KeyedAnswer, type MovedRecord } from '../../ledger/unit-of-work.js';
 import { addressFormatOf, networkRegistry } from '../../ledger/networks.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
@@ -18,7 +18,7 @@ import type { WalletOwnership } from './ownership.js';
 
 /**
  * On-chain transfers out of a wallet (docs/wallets.md "Transfers"). Creating one reserves its amount from the
- * wallet's available balance of the asset, in the money plan that records it (and, under an Idempotency-Key, stores
+ * wallet's available balance of the asset, in the money movement that records it (and, under an Idempotency-Key, stores
  * the answer with it); settlement moves the money out or releases the reservation (sandbox.ts in the sandbox).
  */
 export class WalletTransferService {
@@ -30,7 +30,7 @@ export class WalletTransferService {
     private readonly autoSettleMs: number | undefined,
   ) {}
 
-  async create(caller: AuthenticatedKey, walletId: string, input: CreateWalletTransferInput, reservation?: Reservation): Promise<Answer> {
+  async create(caller: AuthenticatedKey, walletId: string, input: CreateWalletTransferInput, key?: KeyedAnswer): Promise<MovedRecord<WalletTransferRecord>> {
     const movement = parseMovement(input);
     const destination = canonicalAddress(addressFormatOf(movement.network), input.destination);
     if (destination === undefined) {
@@ -60,13 +60,14 @@ export class WalletTransferService {
       updated_at: nowText,
     };
     const record = presentWalletTransfer(row);
-    const plan = newPlan(caller.customerId, nowText);
-    plan.holds.push({ walletId: wallet, asset: movement.asset, delta: movement.amountMinor });
-    plan.rows.push({ table: 'wallet_transfers', values: row });
-    plan.events.push(plannedEvent(caller.customerId, 'wallet_transfer.created', record, nowText));
-    plan.response = reservation ? plannedResponse(reservation, 201, record) : null;
-    const result = await executeMoneyPlan(this.storage, plan);
-    return { status: 201, body: result.responseBody ?? JSON.stringify({ data: record }), stored: result.responseBody !== null };
+    // The amount is held now; the settlement moves it out of the wallet or releases it.
+    const work = newUnitOfWork();
+    work.rows.push({ table: 'wallet_transfers', values: row });
+    work.events.push(plannedEvent(caller.customerId, 'wallet_transfer.created', record, nowText));
+    if (key) work.answer = plannedAnswer(key, 201, record);
+    const entry = holdsOnly('wallet_transfer_reserve', row.id, [{ walletId: wallet, asset: movement.asset, delta: movement.amountMinor }]);
+    const result = await executeMoneyMovement(this.storage, { customerId: caller.customerId, createdAt: nowText, entry, work });
+    return { record, answerStored: result.answerBody !== null };
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<WalletTransferRecord> {

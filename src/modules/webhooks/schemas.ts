@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox';
 import {
+  eventTypeLengthMax,
   pageLimitDefault,
   pageLimitMax,
+  pageMax,
   webhookDescriptionLengthMax,
   webhookEventTypesMax,
   webhookEventTypesMin,
@@ -64,7 +66,7 @@ export type WebhookSubscriptionWithSecretRecord = Static<typeof WebhookSubscript
 export const WebhookParams = Type.Object({ webhookId: Uuid }, { additionalProperties: false });
 
 const PageQueryProperties = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000, default: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: pageMax, default: 1 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
 };
 
@@ -117,7 +119,7 @@ export type EventRecord = Static<typeof Event>;
 export const EventParams = Type.Object({ eventId: Uuid }, { additionalProperties: false });
 
 export const EventsQuery = Type.Object(
-  { ...PageQueryProperties, type: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only events of this type' })) },
+  { ...PageQueryProperties, type: Type.Optional(Type.String({ minLength: 1, maxLength: eventTypeLengthMax, description: 'Only events of this type' })) },
   { additionalProperties: false },
 );
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Clock } from '../../clock.js';
-import { httpProviderErrorLengthMax, httpProviderEventBodyBytesMax, providerEventIdempotencyKeyLengthMax, providerEventReferenceLengthMax } from '../../config/limits.js';
+import { httpProviderErrorLengthMax, httpProviderEventBodyBytesMax, providerEventIdempotencyKeyLengthMax, providerEventReferenceLengthMax, providerNameLengthMax } from '../../config/limits.js';
 import { DomainError, notFound } from '../../errors.js';
 import { DataOf, errorResponses, StringEnum } from '../../http/schemas.js';
 import type { ProviderEventInbox } from '../inbox.js';
@@ -59,7 +59,7 @@ export async function providerEventRoutes(app: FastifyInstance, inbox: ProviderE
           summary: "Report a provider's outcome (the HTTP payment adapter)",
           description: 'Signed with PAYMENT_PROVIDER_SECRET as a Standard Webhook. Only `http` is a provider here.',
           security: [],
-          params: Type.Object({ provider: Type.String({ maxLength: 64 }) }),
+          params: Type.Object({ provider: Type.String({ maxLength: providerNameLengthMax }) }),
           body: ProviderEventBody,
           response: { 202: DataOf(ProviderEventReceived), ...errorResponses(400, 401, 404, 413, 415, 500) },
         },

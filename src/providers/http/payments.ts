@@ -1,8 +1,8 @@
 import { formatDecimal } from '../../ledger/money.js';
 import type { Clock } from '../../clock.js';
-import { httpProviderErrorLengthMax } from '../../config/limits.js';
+import { httpProviderErrorLengthMax, providerCallTimeoutMs } from '../../config/limits.js';
 import type { PaymentRail, PaymentSubmission } from '../payments.js';
-import { providerCallTimeoutMs, ProviderRefusedError } from '../provisioning.js';
+import { ProviderRefusedError } from '../provisioning.js';
 import { signedHeaders } from './signature.js';
 
 /** The HTTP adapter's name: its outcomes are posted to /provider-events/http and carry it. */

@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 
+/** Bytes below this (25 times 10) give each decimal digit equally often. */
+const uniformDigitByteRange = 250;
+
 /**
  * Pseudo-random digits and hex derived from a seed (the idempotency key of a provider call): the sandbox answers a
  * repeated call with the same object, as a real provider does for a repeated idempotency key, without keeping
@@ -26,7 +29,7 @@ export class DerivedRandom {
     let digits = '';
     while (digits.length < count) {
       const byte = this.byte();
-      if (byte < 250) digits += String(byte % 10);
+      if (byte < uniformDigitByteRange) digits += String(byte % 10);
     }
     return digits;
   }

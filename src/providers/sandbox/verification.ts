@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
+import { sandboxDecisionBatchSize, sandboxDecisionLeaseMs } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
 import type { EndUsersTable } from '../../storage/tables.js';
@@ -8,10 +9,6 @@ import { claimDue } from '../../workers/claim.js';
 import type { ProviderEventInbox } from '../inbox.js';
 import type { VerificationOutcome } from '../kyc.js';
 import { sandboxProviderName } from './name.js';
-
-const sandboxDecisionBatchSize = 100;
-/** A claimed decision is its claimer's for this long; then, if still announced, any instance may take it. */
-const sandboxDecisionLeaseMs = 60_000;
 
 /** What the simulated KYC provider needs to know of the end-users module: the reference of a caller's end user. */
 export interface EndUserReferences {

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import { assetCodes } from '../../ledger/assets.js';
-import type { Dialect } from '../database.js';
+
+/** Declared here: a migration imports nothing of the application (src/storage/migrate.ts). */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * The ledger in many assets and the money path in one round trip (docs/ledger.md, docs/assets.md):
@@ -18,7 +19,7 @@ export function moneyPlanMigration(dialect: Dialect): Migration {
   return {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('ledger_postings').renameColumn('currency', 'asset').execute();
-      for (const asset of assetCodes) {
+      for (const asset of assetsWhenWritten) {
         for (const name of ['clearing', 'fee_income', 'suspense']) {
           await db
             .insertInto('system_accounts')
@@ -34,6 +35,9 @@ export function moneyPlanMigration(dialect: Dialect): Migration {
     },
   };
 }
+
+/** The asset registry (src/ledger/assets.ts) as it was when this migration was written. */
+const assetsWhenWritten = ['USD', 'EUR', 'GBP', 'USDC', 'USDT', 'EURC', 'BTC', 'SOL', 'ETH'];
 
 /**
  * A payload template (an event, a stored answer) with its balance numbers written in as plain decimals:
@@ -55,7 +59,7 @@ end
 $function$;
 `;
 
-/** Kept in one string so the migration creates exactly this text; later changes are new migrations. */
+/** Kept in one string so the migration creates exactly this text. History: the live text is src/storage/sql/apply-money-plan.sql. */
 const applyMoneyPlanFunction = String.raw`
 create or replace function apply_money_plan(plan jsonb) returns jsonb
 language plpgsql as $function$

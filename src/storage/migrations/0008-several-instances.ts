@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import type { Dialect } from '../database.js';
+
+/** Declared here: a migration imports nothing of the application (src/storage/migrate.ts). */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * What several instances sharing one database need (docs/operations.md "Several instances"):

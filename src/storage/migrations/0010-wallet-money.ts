@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import type { Dialect } from '../database.js';
+
+/** Declared here: a migration imports nothing of the application (src/storage/migrate.ts). */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * Money in wallets (docs/wallets.md "Balances and transfers"):
@@ -94,6 +96,7 @@ async function widenPostingAccountKinds(db: Kysely<any>, dialect: Dialect): Prom
 /**
  * The function of migration 0006 with the wallet steps added (holds before moves; wallet moves; wallet_transfers
  * rows), rows of any table, and guards an index can answer. Kept whole in one string so the migration creates exactly this text.
+ * History: the live text is src/storage/sql/apply-money-plan.sql.
  */
 const applyMoneyPlanFunction = String.raw`
 create or replace function apply_money_plan(plan jsonb) returns jsonb

@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import type { Dialect } from '../database.js';
+
+/** Declared here: a migration imports nothing of the application (src/storage/migrate.ts). */
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * Account status in the money path (docs/payments.md "Account and payee status"): money leaves a fiat or virtual
@@ -50,6 +52,7 @@ $function$;
 /**
  * The function of migration 0010 with the status condition on every debit of a fiat or virtual account, and the
  * moved account's status in `balances`. Kept whole in one string so the migration creates exactly this text.
+ * History: the live text is src/storage/sql/apply-money-plan.sql, run by the migrator after the migrations.
  */
 const applyMoneyPlanFunction = String.raw`
 create or replace function apply_money_plan(plan jsonb) returns jsonb

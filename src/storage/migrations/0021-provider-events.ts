@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
-import type { Dialect } from '../database.js';
+
+type Dialect = 'sqlite' | 'postgres';
 
 /**
  * The provider events inbox (docs/providers.md "Reporting outcomes"): every outcome a provider reports — a payment

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import { bodyChecker } from '../../http/validation.js';
-import type { Answer } from '../../storage/idempotency-answers.js';
 import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
 import type { DepositInput } from '../../modules/deposits/index.js';
 import { DepositBody } from '../../modules/deposits/index.js';
@@ -27,11 +26,6 @@ type AccountOfCustomer = { kind: 'fiat'; account: FiatAccountRecord } | { kind: 
 
 /** The path of an account's page: fiat and virtual accounts share the deposit route but not their page. */
 const accountPath = (kind: AccountOfCustomer['kind'], id: string) => `/dashboard/accounts/${kind}/${id}`;
-
-/** A money-moving service's answer (http/idempotency.ts Answer) as the record it carries. */
-function answered<T>(answer: Answer): T {
-  return (JSON.parse(answer.body) as { data: T }).data;
-}
 
 /** A number typed in a form as the JSON number the API takes; anything else stays text for the schema to refuse. */
 function formNumber(text: string | undefined): number | string | undefined {
@@ -117,7 +111,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
           reference: formText(form, 'reference'),
           counterpartyName: formText(form, 'counterparty_name'),
         });
-        deposit = answered<TransactionRecordType>(await deposits.deposit(caller, found.account.id, body));
+        deposit = (await deposits.deposit(caller, found.account.id, body)).record;
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;
@@ -139,7 +133,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
         // The form offers the wallet's addresses as "asset/network" pairs: a deposit arrives at one of them.
         const [asset, network] = (formText(form, 'pair') ?? '').split('/');
         const body = checkWalletDeposit({ asset: asset || undefined, network, amount: formText(form, 'amount') });
-        deposit = answered<WalletTransferRecord>(await walletSandbox.deposit(caller, wallet.local_id, body));
+        deposit = (await walletSandbox.deposit(caller, wallet.local_id, body)).record;
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;

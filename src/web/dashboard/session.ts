@@ -5,6 +5,7 @@ import type { DashboardSession } from '../../modules/dashboard-users/index.js';
 import { DomainError } from '../../errors.js';
 import { cookieSecure } from '../page-headers.js';
 import type { WebServices } from './services.js';
+import { dashboardFormCookieMaxAgeSeconds, dashboardTokenRandomBytes } from '../../config/limits.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,7 +22,6 @@ export const sessionCookie = 'customer_api_session';
 /** Binds the CSRF token of the signed-out forms (sign-in, choose a password) to this browser. */
 export const formCookie = 'customer_api_form';
 const cookiePath = '/dashboard';
-const formCookieMaxAgeSeconds = 60 * 60;
 
 function cookieOptions(request: FastifyRequest, maxAgeSeconds: number) {
   return { path: cookiePath, httpOnly: true, secure: cookieSecure(request), sameSite: 'strict' as const, maxAge: maxAgeSeconds };
@@ -39,8 +39,8 @@ export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply)
 export function signedOutBinding(request: FastifyRequest, reply: FastifyReply): string {
   let nonce = request.cookies[formCookie];
   if (nonce === undefined || !/^[A-Za-z0-9_-]{43}$/.test(nonce)) {
-    nonce = randomBytes(32).toString('base64url');
-    reply.setCookie(formCookie, nonce, cookieOptions(request, formCookieMaxAgeSeconds));
+    nonce = randomBytes(dashboardTokenRandomBytes).toString('base64url');
+    reply.setCookie(formCookie, nonce, cookieOptions(request, dashboardFormCookieMaxAgeSeconds));
   }
   return `signed-out:${nonce}`;
 }

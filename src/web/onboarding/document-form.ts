@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { documentSizeMaxBytes } from '../../config/limits.js';
+import {
+  documentFormBytesMax,
+  documentSizeMaxBytes,
+  onboardingFormFieldBytesMax,
+  onboardingFormFieldNameBytesMax,
+} from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
 import { bodyChecker } from '../../http/validation.js';
 import { UploadDocumentBody, type UploadDocumentInput } from '../../modules/documents/index.js';
@@ -15,14 +20,11 @@ export const documentFormLimits = {
   files: 1,
   fileSize: documentSizeMaxBytes,
   fields: 4,
-  fieldSize: 256,
-  fieldNameSize: 64,
+  fieldSize: onboardingFormFieldBytesMax,
+  fieldNameSize: onboardingFormFieldNameBytesMax,
   parts: 5,
   headerPairs: 20,
 };
-/** The most a valid upload form can take: the route's declared limit, which also puts it behind the upload gate. */
-export const documentFormBytesMax = documentSizeMaxBytes + 64 * 1024;
-
 
 interface ReceivedFile {
   name: string;

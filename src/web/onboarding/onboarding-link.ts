@@ -1,7 +1,6 @@
-import { onboardingUrlTokenLengthMax } from '../../config/limits.js';
+import { onboardingSecretLength, onboardingUrlTokenLengthMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
-import { onboardingSecretLength } from '../../modules/end-users/index.js';
 import type { EndUserRow } from '../../modules/end-users/index.js';
 import type { WebServices } from '../dashboard/services.js';
 

@@ -1,7 +1,7 @@
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardFormBytesMax } from '../../config/limits.js';
+import { dashboardFormBytesMax, documentFormBytesMax } from '../../config/limits.js';
 import { DomainError, validationError } from '../../errors.js';
 import { countUploadAgainst } from '../../http/upload-gate.js';
 import { identityUploadTypes, uploadDocumentTypes, type DocumentRecord } from '../../modules/documents/index.js';
@@ -14,7 +14,7 @@ import { pageRoute } from '../page-route.js';
 import { installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
 import { documentKindWords } from '../document-kind-words.js';
-import { documentFormBytesMax, documentFormLimits, fileSizeMaxMegabytes, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
+import { documentFormLimits, fileSizeMaxMegabytes, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
 import { completeOnboarding, legacyLinkRoute, linkNotValid, linkRoute, openOnboardingLink, type LinkParams, type OnboardingVisit } from './onboarding-link.js';
 
 type LinkRequest = { Params: LinkParams };

@@ -1,17 +1,20 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Transaction } from 'kysely';
 import { DomainError } from '../errors.js';
-import { insertRowsTemplate, queryTemplate } from '../storage/query-template.js';
-import { storeIdempotentAnswer } from '../storage/idempotency-answers.js';
+import { insertRowsTemplate, queryTemplate, type QueryTemplate } from '../storage/query-template.js';
+import { storeIdempotentAnswerQuery } from '../storage/idempotency-answers.js';
+import { runOnWriter, type WriterStatement } from '../storage/sqlite-group-commit.js';
 import { insertOutboxRows } from '../events/outbox.js';
 import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
 import { accountNotActive, idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
-import type { MoneyPlan, PlanResult } from './money-plan.js';
+import type { BalanceMove } from './ledger-entry.js';
+import type { MoneyMovement, MovementResult } from './money-movement.js';
+import type { PayloadValue } from './unit-of-work.js';
 
 /**
- * Executes a money plan as statements of the caller's SQLite transaction, in the order of money-plan.ts — the same
- * steps the PostgreSQL function `apply_money_plan` takes (migration 0006). The statements every movement runs are
- * compiled once (storage/query-template.ts).
+ * Executes a money movement as statements of the caller's SQLite transaction, in the order docs/ledger.md "The money
+ * path" gives — the same steps the PostgreSQL function `apply_money_plan` takes (src/storage/sql/apply-money-plan.sql). The statements every
+ * movement runs are compiled once (storage/query-template.ts).
  */
 
 interface BalanceUpdate {
@@ -114,7 +117,7 @@ const insertPostings = insertRowsTemplate<Omit<LedgerPostingsTable, 'sequence'>>
 );
 
 /** Every column, in the order the INSERT lists them (bench/raw-payment-server.mjs runs the same SQL). */
-export const transactionColumns = [
+export const statementLineColumns = [
   'id', 'customer_id', 'customer_seq', 'fr_transaction_id', 'transaction_type', 'amount_minor', 'currency', 'status', 'direction',
   'account_id', 'virtual_account_id', 'from_account_id', 'from_account_type', 'to_account_id', 'to_account_type', 'description',
   'reference', 'counterparty_name', 'counterparty_account', 'fee_amount_minor', 'fee_currency', 'payee_id', 'payment_id',
@@ -136,123 +139,136 @@ const walletTransferColumns = [
 
 const insertWalletTransfer = queryTemplate<WalletTransfersTable>()(walletTransferColumns, (db, row) => db.insertInto('wallet_transfers').values(row));
 
-const insertHistoryRecord = queryTemplate<TransactionsTable>()(transactionColumns, (db, row) => db.insertInto('transactions').values(row));
+const insertStatementLine = queryTemplate<TransactionsTable>()(statementLineColumns, (db, row) => db.insertInto('transactions').values(row));
 
-const updateHistoryRecord = queryTemplate<{ id: string; status: string; completedAt: string | null; updatedAt: string }>()(
+const updateStatementLine = queryTemplate<{ id: string; status: string; completedAt: string | null; updatedAt: string }>()(
   ['id', 'status', 'completedAt', 'updatedAt'],
   (db, { id, status, completedAt, updatedAt }) => db.updateTable('transactions').set({ status, completed_at: completedAt, updated_at: updatedAt }).where('id', '=', id),
 );
 
-export async function applyPlanOnSqlite(trx: Transaction<Database>, plan: MoneyPlan): Promise<PlanResult> {
+/**
+ * Runs the movement inside `trx`, its statements executed synchronously on the writer (storage/sqlite-group-commit.ts
+ * runOnWriter): one member of the group commit, like any transaction, without a promise per statement.
+ */
+export async function applyMovementOnSqlite(trx: Transaction<Database>, movement: MoneyMovement): Promise<MovementResult> {
+  return runOnWriter(trx, (run) => applyMovement(trx, run, movement));
+}
+
+function applyMovement(trx: Transaction<Database>, run: WriterStatement, { customerId, createdAt, entry, work }: MoneyMovement): MovementResult {
+  const first = <Params, Row>(template: QueryTemplate<Params, Row>, params: Params): Row | undefined => run<Row>(template.compile(trx, params)).rows[0];
+  const changed = (query: CompiledQuery) => run(query).numAffectedRows;
+
   let firstSequence: bigint | null = null;
-  if (plan.history.length > 0) {
-    const row = await reserveSequences.executeTakeFirst(trx, { customerId: plan.customerId, count: plan.history.length });
+  const lineCount = work.statementLines.length;
+  if (lineCount > 0) {
+    const row = first(reserveSequences, { customerId, count: lineCount });
     if (!row) throw new DomainError('NOT_FOUND', 'No such customer.');
-    firstSequence = BigInt(row.transaction_count) - BigInt(plan.history.length) + 1n;
+    firstSequence = BigInt(row.transaction_count) - BigInt(lineCount) + 1n;
   }
 
-  for (const guard of plan.guards) {
+  for (const guard of work.guards) {
     let update = trx.updateTable(guard.table as 'payments').set(guard.set as never);
     for (const [column, value] of Object.entries(guard.match)) update = update.where(column as never, value === null ? 'is' : '=', value as never);
-    const result = await update.executeTakeFirst();
-    if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message, guard.details);
+    if (changed(update.compile()) !== 1n) throw new DomainError(guard.error, guard.message, guard.details);
   }
 
-  for (const hold of plan.holds) {
-    const held = await holdWalletBalance.executeTakeFirst(trx, { walletId: hold.walletId, asset: hold.asset, delta: hold.delta, updatedAt: plan.createdAt });
-    if (!held) throw walletFundsShort(hold.walletId, hold.asset);
+  for (const hold of entry.holds) {
+    if (!first(holdWalletBalance, { walletId: hold.walletId, asset: hold.asset, delta: hold.delta, updatedAt: createdAt })) throw walletFundsShort(hold.walletId, hold.asset);
   }
 
-  const balances: PlanResult['balances'] = new Map();
-  for (const move of plan.moves) {
-    const row = await moveBalance(trx, move, plan.createdAt);
-    if (move.kind === 'virtual_account') await moveMasterAllocation.execute(trx, { masterAccountId: move.masterId!, delta: move.delta });
+  const balances: MovementResult['balances'] = new Map();
+  for (const move of entry.moves) {
+    const row = moveBalance(first, move, createdAt);
+    if (move.kind === 'virtual_account') run(moveMasterAllocation.compile(trx, { masterAccountId: move.masterId!, delta: move.delta }));
     const after = BigInt(row.balance_minor);
     balances.set(move.key, { before: after - move.delta, after, status: row.status });
   }
 
-  if (plan.journal) {
-    const { journal } = plan;
-    await insertJournal.execute(trx, { id: journal.id, customerId: plan.customerId, kind: journal.kind, referenceId: journal.referenceId, createdAt: plan.createdAt });
-    await insertPostings.execute(
-      trx,
-      journal.postings.map((posting) => ({
-        journal_id: journal.id,
-        account_kind: posting.account.kind,
-        account_id: postingAccountId(posting),
-        asset: posting.asset,
-        amount_minor: posting.amount,
-      })),
+  if (entry.postings.length > 0) {
+    run(insertJournal.compile(trx, { id: entry.id, customerId, kind: entry.kind, referenceId: entry.referenceId, createdAt }));
+    run(
+      insertPostings.compile(
+        trx,
+        entry.postings.map((posting) => ({
+          journal_id: entry.id,
+          account_kind: posting.account.kind,
+          account_id: postingAccountId(posting),
+          asset: posting.asset,
+          amount_minor: posting.amount,
+        })),
+      ),
     );
   }
 
-  for (const row of plan.rows) {
+  for (const row of work.rows) {
     // The hot paths' inserts are compiled once; others are built per call.
-    if (row.table === 'payments') await insertPayment.execute(trx, row.values);
-    else if (row.table === 'wallet_transfers') await insertWalletTransfer.execute(trx, row.values);
-    else await trx.insertInto(row.table).values(row.values).execute();
+    if (row.table === 'payments') run(insertPayment.compile(trx, row.values));
+    else if (row.table === 'wallet_transfers') run(insertWalletTransfer.compile(trx, row.values));
+    else run(trx.insertInto(row.table).values(row.values).compile());
   }
 
-  for (const [index, { balanceOf, ...record }] of plan.history.entries()) {
+  let sequence = firstSequence;
+  for (const { balanceOf, ...line } of work.statementLines) {
     const balance = balances.get(balanceOf);
-    if (!balance || firstSequence === null) throw new Error(`history record ${record.id} shows a balance the plan does not move: ${balanceOf}`);
-    await insertHistoryRecord.execute(trx, { ...record, customer_seq: firstSequence + BigInt(index), balance_before_minor: balance.before, balance_after_minor: balance.after });
+    if (!balance || sequence === null) throw new Error(`statement line ${line.id} shows a balance the movement does not move: ${balanceOf}`);
+    run(insertStatementLine.compile(trx, { ...line, customer_seq: sequence, balance_before_minor: balance.before, balance_after_minor: balance.after }));
+    sequence += 1n;
   }
-  for (const update of plan.historyUpdates) {
-    await updateHistoryRecord.execute(trx, { id: update.id, status: update.status, completedAt: update.completed_at, updatedAt: update.updated_at });
+  for (const update of work.statementLineUpdates) {
+    run(updateStatementLine.compile(trx, { id: update.id, status: update.status, completedAt: update.completed_at, updatedAt: update.updated_at }));
   }
 
-  if (plan.events.length > 0) {
-    await insertOutboxRows.execute(
-      trx,
-      plan.events.map((event) => ({
-        id: event.id,
-        customer_id: event.customerId,
-        event_type: event.type,
-        payload: filledIn(event.payload, event.numbers, balances),
-        created_at: event.createdAt,
-        published_at: null,
-      })),
+  if (work.events.length > 0) {
+    run(
+      insertOutboxRows.compile(
+        trx,
+        work.events.map((event) => ({
+          id: event.id,
+          customer_id: event.customerId,
+          event_type: event.type,
+          payload: filledIn(event.payload, event.numbers, balances),
+          created_at: event.createdAt,
+          published_at: null,
+        })),
+      ),
     );
   }
 
-  let responseBody: string | null = null;
-  if (plan.response) {
-    const { response } = plan;
-    responseBody = filledIn(response.body, response.numbers, balances);
-    if (!(await storeIdempotentAnswer(trx, response, response.status, responseBody))) throw idempotencyKeyLost();
+  let answerBody: string | null = null;
+  if (work.answer) {
+    const { answer } = work;
+    answerBody = filledIn(answer.body, answer.numbers, balances);
+    if (changed(storeIdempotentAnswerQuery(trx, answer, answer.status, answerBody)) !== 1n) throw idempotencyKeyLost();
   }
-  return { balances, firstSequence, responseBody };
+  return { balances, firstSequence, answerBody };
 }
+
+type First = <Params, Row>(template: QueryTemplate<Params, Row>, params: Params) => Row | undefined;
 
 /**
  * Moves one balance; refuses (throws) when the move would overdraw it, take money out of an account that is not
  * active, or take a wallet beyond its ceiling.
  */
-async function moveBalance(
-  trx: Transaction<Database>,
-  move: MoneyPlan['moves'][number],
-  updatedAt: string,
-): Promise<{ balance_minor: bigint; status: string | null }> {
+function moveBalance(first: First, move: BalanceMove, updatedAt: string): { balance_minor: bigint; status: string | null } {
   if (move.kind === 'wallet') {
-    const moved = await moveWalletBalance.executeTakeFirst(trx, { walletId: move.id, asset: move.asset, delta: move.delta, updatedAt, ceiling: move.ceiling! });
+    const moved = first(moveWalletBalance, { walletId: move.id, asset: move.asset, delta: move.delta, updatedAt, ceiling: move.ceiling! });
     if (moved) return { balance_minor: moved.balance_minor, status: null };
     throw move.delta > 0n ? walletCeilingReached(move.id, move.asset) : walletFundsShort(move.id, move.asset);
   }
   const update = { accountId: move.id, delta: move.delta, updatedAt };
-  const moved = move.kind === 'fiat_account' ? await moveFiatBalance.executeTakeFirst(trx, update) : await moveVirtualBalance.executeTakeFirst(trx, update);
+  const moved = move.kind === 'fiat_account' ? first(moveFiatBalance, update) : first(moveVirtualBalance, update);
   if (moved) return moved;
-  const account = await (move.kind === 'fiat_account' ? fiatAccountStatus : virtualAccountStatus).executeTakeFirst(trx, { accountId: move.id });
+  const account = first(move.kind === 'fiat_account' ? fiatAccountStatus : virtualAccountStatus, { accountId: move.id });
   if (move.delta < 0n && account && account.status !== 'active') throw accountNotActive(move.id, account.status);
   throw insufficientFunds(move.id);
 }
 
 /** A text template (events, stored answers) with its balances and statuses written in. */
-function filledIn(text: string, numbers: MoneyPlan['events'][number]['numbers'], balances: PlanResult['balances']): string {
+function filledIn(text: string, numbers: readonly PayloadValue[], balances: MovementResult['balances']): string {
   let filled = text;
   for (const number of numbers) {
     const balance = balances.get(number.account);
-    if (!balance) throw new Error(`a payload shows a balance the plan does not move: ${number.account}`);
+    if (!balance) throw new Error(`a payload shows a balance the movement does not move: ${number.account}`);
     const value = number.which === 'status' ? JSON.stringify(balance.status) : plainDecimalText(balance[number.which], number.asset!);
     filled = filled.replace(number.placeholder, value);
   }

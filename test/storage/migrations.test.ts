@@ -1,0 +1,158 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStorage, type Storage } from '../../src/storage/database.js';
+import { functionSource, migrateToLatest, moneyPlanFunctions, type FunctionSource } from '../../src/storage/migrate.js';
+import { freshStorage, postgresUrl, testDialect } from '../helpers/test-app.js';
+
+/**
+ * Migrations are history: each holds the schema change it made when it was written, and nothing of the application
+ * (src/storage/migrate.ts). One that imported application code would run differently on a fresh database whenever
+ * that code changed.
+ */
+
+const storageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/storage');
+const migrationsDir = path.join(storageDir, 'migrations');
+/** What a migration may import: Kysely, and nothing else. */
+const allowedImports = new Set(['kysely', 'kysely/migration']);
+
+/** The module specifiers of every import and export-from of a TypeScript source, type-only ones included. */
+function importedModules(source: string): string[] {
+  return [...source.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)].map(
+    (match) => (match[1] ?? match[2] ?? match[3])!,
+  );
+}
+
+/** Each forbidden import of the migration files, as "file imports module". */
+function forbiddenMigrationImports(files: Record<string, string>): string[] {
+  return Object.entries(files).flatMap(([file, source]) =>
+    importedModules(source)
+      .filter((module) => !allowedImports.has(module))
+      .map((module) => `${file} imports ${module}`),
+  );
+}
+
+describe('migrations', () => {
+  it('import nothing but Kysely: a migration is self-contained history, not application code', () => {
+    const files = Object.fromEntries(
+      fs
+        .readdirSync(migrationsDir)
+        .filter((name) => name.endsWith('.ts'))
+        .map((name) => [name, fs.readFileSync(path.join(migrationsDir, name), 'utf8')]),
+    );
+    expect(Object.keys(files).length).toBeGreaterThan(0);
+    expect(forbiddenMigrationImports(files)).toEqual([]);
+  });
+
+  it('names a migration that imports application code, type-only imports included', () => {
+    const files = {
+      '9998-bad.ts': "import { sql } from 'kysely';\nimport type { Dialect } from '../database.js';\n",
+      '9999-worse.ts': "import type { Migration } from 'kysely/migration';\nimport {\n  assetCodes,\n} from '../../ledger/assets.js';\n",
+    };
+    expect(forbiddenMigrationImports(files)).toEqual(['9998-bad.ts imports ../database.js', '9999-worse.ts imports ../../ledger/assets.js']);
+  });
+});
+
+/**
+ * The live PL/pgSQL functions have one source, src/storage/sql/apply-money-plan.sql: a start-up re-creates them
+ * when the file's checksum differs from the one the database records, and does nothing when it does not.
+ */
+describe.skipIf(testDialect !== 'postgres')('the PostgreSQL functions from their SQL file', () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ storage, drop } = await freshStorage());
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await drop?.();
+  });
+
+  /** The function as the schema has it: its body, and the transaction that last wrote its catalog row. */
+  async function installedFunction(name: string): Promise<{ body: string; writtenBy: string }> {
+    const { rows } = await sql<{ body: string; writtenBy: string }>`
+      select prosrc as body, xmin::text as "writtenBy" from pg_proc where proname = ${name} and pronamespace = current_schema()::regnamespace`.execute(storage.db);
+    expect(rows).toHaveLength(1);
+    return rows[0]!;
+  }
+
+  async function recordedChecksum(): Promise<string | undefined> {
+    const { rows } = await sql<{ checksum: string }>`select checksum from function_checksums where file = 'apply-money-plan.sql'`.execute(storage.db);
+    return rows[0]?.checksum;
+  }
+
+  /** The file's text with a line added to the body of apply_money_plan: another version of the function. */
+  function changedSource(marker: string): FunctionSource {
+    const text = moneyPlanFunctions().text.replace(/(create or replace function apply_money_plan\(plan jsonb\)[\s\S]*?\nbegin\n)/, `$1  -- ${marker}\n`);
+    expect(text).toContain(marker);
+    return functionSource('apply-money-plan.sql', text);
+  }
+
+  it('reads the one SQL file under src/storage/sql', () => {
+    expect(moneyPlanFunctions().text).toBe(fs.readFileSync(path.join(storageDir, 'sql/apply-money-plan.sql'), 'utf8'));
+  });
+
+  it('creates the functions of the file on a new database, after the migrations that created earlier versions, and records its checksum', async () => {
+    expect(await migrateToLatest(storage)).toContain('0014-account-status-money');
+    const source = moneyPlanFunctions().text;
+    for (const name of ['apply_money_plan', 'money_plan_fill']) expect(source).toContain((await installedFunction(name)).body);
+    expect(await recordedChecksum()).toBe(moneyPlanFunctions().checksum);
+  });
+
+  it('leaves the functions alone on a start with the file unchanged', async () => {
+    const before = await installedFunction('apply_money_plan');
+    expect(await migrateToLatest(storage)).toEqual([]);
+    expect(await installedFunction('apply_money_plan')).toEqual(before);
+  });
+
+  it('re-creates the functions on the next start once the file changed, and only once', async () => {
+    const before = await installedFunction('apply_money_plan');
+    const changed = changedSource('a new version');
+    expect(await migrateToLatest(storage, changed)).toEqual([]);
+    const after = await installedFunction('apply_money_plan');
+    expect(after.writtenBy).not.toBe(before.writtenBy);
+    expect(after.body).toContain('-- a new version');
+    expect(await recordedChecksum()).toBe(changed.checksum);
+
+    await migrateToLatest(storage, changed);
+    expect(await installedFunction('apply_money_plan')).toEqual(after);
+
+    // Back to the file as it is (a rollback is a change too).
+    await migrateToLatest(storage);
+    expect((await installedFunction('apply_money_plan')).body).not.toContain('-- a new version');
+    expect(await recordedChecksum()).toBe(moneyPlanFunctions().checksum);
+  });
+
+  it('re-creates them once when several instances start together with a new version', async () => {
+    const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db)).rows[0]!.schema;
+    const config = { dataDir: '', databaseUrl: postgresUrl(), databasePoolSize: 2 };
+    const instances = await Promise.all([1, 2, 3].map(() => openStorage(config, { postgresSchema: schema })));
+    try {
+      const changed = changedSource('started together');
+      await Promise.all(instances.map((instance) => migrateToLatest(instance, changed)));
+      expect((await installedFunction('apply_money_plan')).body).toContain('-- started together');
+      expect(await recordedChecksum()).toBe(changed.checksum);
+    } finally {
+      await Promise.all(instances.map((instance) => instance.close()));
+    }
+    await migrateToLatest(storage);
+  });
+
+  it('starts on a current schema without waiting for the migration lock, whoever holds it', async () => {
+    const holder = new pg.Client({ connectionString: postgresUrl() });
+    await holder.connect();
+    try {
+      const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db)).rows[0]!.schema;
+      await holder.query(`select pg_advisory_lock(${0x43415049}, hashtext($1))`, [schema]);
+      const waitedMs = 10_000;
+      const waited = new Promise<'waited for the lock'>((resolve) => setTimeout(() => resolve('waited for the lock'), waitedMs).unref());
+      expect(await Promise.race([migrateToLatest(storage), waited])).toEqual([]);
+    } finally {
+      await holder.end();
+    }
+  });
+});
