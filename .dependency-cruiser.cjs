@@ -38,6 +38,13 @@ module.exports = {
       to: { path: '^src/http/' },
     },
     {
+      name: 'routes-only-in-plugin',
+      comment: "A module's routes are registered by its plugin (index.ts) only: no other file of the module loads its routes.ts.",
+      severity: 'error',
+      from: { path: '^src/modules/([^/]+)/', pathNot: '^src/modules/[^/]+/index\\.ts$' },
+      to: { path: '^src/modules/$1/routes\\.ts$' },
+    },
+    {
       name: 'no-repositories-in-web',
       comment: 'The dashboard and onboarding pages talk to services, never to repositories or the database tables.',
       severity: 'error',

@@ -20,28 +20,25 @@ import { installShutdownRefusal } from './http/shutdown-refusal.js';
 import { installUploadGate } from './http/upload-gate.js';
 import { installValidators } from './http/validation.js';
 import { ApiKeyService } from './modules/api-keys/index.js';
-import { csrfTokenRoutes } from './modules/csrf-tokens/index.js';
-import { CsrfTokenService } from './modules/csrf-tokens/index.js';
-import { fiatAccountRoutes } from './modules/fiat-accounts/index.js';
-import { FiatAccountService } from './modules/fiat-accounts/index.js';
-import { OnboardingLinks } from './modules/end-users/index.js';
-import { endUserRoutes, sandboxEndUserRoutes } from './modules/end-users/index.js';
-import { EndUserService } from './modules/end-users/index.js';
-import { EndUserVerificationLifecycle, type EndUserRecord } from './modules/end-users/index.js';
+import { CsrfTokenService, csrfTokensPlugin } from './modules/csrf-tokens/index.js';
+import { depositServices, depositsPlugin } from './modules/deposits/index.js';
+import { documentServices, documentsPlugin } from './modules/documents/index.js';
+import { EventService, eventsPlugin } from './modules/events/index.js';
+import { EndUserService, EndUserVerificationLifecycle, OnboardingLinks, endUsersPlugin, type EndUserRecord } from './modules/end-users/index.js';
+import { feesPlugin } from './modules/fees/index.js';
+import { FiatAccountService, fiatAccountStatuses, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
+import { healthPlugin } from './modules/health/index.js';
 import { SandboxVerification } from './providers/sandbox/verification.js';
-import { healthRoutes } from './modules/health/index.js';
-import { registerDocuments } from './modules/documents/index.js';
 import type { ModuleContext } from './modules/module-context.js';
-import { registerPayees } from './modules/payees/index.js';
-import { registerDeposits } from './modules/deposits/index.js';
-import { registerPayments } from './modules/payments/index.js';
-import { registerWallets } from './modules/wallets/index.js';
-import { registerOtc } from './modules/otc/index.js';
-import type { HostResolver } from './modules/webhooks/index.js';
-import { registerWebhooks } from './modules/webhooks/index.js';
+import { otcPlugin, otcServices } from './modules/otc/index.js';
+import { payeeServices, payeesPlugin } from './modules/payees/index.js';
+import { paymentServices, paymentsPlugin } from './modules/payments/index.js';
+import { TransactionService, transactionsPlugin } from './modules/transactions/index.js';
+import { virtualAccountServices, virtualAccountsPlugin } from './modules/virtual-accounts/index.js';
+import { walletServices, walletsPlugin } from './modules/wallets/index.js';
+import { type HostResolver, type WebhookDeliveryWorker, webhookServices, webhooksPlugin } from './modules/webhooks/index.js';
 import { ReadCaches } from './storage/cache.js';
 import { SecretBox } from './storage/secret-box.js';
-import { registerVirtualAccounts } from './modules/virtual-accounts/index.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
 import { providerEventRoutes } from './providers/http/events-route.js';
 import { ProviderEventInbox } from './providers/inbox.js';
@@ -86,6 +83,8 @@ declare module 'fastify' {
     providerEvents: ProviderEventInbox;
     /** The read caches every service of this app shares (storage/cache.ts); tests change data through them too. */
     caches: ReadCaches;
+    /** The webhook delivery worker, for tests: idle() waits for the attempts started so far. */
+    webhookDeliveries: WebhookDeliveryWorker;
   }
 }
 
@@ -208,8 +207,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const files = deps.files ?? defaultFileStore(storage, config.dataDir);
   const workers: PollingWorker[] = [];
 
-  healthRoutes(app, storage, { dataDir: config.dataDir, faults: storageFaults });
-  csrfTokenRoutes(app, csrfTokens);
+  await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
+  await app.register(csrfTokensPlugin, { csrfTokens });
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
@@ -224,8 +223,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   );
   // Before any route: the routes that declare config.idempotency run under it.
   installIdempotency(app, idempotency);
-  fiatAccountRoutes(app, fiatAccounts);
-  endUserRoutes(app, endUsers, onboardingLinks);
+  const sandbox = config.apiEnvironment === 'sandbox';
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
   // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
   const providerEvents = new ProviderEventInbox(storage, clock, app.log);
@@ -234,15 +232,37 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
   const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);
+  if (sandbox) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
   const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches, files, endUsers, workers, log: app.log, serverSecrets };
-  registerPayees(app, context);
-  const virtualAccounts = registerVirtualAccounts(app, context);
-  const documents = registerDocuments(app, context);
-  const deposits = registerDeposits(app, context);
-  const payments = registerPayments(app, context);
-  const wallets = registerWallets(app, context);
-  registerOtc(app, context);
-  const webhooks = await registerWebhooks(app, context, deps.resolveHost);
+  const fiatAccountSimulation = fiatAccountStatuses(context);
+  const payees = payeeServices(context);
+  const virtualAccounts = virtualAccountServices(context);
+  const { documents } = documentServices(context);
+  const { deposits } = depositServices(context);
+  const transactions = new TransactionService(storage);
+  const payments = paymentServices(context);
+  const wallets = walletServices(context);
+  const otc = otcServices(context);
+  const { webhooks, deliveries } = await webhookServices(context, deps.resolveHost);
+  app.decorate('webhookDeliveries', deliveries);
+
+  // Each module's routes in its own encapsulated plugin (docs/modules.md).
+  await app.register(fiatAccountsPlugin, { fiatAccounts, sandbox: fiatAccountSimulation });
+  await app.register(endUsersPlugin, { endUsers, onboardingLinks, sandboxVerification: sandbox ? verification : undefined });
+  await app.register(payeesPlugin, payees);
+  await app.register(virtualAccountsPlugin, virtualAccounts);
+  await app.register(documentsPlugin, { documents });
+  await app.register(depositsPlugin, { deposits });
+  // The fee preview resolves a payment's scheme and payee as the payment does: the payments service previews it.
+  await app.register(feesPlugin, { feePreview: payments.feePreview });
+  await app.register(paymentsPlugin, payments);
+  await app.register(transactionsPlugin, { transactions });
+  await app.register(walletsPlugin, wallets);
+  await app.register(otcPlugin, otc);
+  await app.register(webhooksPlugin, { webhooks });
+  const events = new EventService(storage);
+  await app.register(eventsPlugin, { events });
+
   const dashboardUsers = new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs });
   workers.push(new PollingWorker('dashboard-session-reaper', () => dashboardUsers.deleteExpired(dashboardReaperBatchSize), dashboardReaperIntervalMs, app.log));
   await registerWebPages(app, {
@@ -257,17 +277,15 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     verification,
     documents,
     fiatAccounts,
-    virtualAccounts,
+    virtualAccounts: virtualAccounts.virtualAccounts,
     wallets,
     payments,
+    transactions,
     deposits,
     webhooks,
+    events,
   });
 
-  if (config.apiEnvironment === 'sandbox') {
-    sandboxEndUserRoutes(app, verification);
-    workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
-  }
   for (const worker of workers) worker.reportStorageFaults(storageFaults);
   app.decorate('workers', workers);
   app.decorate('providerEvents', providerEvents);

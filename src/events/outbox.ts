@@ -47,6 +47,21 @@ export async function appendEvent(trx: Transaction<Database> | Kysely<Database>,
   await appendEvents(trx, [event]);
 }
 
+/**
+ * Appends an event that is published from the start, so the fan-out never sends it to the subscriptions: a
+ * webhook's test event, delivered to its own subscription alone.
+ */
+export async function appendPublishedEvent(
+  trx: Transaction<Database> | Kysely<Database>,
+  customerId: string,
+  event: { id: string; type: string; created_at: string; data: unknown },
+): Promise<void> {
+  await trx
+    .insertInto('outbox_events')
+    .values({ id: event.id, customer_id: customerId, event_type: event.type, payload: JSON.stringify(event), created_at: event.created_at, published_at: event.created_at })
+    .execute();
+}
+
 /** An event as stored, claimed for delivery. */
 export type OutboxRow = OutboxEventsTable;
 

@@ -88,6 +88,15 @@ describe('module boundaries (npm run check:boundaries)', () => {
     expect((await violationsIn(tree)).map((violation) => [violation.rule.name, violation.from])).toEqual([['no-http-in-services', 'src/modules/payments/service.ts']]);
   });
 
+  it("fails on a module file other than its plugin that registers the module's routes", async () => {
+    const tree = treeOf(
+      modulesWhere("import { findAccount } from '../accounts/index.js';\nimport { paymentRoutes } from './routes.js';\nexport const r = paymentRoutes;", {
+        'src/modules/payments/routes.ts': 'export const paymentRoutes = () => undefined;\n',
+      }),
+    );
+    expect((await violationsIn(tree)).map((violation) => [violation.rule.name, violation.from])).toEqual([['routes-only-in-plugin', 'src/modules/payments/service.ts']]);
+  });
+
   it('fails on a page that imports a repository', async () => {
     const tree = treeOf(
       modulesWhere("import { findAccount } from '../accounts/index.js';", {

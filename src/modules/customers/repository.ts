@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type { Database } from '../../storage/tables.js';
 
@@ -28,4 +28,24 @@ export async function findCustomerByName(db: Kysely<Database>, name: string): Pr
 export async function listCustomers(db: Kysely<Database>, offset: number, limit: number): Promise<{ rows: CustomerRow[]; total: bigint }> {
   const { rows, total } = await newestFirstPage<CustomerRow>(db.selectFrom('customers'), offset, limit);
   return { rows: rows.map(({ id, name, fr_owner_business_id, created_at }) => ({ id, name, fr_owner_business_id, created_at })), total };
+}
+
+/** The bytes of the customer's stored documents (the counter the documents module keeps). */
+export async function storedDocumentBytes(db: Kysely<Database> | Transaction<Database>, customerId: string): Promise<bigint> {
+  const row = await db.selectFrom('customers').select('stored_document_bytes').where('id', '=', customerId).executeTakeFirstOrThrow();
+  return BigInt(row.stored_document_bytes);
+}
+
+/**
+ * Adds `addedBytes` to the customer's stored document bytes only while the total stays within `quotaBytes`: one
+ * conditional update, so concurrent uploads cannot overshoot it together. False when it would have.
+ */
+export async function addStoredDocumentBytes(trx: Transaction<Database>, customerId: string, addedBytes: bigint, quotaBytes: bigint): Promise<boolean> {
+  const counted = await trx
+    .updateTable('customers')
+    .set({ stored_document_bytes: sql`stored_document_bytes + ${addedBytes}` })
+    .where('id', '=', customerId)
+    .where(sql<boolean>`stored_document_bytes + ${addedBytes} <= ${quotaBytes}`)
+    .executeTakeFirst();
+  return counted.numUpdatedRows === 1n;
 }

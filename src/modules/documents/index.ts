@@ -10,17 +10,24 @@ import { DocumentService } from './service.js';
 import { DocumentSyncLifecycle } from './lifecycle.js';
 import { DocumentSyncWorker } from './sync-worker.js';
 
-/** Registers the document routes, the worker that syncs stored documents to the provider, and their lifecycle. */
-export function registerDocuments(app: FastifyInstance, context: ModuleContext): DocumentService {
+/**
+ * The document service, their sync lifecycle, and the workers that sync stored documents to the provider and sweep
+ * orphan files.
+ */
+export function documentServices(context: ModuleContext): { documents: DocumentService } {
   const { storage, files, clock, endUsers, providers, log } = context;
   const documents = new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes);
-  documentRoutes(app, documents);
   const lifecycle = new DocumentSyncLifecycle(storage, clock, log);
   context.providerEvents.register(lifecycle);
   const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log, lifecycle);
   context.workers.push(new PollingWorker('document-sync', () => sync.syncDue(), workerPollIntervalMs, log));
   context.workers.push(new PollingWorker('document-file-sweeper', () => sweepOrphanFiles(storage, files, clock), orphanFileSweepIntervalMs, log));
-  return documents;
+  return { documents };
+}
+
+/** The documents plugin: POST /documents and GET /documents/{id}. */
+export async function documentsPlugin(app: FastifyInstance, { documents }: { documents: DocumentService }): Promise<void> {
+  documentRoutes(app, documents);
 }
 
 /** One pass of the sweeper; returns 0 so the worker waits its interval before the next (it is never urgent). */

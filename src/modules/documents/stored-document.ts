@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { newId } from '../../ids.js';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { DomainError } from '../../errors.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Database } from '../../storage/tables.js';
+import { addStoredDocumentBytes, storedDocumentBytes } from '../customers/index.js';
 import { insertDocument, type DocumentRow } from './repository.js';
 import type { CheckedFile } from './upload.js';
 
@@ -61,22 +62,14 @@ export const storageQuotaExceeded = (quotaBytes: number, storedBytes: bigint, ad
 export async function insertStoredDocuments(trx: Transaction<Database>, customerId: string, rows: DocumentRow[], quotaBytes: number): Promise<void> {
   if (rows.length === 0) return;
   const added = rows.reduce((sum, row) => sum + BigInt(row.size_bytes), 0n);
-  const counted = await trx
-    .updateTable('customers')
-    .set({ stored_document_bytes: sql`stored_document_bytes + ${added}` })
-    .where('id', '=', customerId)
-    .where(sql<boolean>`stored_document_bytes + ${added} <= ${BigInt(quotaBytes)}`)
-    .executeTakeFirst();
-  if (counted.numUpdatedRows !== 1n) {
-    const current = await trx.selectFrom('customers').select('stored_document_bytes').where('id', '=', customerId).executeTakeFirstOrThrow();
-    throw storageQuotaExceeded(quotaBytes, BigInt(current.stored_document_bytes), Number(added));
+  if (!(await addStoredDocumentBytes(trx, customerId, added, BigInt(quotaBytes)))) {
+    throw storageQuotaExceeded(quotaBytes, await storedDocumentBytes(trx, customerId), Number(added));
   }
   for (const row of rows) await insertDocument(trx, row);
 }
 
 /** Refuses an upload that would exceed the quota before any file is written (the insert checks again, exactly). */
 export async function assertWithinStorageQuota(db: Kysely<Database>, customerId: string, addedBytes: number, quotaBytes: number): Promise<void> {
-  const row = await db.selectFrom('customers').select('stored_document_bytes').where('id', '=', customerId).executeTakeFirstOrThrow();
-  const stored = BigInt(row.stored_document_bytes);
+  const stored = await storedDocumentBytes(db, customerId);
   if (stored + BigInt(addedBytes) > BigInt(quotaBytes)) throw storageQuotaExceeded(quotaBytes, stored, addedBytes);
 }

@@ -26,3 +26,16 @@ export async function transitionFiatAccountStatus(
 export async function findFiatAccount(db: Kysely<Database>, customerId: string, id: string): Promise<FiatAccountRow | undefined> {
   return db.selectFrom('fiat_accounts').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
+
+/** The customer's active fiat accounts in `currency` (money may leave them), oldest first, with what they may pay. */
+export async function activeFiatAccountsIn(db: Kysely<Database>, customerId: string, currency: string) {
+  return db
+    .selectFrom('fiat_accounts')
+    .select(['id', 'currency', 'is_master', 'account_name', 'balance_minor', 'allocated_minor'])
+    .where('customer_id', '=', customerId)
+    .where('currency', '=', currency)
+    .where('status', '=', 'active')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}

@@ -8,19 +8,29 @@ import { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
 import { OtcOrderLifecycle } from './lifecycle.js';
 import { OtcService } from './service.js';
 
+export interface OtcServices {
+  otc: OtcService;
+  sandbox: SandboxOtcOrders | undefined;
+}
+
 /**
- * Registers the OTC exchange (spec §4 /otc-exchanges…; the order reads are additive), the order lifecycle applying the
- * liquidity provider's outcomes and, in the sandbox, the simulated liquidity provider.
+ * The OTC exchange, the order lifecycle applying the liquidity provider's outcomes and, in the sandbox, the simulated
+ * liquidity provider with its worker.
  */
-export function registerOtc(app: FastifyInstance, context: ModuleContext): void {
+export function otcServices(context: ModuleContext): OtcServices {
   const { storage, clock, caches, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
-  otcRoutes(app, new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings));
+  const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings);
   const lifecycle = new OtcOrderLifecycle(storage, clock, caches, config.sandboxAutoSettleMs);
   context.providerEvents.register(lifecycle);
-  if (config.apiEnvironment === 'sandbox') {
-    const sandbox = new SandboxOtcOrders(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
-    sandboxOtcRoutes(app, sandbox);
-    context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
-  }
+  if (config.apiEnvironment !== 'sandbox') return { otc, sandbox: undefined };
+  const sandbox = new SandboxOtcOrders(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
+  context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
+  return { otc, sandbox };
+}
+
+/** The OTC plugin (spec §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, the simulated liquidity provider. */
+export async function otcPlugin(app: FastifyInstance, { otc, sandbox }: OtcServices): Promise<void> {
+  otcRoutes(app, otc);
+  if (sandbox) sandboxOtcRoutes(app, sandbox);
 }

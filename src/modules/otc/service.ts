@@ -16,10 +16,11 @@ import type { OtcOrdersTable, OtcQuotesTable } from '../../storage/tables.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { accountPostings, addBalanceEvents, explainedBy, findCustomerAccount, requireCanSend, type CustomerAccount } from '../accounts/index.js';
 import type { WalletOwnership } from '../wallets/index.js';
-import { walletReceives } from '../wallets/index.js';
+import { walletReceives, walletsReceiving } from '../wallets/index.js';
 import { presentOrder, presentQuote } from './presenter.js';
 import { convert, customerRate } from './quote-math.js';
-import { accountsIn, findOrder, findQuote, listOrders, walletsReceiving } from './repository.js';
+import { accountsIn } from './eligible-accounts.js';
+import { findOrder, findQuote, listOrders } from './repository.js';
 import type { ConfirmInput, EligibleAccountRecord, EligibleWalletRecord, OrderRecord, QuoteInput, QuoteRecord } from './schemas.js';
 
 export interface OtcSettings {

@@ -6,14 +6,28 @@ import { payeeStatusLifecycle } from './lifecycle.js';
 import type { PayeeRecord } from './schemas.js';
 import { PayeeService } from './service.js';
 
-/**
- * Registers the routes of the payees module (spec §4 POST /payees, GET /payees; GET /payees/{id} is additive) and,
- * their status lifecycle and, in the sandbox, its status simulation.
- */
-export function registerPayees(app: FastifyInstance, context: ModuleContext): void {
+export interface PayeeServices {
+  payees: PayeeService;
+  /** The simulated bank's status changes: the sandbox only. */
+  sandbox: SandboxStatuses<PayeeRecord> | undefined;
+}
+
+/** The payee service and its status lifecycle (applying the bank's status changes), and in the sandbox the simulated bank's. */
+export function payeeServices(context: ModuleContext): PayeeServices {
   const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers);
-  payeeRoutes(app, payees);
   const lifecycle = payeeStatusLifecycle(context.storage, context.clock, context.caches);
   context.providerEvents.register(lifecycle);
-  if (context.config.apiEnvironment === 'sandbox') sandboxPayeeRoutes(app, new SandboxStatuses<PayeeRecord>(context.providerEvents, 'payee.status_changed', lifecycle));
+  const sandbox = context.config.apiEnvironment === 'sandbox' ? new SandboxStatuses<PayeeRecord>(context.providerEvents, 'payee.status_changed', lifecycle) : undefined;
+  return { payees, sandbox };
 }
+
+/**
+ * The payees plugin (spec §4 POST /payees, GET /payees; GET /payees/{id} is additive) and, in the sandbox, its
+ * status simulation.
+ */
+export async function payeesPlugin(app: FastifyInstance, { payees, sandbox }: PayeeServices): Promise<void> {
+  payeeRoutes(app, payees);
+  if (sandbox) sandboxPayeeRoutes(app, sandbox);
+}
+
+export { type PayeeTarget, findPayeeTarget, requirePayeeActive } from './payee-target.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import { forgetPayeeTarget } from '../accounts/index.js';
+import { forgetPayeeTarget } from './payee-target.js';
 import { ProviderStatusLifecycle } from '../status-change.js';
 import { presentPayee } from './presenter.js';
 import { findPayee, transitionPayeeStatus } from './repository.js';

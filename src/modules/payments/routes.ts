@@ -8,8 +8,7 @@ import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorRespons
 import { Pagination, TransactionRecord } from '../transactions/index.js';
 import type { PaymentService } from './service.js';
 import type { SandboxPayments } from '../../providers/sandbox/payments.js';
-import { FeePreview } from '../fees/index.js';
-import { CreatePaymentBody, FeePreviewBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody, type PaymentRecord } from './schemas.js';
+import { CreatePaymentBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody, type PaymentRecord } from './schemas.js';
 
 export function paymentRoutes(app: FastifyInstance, payments: PaymentService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -37,25 +36,6 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
       },
     },
     async (request, reply) => reply.code(201).send({ data: await payments.create(callerOf(request), request.body) }),
-  );
-
-  routes.post(
-    '/fees/preview',
-    {
-      // It changes nothing, so a read scope; it is still a POST, so the platform asks for X-CSRF-Token.
-      config: { scope: 'fees:read' },
-      schema: {
-        tags: ['Fees'],
-        summary: 'Preview the fee of a payment',
-        description:
-          "The fee POST /payments charges for the same body, from the caller's own fee schedule or the default one (docs/fees.md). " +
-          'Every payment field is accepted and optional here; the scheme is resolved as for the payment.',
-        body: FeePreviewBody,
-        // 404: a payeeId that is not yours. 422: FEE_SCHEDULE_NOT_FOUND, or CURRENCY_MISMATCH with the payee.
-        response: { 200: DataOf(FeePreview), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
-      },
-    },
-    async (request) => ({ data: await payments.previewFee(callerOf(request), request.body) }),
   );
 
   routes.get(

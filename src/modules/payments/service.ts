@@ -17,14 +17,12 @@ import type { FeePreviewRecord } from '../fees/index.js';
 import {
   accountPostings,
   findCustomerAccount,
-  findPayeeTarget,
   requireCanReceive,
   requireCanSend,
-  requirePayeeActive,
   type CustomerAccount,
-  type PayeeTarget,
 } from '../accounts/index.js';
 import { addBalanceEvents, explainedBy } from '../accounts/index.js';
+import { type PayeeTarget, findPayeeTarget, requirePayeeActive } from '../payees/index.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';
 import type { CreatePaymentInput, FeePreviewInput, PaymentCreatedRecord, PaymentRecord, PaymentsQueryType } from './schemas.js';

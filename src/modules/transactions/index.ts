@@ -1,5 +1,13 @@
+import type { FastifyInstance } from 'fastify';
+import { transactionRoutes } from './routes.js';
+import type { TransactionService } from './service.js';
+
+/** The transactions plugin: spec §4 GET /transactions, and one transaction by id (additive). */
+export async function transactionsPlugin(app: FastifyInstance, { transactions }: { transactions: TransactionService }): Promise<void> {
+  transactionRoutes(app, transactions);
+}
+
 export { historyValuesOf } from './history.js';
 export { presentTransaction } from './presenter.js';
-export { transactionRoutes } from './routes.js';
 export { Pagination, TransactionRecord, type TransactionRecordType, TransactionsQuery, type TransactionsQueryType, reconciliationFilters } from './schemas.js';
 export { TransactionService } from './service.js';

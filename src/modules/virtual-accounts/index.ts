@@ -6,21 +6,30 @@ import { virtualAccountStatusLifecycle } from './lifecycle.js';
 import type { VirtualAccountRecord } from './schemas.js';
 import { VirtualAccountService } from './service.js';
 
-/**
- * Registers the routes of this module, its status lifecycle, and in the sandbox its status simulation; it has no
- * worker (docs/virtual-accounts.md).
- */
-export function registerVirtualAccounts(app: FastifyInstance, context: ModuleContext): VirtualAccountService {
-  const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers);
-  virtualAccountRoutes(app, virtualAccounts);
-  const lifecycle = virtualAccountStatusLifecycle(context.storage, context.clock, context.caches);
-  context.providerEvents.register(lifecycle);
-  if (context.config.apiEnvironment === 'sandbox') {
-    sandboxVirtualAccountRoutes(app, new SandboxStatuses<VirtualAccountRecord>(context.providerEvents, 'virtual_account.status_changed', lifecycle));
-  }
-  return virtualAccounts;
+export interface VirtualAccountServices {
+  virtualAccounts: VirtualAccountService;
+  /** The simulated bank's status changes: the sandbox only. */
+  sandbox: SandboxStatuses<VirtualAccountRecord> | undefined;
 }
 
-export { type VirtualAccountRow } from './repository.js';
+/**
+ * The virtual account service and its status lifecycle (applying the bank's status changes), and in the sandbox the
+ * simulated bank's; the module has no worker (docs/virtual-accounts.md).
+ */
+export function virtualAccountServices(context: ModuleContext): VirtualAccountServices {
+  const virtualAccounts = new VirtualAccountService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers);
+  const lifecycle = virtualAccountStatusLifecycle(context.storage, context.clock, context.caches);
+  context.providerEvents.register(lifecycle);
+  const sandbox = context.config.apiEnvironment === 'sandbox' ? new SandboxStatuses<VirtualAccountRecord>(context.providerEvents, 'virtual_account.status_changed', lifecycle) : undefined;
+  return { virtualAccounts, sandbox };
+}
+
+/** The virtual accounts plugin: spec §4 /virtual-accounts and, in the sandbox, the simulated status change. */
+export async function virtualAccountsPlugin(app: FastifyInstance, { virtualAccounts, sandbox }: VirtualAccountServices): Promise<void> {
+  virtualAccountRoutes(app, virtualAccounts);
+  if (sandbox) sandboxVirtualAccountRoutes(app, sandbox);
+}
+
+export { type VirtualAccountRow, activeVirtualAccountsIn } from './repository.js';
 export { type VirtualAccountRecord } from './schemas.js';
 export { type VirtualAccountService } from './service.js';

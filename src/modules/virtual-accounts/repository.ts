@@ -28,3 +28,18 @@ export async function transitionVirtualAccountStatus(
 export async function findVirtualAccount(db: Db, customerId: string, id: string): Promise<VirtualAccountRow | undefined> {
   return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
+
+/** The customer's virtual accounts in `currency` that money may leave (active, and their master too), oldest first. */
+export async function activeVirtualAccountsIn(db: Kysely<Database>, customerId: string, currency: string) {
+  return db
+    .selectFrom('virtual_accounts')
+    .innerJoin('fiat_accounts as master', 'master.id', 'virtual_accounts.master_fiat_account_id')
+    .select(['virtual_accounts.id', 'virtual_accounts.currency', 'virtual_accounts.account_name', 'virtual_accounts.balance_minor'])
+    .where('virtual_accounts.customer_id', '=', customerId)
+    .where('virtual_accounts.currency', '=', currency)
+    .where('virtual_accounts.status', '=', 'active')
+    .where('master.status', '=', 'active')
+    .orderBy('virtual_accounts.created_at')
+    .orderBy('virtual_accounts.id')
+    .execute();
+}

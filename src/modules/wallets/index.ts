@@ -9,26 +9,6 @@ import { WalletSandbox } from './sandbox.js';
 import { WalletService } from './service.js';
 import { WalletTransferService } from './transfers.js';
 
-/**
- * Registers the wallets module: spec §4 POST /wallets, its addresses and transfers, and the live balance; the GETs
- * are additive; the transfer lifecycle, applying the custodian's outcomes; in the sandbox, deposits and the
- * simulated custodian's settlement of transfers.
- */
-export function registerWallets(app: FastifyInstance, context: ModuleContext): WalletServices {
-  const { storage, clock, caches, config } = context;
-  const ownership = new WalletOwnership(storage, caches);
-  const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
-  const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
-  walletRoutes(app, wallets, transfers);
-  const lifecycle = new WalletTransferLifecycle(storage, clock);
-  context.providerEvents.register(lifecycle);
-  if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
-  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs, { inbox: context.providerEvents, transfers: lifecycle });
-  sandboxWalletRoutes(app, sandbox);
-  context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
-  return { wallets, transfers, sandbox };
-}
-
 /** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
 export interface WalletServices {
   wallets: WalletService;
@@ -36,7 +16,34 @@ export interface WalletServices {
   sandbox: WalletSandbox | undefined;
 }
 
+/**
+ * The wallet services and the transfer lifecycle, applying the custodian's outcomes; in the sandbox, deposits and
+ * the simulated custodian's settlement of transfers with its worker.
+ */
+export function walletServices(context: ModuleContext): WalletServices {
+  const { storage, clock, caches, config } = context;
+  const ownership = new WalletOwnership(storage, caches);
+  const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
+  const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
+  const lifecycle = new WalletTransferLifecycle(storage, clock);
+  context.providerEvents.register(lifecycle);
+  if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
+  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs, { inbox: context.providerEvents, transfers: lifecycle });
+  context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
+  return { wallets, transfers, sandbox };
+}
+
+/**
+ * The wallets plugin: spec §4 POST /wallets, its addresses and transfers, and the live balance; the GETs are
+ * additive; in the sandbox, deposits and the settlement of transfers.
+ */
+export async function walletsPlugin(app: FastifyInstance, { wallets, transfers, sandbox }: WalletServices): Promise<void> {
+  walletRoutes(app, wallets, transfers);
+  if (sandbox) sandboxWalletRoutes(app, sandbox);
+}
+
 export { addArrival } from './arrival.js';
 export { WalletOwnership } from './ownership.js';
+export { walletsReceiving } from './repository.js';
 export { SettleWalletTransferBody, WalletDepositBody, type WalletDepositInput, type WalletTransferRecord, WalletTransfersQuery } from './schemas.js';
 export { walletReceives } from './service.js';

@@ -102,3 +102,17 @@ export async function findWalletTransferByReference(db: Db, frTransferId: string
 export async function listWalletTransfers(db: Db, customerId: string, walletId: string, offset: number, limit: number): Promise<{ rows: WalletTransferRow[]; total: bigint }> {
   return newestFirstPage<WalletTransferRow>(db.selectFrom('wallet_transfers').where('customer_id', '=', customerId).where('wallet_id', '=', walletId), offset, limit);
 }
+
+/** The customer's wallets that hold `asset` (have an address for it), with the asset's default address, oldest first. */
+export async function walletsReceiving(db: Kysely<Database>, customerId: string, asset: string) {
+  return db
+    .selectFrom('wallets')
+    .innerJoin('wallet_addresses', (join) =>
+      join.onRef('wallet_addresses.wallet_id', '=', 'wallets.id').on('wallet_addresses.asset', '=', asset).on('wallet_addresses.is_default', '=', 1),
+    )
+    .select(['wallets.id', 'wallets.display_name', 'wallet_addresses.network', 'wallet_addresses.address', 'wallet_addresses.asset'])
+    .where('wallets.customer_id', '=', customerId)
+    .orderBy('wallets.created_at')
+    .orderBy('wallets.id')
+    .execute();
+}

@@ -3,7 +3,6 @@ import type { Clock } from '../../clock.js';
 import { webhookAttemptsInFlightMax, webhookAttemptsInFlightPerSubscriptionMax } from '../../config/limits.js';
 import {
   claimDueDeliveries,
-  eventsByIds,
   recordAttempt,
   releaseDelivery,
   subscriptionsByIds,
@@ -11,6 +10,7 @@ import {
   type SubscriptionRow,
 } from './repository.js';
 import type { SecretBox } from '../../storage/secret-box.js';
+import { eventsByIds } from '../events/index.js';
 import type { AttemptOutcome, WebhookSender } from './sender.js';
 import { signedHeaders } from './signing.js';
 import type { Storage } from '../../storage/database.js';

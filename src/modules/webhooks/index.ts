@@ -10,11 +10,17 @@ import { webhookRoutes } from './routes.js';
 import { WebhookSender } from './sender.js';
 import { WebhookService } from './service.js';
 
+export interface WebhookServices {
+  webhooks: WebhookService;
+  /** The delivery worker, for tests: idle() waits for the attempts started so far. */
+  deliveries: WebhookDeliveryWorker;
+}
+
 /**
- * Registers webhook subscriptions and their tools (docs/webhooks.md), and the two workers that deliver the outbox:
- * the fan-out (events → deliveries) and the delivery worker (deliveries → signed POSTs).
+ * Webhook subscriptions and their tools (docs/webhooks.md), and the two workers that deliver the outbox: the
+ * fan-out (events → deliveries) and the delivery worker (deliveries → signed POSTs).
  */
-export async function registerWebhooks(app: FastifyInstance, context: ModuleContext, resolve: HostResolver = systemResolver): Promise<WebhookService> {
+export async function webhookServices(context: ModuleContext, resolve: HostResolver = systemResolver): Promise<WebhookServices> {
   const { storage, clock, config, log } = context;
   const secrets = new SecretBox(await context.serverSecrets.get('webhook-signing-secrets'));
   const sender = new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivateUrls: config.webhookAllowPrivateUrls, resolve });
@@ -22,26 +28,23 @@ export async function registerWebhooks(app: FastifyInstance, context: ModuleCont
   // Each worker wakes the other's loop: new deliveries, or a slot freed by an ended attempt.
   let deliveryLoop: PollingWorker | undefined;
   const wakeDelivery = () => deliveryLoop?.wake();
-  const delivery = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, wakeDelivery);
-  deliveryLoop = new PollingWorker('webhook-delivery', () => delivery.pass(), workerPollIntervalMs, log, async () => {
-    await delivery.stop();
+  const deliveries = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, wakeDelivery);
+  deliveryLoop = new PollingWorker('webhook-delivery', () => deliveries.pass(), workerPollIntervalMs, log, async () => {
+    await deliveries.stop();
     await sender.close();
   });
   const fanOut = new WebhookFanOut(storage, clock, wakeDelivery, config.webhookFanOutLeaseMs);
   context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
-  app.decorate('webhookDeliveries', delivery);
   const webhooks = new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery);
-  webhookRoutes(app, webhooks);
-  return webhooks;
+  return { webhooks, deliveries };
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** The delivery worker, for tests: idle() waits for the attempts started so far. */
-    webhookDeliveries: WebhookDeliveryWorker;
-  }
+/** The webhooks plugin: /webhooks, their deliveries and tools, and the events they carry. */
+export async function webhooksPlugin(app: FastifyInstance, { webhooks }: { webhooks: WebhookService }): Promise<void> {
+  webhookRoutes(app, webhooks);
 }
 
 export { type HostResolver } from './address-guard.js';
-export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, EventsQuery, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
+export { type WebhookDeliveryWorker } from './delivery-worker.js';
+export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
 export { type WebhookService } from './service.js';

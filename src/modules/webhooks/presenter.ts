@@ -1,6 +1,5 @@
-import type { OutboxEventsTable } from '../../storage/tables.js';
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from './repository.js';
-import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookSubscriptionRecord } from './schemas.js';
+import type { AttemptRecord, DeliveryRecord, WebhookSubscriptionRecord } from './schemas.js';
 
 export function presentSubscription(row: SubscriptionRow): WebhookSubscriptionRecord {
   return {
@@ -45,9 +44,4 @@ export function presentDelivery(row: DeliveryRow, attempts: readonly AttemptRow[
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
-}
-
-/** The stored payload is the delivered body, `{ id, type, created_at, data }`, written with the change itself. */
-export function presentEvent(row: Pick<OutboxEventsTable, 'payload'>): EventRecord {
-  return JSON.parse(row.payload) as EventRecord;
 }

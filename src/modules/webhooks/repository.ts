@@ -1,10 +1,9 @@
-import { sql, type ExpressionBuilder, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { webhookAttemptsListedMax } from '../../config/limits.js';
 import type { Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type {
   Database,
-  OutboxEventsTable,
   WebhookAttemptsTable,
   WebhookDeliveriesTable,
   WebhookSubscriptionsTable,
@@ -120,40 +119,6 @@ export async function recentAttempts(db: Kysely<Database>, deliveryIds: readonly
   return rows as AttemptRow[];
 }
 
-/** Events of these types; none at all for an empty list (SQL has no empty IN list). */
-function ofTypes(eb: ExpressionBuilder<Database, 'outbox_events'>, types: readonly string[]) {
-  return types.length === 0 ? eb.lit(false) : eb('event_type', 'in', [...types]);
-}
-
-/** `readableTypes`: only events of these types (the key's scopes), or undefined for every type. */
-export async function listEvents(db: Kysely<Database>, customerId: string, type: string | undefined, readableTypes: readonly string[] | undefined, offset: number, limit: number) {
-  let query = db.selectFrom('outbox_events').where('customer_id', '=', customerId);
-  if (type !== undefined) query = query.where('event_type', '=', type);
-  if (readableTypes !== undefined) query = query.where((eb) => ofTypes(eb, readableTypes));
-  return newestFirstPage<Selectable<OutboxEventsTable>>(query, offset, limit);
-}
-
-export async function findEvent(db: Kysely<Database>, customerId: string, id: string, readableTypes: readonly string[] | undefined): Promise<Selectable<OutboxEventsTable> | undefined> {
-  let query = db.selectFrom('outbox_events').selectAll().where('customer_id', '=', customerId).where('id', '=', id);
-  if (readableTypes !== undefined) query = query.where((eb) => ofTypes(eb, readableTypes));
-  return query.executeTakeFirst();
-}
-
-/** A replay's events: the customer's, of the given types, from `since` on, oldest first; one more than `limit` tells there are more. */
-export async function eventsSince(db: Kysely<Database>, customerId: string, types: readonly string[], since: string, until: string, limit: number) {
-  return db
-    .selectFrom('outbox_events')
-    .select(['id', 'event_type', 'created_at'])
-    .where('customer_id', '=', customerId)
-    .where('event_type', 'in', [...types])
-    .where('created_at', '>=', since)
-    .where('created_at', '<=', until)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit + 1)
-    .execute();
-}
-
 /** The active subscriptions of these customers: who an event is fanned out to. */
 export async function activeSubscriptionsOf(db: Db, customerIds: readonly string[], keyShare: boolean) {
   if (customerIds.length === 0) return [];
@@ -242,12 +207,6 @@ export async function claimDueDeliveries(
     limit,
     perGroup: { column: 'subscription_id', limit: perSubscription, remaining },
   });
-}
-
-export async function eventsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('outbox_events').select(['id', 'payload']).where('id', 'in', [...new Set(ids)]).execute();
-  return new Map(rows.map((row) => [row.id, row.payload]));
 }
 
 export async function subscriptionsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, SubscriptionRow>> {

@@ -9,9 +9,6 @@ import {
   CreateWebhookBody,
   DeliveriesQuery,
   Delivery,
-  Event,
-  EventParams,
-  EventsQuery,
   ReplayBody,
   ReplayResult,
   TestDelivery,
@@ -168,30 +165,5 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       },
     },
     async (request) => webhooks.deliveries(callerOf(request), request.params.webhookId, request.query.status, request.query.page ?? 1, request.query.limit ?? 50),
-  );
-
-  routes.get(
-    '/events',
-    {
-      config: { scope: 'webhooks:read' },
-      schema: {
-        tags,
-        summary: 'List events, newest first',
-        description:
-          'The customer’s events the key may read (each type needs its resource’s read scope), in the body a delivery carries; paginated like GET /transactions.',
-        querystring: EventsQuery,
-        response: { 200: paginated(Event), ...errorResponses(...authenticatedReadErrors) },
-      },
-    },
-    async (request) => webhooks.events(callerOf(request), request.query.type, request.query.page ?? 1, request.query.limit ?? 50),
-  );
-
-  routes.get(
-    '/events/:eventId',
-    {
-      config: { scope: 'webhooks:read' },
-      schema: { tags, summary: 'Get an event', description: '404 also for an event the key may not read.', params: EventParams, response: { 200: DataOf(Event), ...errorResponses(...authenticatedReadErrors, 404) } },
-    },
-    async (request) => ({ data: await webhooks.event(callerOf(request), request.params.eventId) }),
   );
 }

@@ -11,6 +11,7 @@ import {
 } from '../../config/limits.js';
 import { additiveEventTypes, eventTypes } from '../../events/catalog.js';
 import { Nullable, StringEnum, Timestamp, Uuid } from '../../http/schemas.js';
+import { Event } from '../events/index.js';
 
 /** The types a subscription may list: spec §6, then the additive ones (docs/decisions/0008-webhooks.md). */
 export const subscribableEventTypes = [...eventTypes, ...additiveEventTypes] as const;
@@ -108,20 +109,6 @@ export const Delivery = Type.Object(
 );
 export type DeliveryRecord = Static<typeof Delivery>;
 export type AttemptRecord = Static<typeof Attempt>;
-
-/** The body of every delivery, and of GET /events. */
-export const Event = Type.Object(
-  { id: Uuid, type: Type.String(), created_at: Timestamp, data: Type.Unknown({ description: 'The resource’s record as the API returned it at the moment of the event' }) },
-  { additionalProperties: false },
-);
-export type EventRecord = Static<typeof Event>;
-
-export const EventParams = Type.Object({ eventId: Uuid }, { additionalProperties: false });
-
-export const EventsQuery = Type.Object(
-  { ...PageQueryProperties, type: Type.Optional(Type.String({ minLength: 1, maxLength: eventTypeLengthMax, description: 'Only events of this type' })) },
-  { additionalProperties: false },
-);
 
 export const ReplayBody = Type.Object(
   { since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, within the retention (30 days)' }) },

@@ -7,22 +7,21 @@ import {
   webhookSubscriptionsPerCustomerMax,
 } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
-import { canReadEvent, missingEventReadScopes, readableEventTypes, testEventType } from '../../events/catalog.js';
+import { canReadEvent, missingEventReadScopes, testEventType } from '../../events/catalog.js';
+import { appendPublishedEvent } from '../../events/outbox.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
-import { presentDelivery, presentEvent, presentSubscription } from './presenter.js';
+import { type EventRecord, eventsSince } from '../events/index.js';
+import { presentDelivery, presentSubscription } from './presenter.js';
 import {
   countSubscriptions,
   deleteSubscription,
-  eventsSince,
-  findEvent,
   findSubscription,
   insertDeliveries,
   insertSubscription,
   listDeliveries,
-  listEvents,
   listSubscriptions,
   newDelivery,
   lockCustomer,
@@ -35,7 +34,6 @@ import {
 import type {
   CreateWebhookInput,
   DeliveryRecord,
-  EventRecord,
   ReplayResultRecord,
   UpdateWebhookInput,
   WebhookSubscriptionRecord,
@@ -189,11 +187,7 @@ export class WebhookService {
     const event: EventRecord = { id: newId(), type: testEventType, created_at: now, data: { webhook_id: subscription.id, message: 'A test event sent on request.' } };
     const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now);
     await this.storage.transaction(async (trx) => {
-      // Published from the start: the fan-out never sends it to other subscriptions.
-      await trx
-        .insertInto('outbox_events')
-        .values({ id: event.id, customer_id: caller.customerId, event_type: testEventType, payload: JSON.stringify(event), created_at: now, published_at: now })
-        .execute();
+      await appendPublishedEvent(trx, caller.customerId, event);
       await insertDeliveries(trx, [delivery]);
     });
     this.onDeliveriesQueued();
@@ -239,19 +233,6 @@ export class WebhookService {
     for (const attempt of attempts) attemptsByDelivery.set(attempt.delivery_id, [...(attemptsByDelivery.get(attempt.delivery_id) ?? []), attempt]);
     const data: DeliveryRecord[] = rows.map((row) => presentDelivery(row, attemptsByDelivery.get(row.id) ?? []));
     return { data, meta: { pagination: { page, limit: size, total: Number(total) } } };
-  }
-
-  async events(caller: AuthenticatedKey, type: string | undefined, page: number, limit: number) {
-    const size = Math.min(limit, pageLimitMax);
-    const { rows, total } = await listEvents(this.storage.db, caller.customerId, type, readableEventTypes(caller.scopes), (page - 1) * size, size);
-    return { data: rows.map(presentEvent), meta: { pagination: { page, limit: size, total: Number(total) } } };
-  }
-
-  async event(caller: AuthenticatedKey, id: string): Promise<EventRecord> {
-    // An event the key may not read answers exactly like an unknown id.
-    const row = await findEvent(this.storage.db, caller.customerId, id, readableEventTypes(caller.scopes));
-    if (!row) throw notFound('event');
-    return presentEvent(row);
   }
 
   private async require(caller: AuthenticatedKey, id: string): Promise<SubscriptionRow> {

@@ -59,7 +59,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
   const accountPage = async (request: FastifyRequest, reply: FastifyReply, found: AccountOfCustomer, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
     const depositId = formText(formOf(request.query), 'deposit');
-    const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.payments.transactions.get(caller, addressId(depositId));
+    const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.transactions.get(caller, addressId(depositId));
     const master = found.kind === 'virtual' ? await fiatAccounts.get(caller, found.account.master_fiat_account_id) : undefined;
     const notice = deposit && `Deposit of ${deposit.amount} ${deposit.currency} received; the balance is now ${deposit.balance_after} ${deposit.currency}.`;
     const data = { ...found, master, notice, depositPath: `/dashboard/accounts/${found.account.id}/deposits`, ...extra };

@@ -9,8 +9,10 @@ import type { OnboardingLinks } from '../../modules/end-users/index.js';
 import type { EndUserService } from '../../modules/end-users/index.js';
 import type { EndUserRecord } from '../../modules/end-users/index.js';
 import type { SandboxVerification } from '../../providers/sandbox/verification.js';
+import type { EventService } from '../../modules/events/index.js';
 import type { FiatAccountService } from '../../modules/fiat-accounts/index.js';
 import type { PaymentServices } from '../../modules/payments/index.js';
+import type { TransactionService } from '../../modules/transactions/index.js';
 import type { VirtualAccountService } from '../../modules/virtual-accounts/index.js';
 import type { WalletServices } from '../../modules/wallets/index.js';
 import type { WebhookService } from '../../modules/webhooks/index.js';
@@ -35,7 +37,9 @@ export interface WebServices {
   virtualAccounts: VirtualAccountService;
   wallets: WalletServices;
   payments: PaymentServices;
+  transactions: TransactionService;
   /** The sandbox's deposits; undefined outside the sandbox. */
   deposits: DepositService | undefined;
   webhooks: WebhookService;
+  events: EventService;
 }

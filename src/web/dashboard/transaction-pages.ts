@@ -33,7 +33,8 @@ function sentFilters(query: FormBody): Record<string, string> {
  * (they have their own table and ids), so they have their own page, linked from their wallet's page.
  */
 export function transactionPages(context: FastifyInstance, services: WebServices): void {
-  const { payments, transactions } = services.payments;
+  const { payments } = services.payments;
+  const { transactions } = services;
 
   /** The customer's fiat and virtual accounts with a name each, to name them in the list and offer them as a filter. */
   const accountNames = async (request: FastifyRequest) => {

@@ -4,10 +4,10 @@ import { DomainError } from '../../errors.js';
 import { testEventType } from '../../events/catalog.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
+import { EventsQuery } from '../../modules/events/index.js';
 import {
   CreateWebhookBody,
   DeliveriesQuery,
-  EventsQuery,
   ReplayBody,
   UpdateWebhookBody,
   subscribableEventTypes,
@@ -196,7 +196,7 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
 
   context.get('/events', pageRoute, async (request, reply) => {
     const query = checkListQuery(checkEventsQuery, listQuery(request.query, ['type']));
-    const events = await services.webhooks.events(callerOf(request), query.type, query.page ?? 1, query.limit ?? pageLimitDefault);
+    const events = await services.events.list(callerOf(request), query.type, query.page ?? 1, query.limit ?? pageLimitDefault);
     return renderPage(services, request, reply, '/dashboard/events', 'Events', {
       events: events.data,
       pager: pagerOf('/dashboard/events', events.meta.pagination, { type: query.type, page: undefined, limit: String(events.meta.pagination.limit) }),
@@ -206,7 +206,7 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
   });
 
   context.get<{ Params: { eventId: string } }>('/events/:eventId', pageRoute, async (request, reply) => {
-    const event = await services.webhooks.event(callerOf(request), request.params.eventId);
+    const event = await services.events.get(callerOf(request), request.params.eventId);
     return renderPage(services, request, reply, '/dashboard/event', `Event ${event.type}`, { event, json: JSON.stringify(event.data, null, 2) });
   });
 }

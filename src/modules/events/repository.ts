@@ -1,0 +1,51 @@
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
+import type { Database, OutboxEventsTable } from '../../storage/tables.js';
+
+/**
+ * Reads of the outbox: the customer's events as GET /events lists them, and what webhook replays and deliveries
+ * read of them. The outbox rows are written by every writer in its own transaction (src/events/outbox.ts).
+ */
+
+export type EventRow = Selectable<OutboxEventsTable>;
+
+/** Events of these types; none at all for an empty list (SQL has no empty IN list). */
+function ofTypes(eb: ExpressionBuilder<Database, 'outbox_events'>, types: readonly string[]) {
+  return types.length === 0 ? eb.lit(false) : eb('event_type', 'in', [...types]);
+}
+
+/** `readableTypes`: only events of these types (the key's scopes), or undefined for every type. */
+export async function listEvents(db: Kysely<Database>, customerId: string, type: string | undefined, readableTypes: readonly string[] | undefined, offset: number, limit: number) {
+  let query = db.selectFrom('outbox_events').where('customer_id', '=', customerId);
+  if (type !== undefined) query = query.where('event_type', '=', type);
+  if (readableTypes !== undefined) query = query.where((eb) => ofTypes(eb, readableTypes));
+  return newestFirstPage<EventRow>(query, offset, limit);
+}
+
+export async function findEvent(db: Kysely<Database>, customerId: string, id: string, readableTypes: readonly string[] | undefined): Promise<EventRow | undefined> {
+  let query = db.selectFrom('outbox_events').selectAll().where('customer_id', '=', customerId).where('id', '=', id);
+  if (readableTypes !== undefined) query = query.where((eb) => ofTypes(eb, readableTypes));
+  return query.executeTakeFirst();
+}
+
+/** A replay's events: the customer's, of the given types, from `since` on, oldest first; one more than `limit` tells there are more. */
+export async function eventsSince(db: Kysely<Database>, customerId: string, types: readonly string[], since: string, until: string, limit: number) {
+  return db
+    .selectFrom('outbox_events')
+    .select(['id', 'event_type', 'created_at'])
+    .where('customer_id', '=', customerId)
+    .where('event_type', 'in', [...types])
+    .where('created_at', '>=', since)
+    .where('created_at', '<=', until)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
+}
+
+/** The delivered bodies of these events, by id. */
+export async function eventsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('outbox_events').select(['id', 'payload']).where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((row) => [row.id, row.payload]));
+}

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf } from '../../http/auth.js';
+import { DataOf, authenticatedReadErrors, errorResponses } from '../../http/schemas.js';
+import { Pagination } from '../transactions/index.js';
+import { Event, EventParams, EventsQuery } from './schemas.js';
+import type { EventService } from './service.js';
+
+/**
+ * GET /events and GET /events/{eventId} (docs/webhooks.md "Events"): the events webhooks deliver, so they are
+ * documented with the webhooks and read with their scope.
+ */
+export function eventRoutes(app: FastifyInstance, events: EventService): void {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Webhooks'];
+
+  routes.get(
+    '/events',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'List events, newest first',
+        description:
+          'The customer’s events the key may read (each type needs its resource’s read scope), in the body a delivery carries; paginated like GET /transactions.',
+        querystring: EventsQuery,
+        response: {
+          200: Type.Object({ data: Type.Array(Event), meta: Type.Object({ pagination: Pagination }) }, { additionalProperties: false }),
+          ...errorResponses(...authenticatedReadErrors),
+        },
+      },
+    },
+    async (request) => events.list(callerOf(request), request.query.type, request.query.page ?? 1, request.query.limit ?? 50),
+  );
+
+  routes.get(
+    '/events/:eventId',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: { tags, summary: 'Get an event', description: '404 also for an event the key may not read.', params: EventParams, response: { 200: DataOf(Event), ...errorResponses(...authenticatedReadErrors, 404) } },
+    },
+    async (request) => ({ data: await events.get(callerOf(request), request.params.eventId) }),
+  );
+}
