@@ -23,10 +23,11 @@ import { CsrfTokenService, csrfTokensPlugin } from './modules/csrf-tokens/index.
 import { depositServices, depositsPlugin } from './modules/deposits/index.js';
 import { documentServices, documentsPlugin } from './modules/documents/index.js';
 import { EventService, eventsPlugin } from './modules/events/index.js';
-import { EndUserService, OnboardingLinks, VerificationService, endUsersPlugin } from './modules/end-users/index.js';
+import { EndUserService, EndUserVerificationLifecycle, OnboardingLinks, endUsersPlugin, type EndUserRecord } from './modules/end-users/index.js';
 import { feesPlugin } from './modules/fees/index.js';
-import { FiatAccountService, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
+import { FiatAccountService, fiatAccountStatuses, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
 import { healthPlugin } from './modules/health/index.js';
+import { SandboxVerification } from './providers/sandbox/verification.js';
 import type { ModuleContext } from './modules/module-context.js';
 import { otcPlugin, otcServices } from './modules/otc/index.js';
 import { payeeServices, payeesPlugin } from './modules/payees/index.js';
@@ -38,6 +39,8 @@ import { type HostResolver, type WebhookDeliveryWorker, webhookServices, webhook
 import { ReadCaches } from './storage/cache.js';
 import { SecretBox } from './storage/secret-box.js';
 import { configuredProviders, type Providers } from './providers/providers.js';
+import { providerEventRoutes } from './providers/http/events-route.js';
+import { ProviderEventInbox } from './providers/inbox.js';
 import { Provisioning } from './providers/provisioning.js';
 import type { Storage } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
@@ -75,6 +78,8 @@ declare module 'fastify' {
     workers: PollingWorker[];
     /** Faults of the database or disk that requests and workers met (docs/operations.md "Faults"). */
     storageFaults: StorageFaultState;
+    /** The provider events inbox: where adapters write the outcomes their provider reports (docs/providers.md). */
+    providerEvents: ProviderEventInbox;
     /** The read caches every service of this app shares (storage/cache.ts); tests change data through them too. */
     caches: ReadCaches;
     /** The webhook delivery worker, for tests: idle() waits for the attempts started so far. */
@@ -97,7 +102,7 @@ const exposedCorsHeaders = ['x-api-version', 'x-request-id', 'ratelimit-limit', 
 /** Builds the HTTP application on a migrated database; tests call it too (docs/architecture.md, Modules). */
 export async function buildApp(config: Config, deps: AppDependencies): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock;
-  const providers = deps.providers ?? configuredProviders(config);
+  const providers = deps.providers ?? configuredProviders(config, clock);
   const { storage } = deps;
   // A master key that is missing (production) or cannot be made refuses start-up before the database changes.
   const masterKeys = masterKeysFor(config, storage.dialect);
@@ -199,7 +204,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     rateWindowMs: config.uploadRateWindowMs,
   });
   const files = deps.files ?? defaultFileStore(storage, config.dataDir);
-  const verification = new VerificationService(storage, clock);
   const workers: PollingWorker[] = [];
 
   await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
@@ -208,7 +212,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
   const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
-  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, caches, endUsers);
+  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
@@ -219,9 +223,17 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // Before any route: the routes that declare config.idempotency run under it.
   installIdempotency(app, idempotency);
   const sandbox = config.apiEnvironment === 'sandbox';
-  if (sandbox) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, clock, caches, files, endUsers, workers, log: app.log, serverSecrets };
+  // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
+  const providerEvents = new ProviderEventInbox(storage, clock, app.log);
+  workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
+  if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
+  const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
+  providerEvents.register(verificationLifecycle);
+  const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);
+  if (sandbox) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches, files, endUsers, workers, log: app.log, serverSecrets };
+  const fiatAccountSimulation = fiatAccountStatuses(context);
   const payees = payeeServices(context);
   const virtualAccounts = virtualAccountServices(context);
   const { documents } = documentServices(context);
@@ -234,7 +246,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   app.decorate('webhookDeliveries', deliveries);
 
   // Each module's routes in its own encapsulated plugin (docs/modules.md).
-  await app.register(fiatAccountsPlugin, { fiatAccounts, sandbox });
+  await app.register(fiatAccountsPlugin, { fiatAccounts, sandbox: fiatAccountSimulation });
   await app.register(endUsersPlugin, { endUsers, onboardingLinks, sandboxVerification: sandbox ? verification : undefined });
   await app.register(payeesPlugin, payees);
   await app.register(virtualAccountsPlugin, virtualAccounts);
@@ -275,6 +287,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
 
   for (const worker of workers) worker.reportStorageFaults(storageFaults);
   app.decorate('workers', workers);
+  app.decorate('providerEvents', providerEvents);
   // Workers finish their pass before the database they use is closed.
   app.addHook('onClose', async () => {
     await Promise.all(workers.map((worker) => worker.stop()));

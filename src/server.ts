@@ -1,3 +1,4 @@
+import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { shutdownIdleConnectionGraceMs } from './config/limits.js';
 import { trackConnections } from './http/connection-drain.js';
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   startupPhaseDone('entry');
   const config = loadConfig();
   // Settings are refused before anything heavy loads or any file is created.
-  const providers = configuredProviders(config);
+  const providers = configuredProviders(config, systemClock);
   const { buildApp } = await import('./app.js');
   startupPhaseDone('modules');
   let storage: Storage | undefined;

@@ -73,6 +73,8 @@ export interface Config {
    * when neither is set (storage/server-secrets.ts decides what that means).
    */
   readonly secretsMasterKeys: MasterKeys | undefined;
+  /** The HTTP payment adapter (docs/providers.md "The HTTP adapter"); undefined: the sandbox bank settles payments. */
+  readonly paymentProvider: { readonly url: string; readonly secret: string } | undefined;
 }
 
 export { ConfigError };
@@ -123,7 +125,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dashboardSessionIdleMs: settings.DASHBOARD_SESSION_IDLE_MINUTES * 60_000,
     dashboardSessionMaxMs: settings.DASHBOARD_SESSION_MAX_HOURS * 3_600_000,
     secretsMasterKeys: masterKeys(settings),
+    paymentProvider: paymentProvider(settings),
   });
+}
+
+/** The HTTP payment adapter is selected by its URL, and cannot work without the secret both sides sign with. */
+function paymentProvider(settings: SettingValues): Config['paymentProvider'] {
+  const url = settings.PAYMENT_PROVIDER_URL;
+  const secret = settings.PAYMENT_PROVIDER_SECRET;
+  if (url === undefined && secret === undefined) return undefined;
+  if (url === undefined) throw new ConfigError('PAYMENT_PROVIDER_SECRET is set without PAYMENT_PROVIDER_URL');
+  if (secret === undefined) throw new ConfigError('PAYMENT_PROVIDER_URL needs PAYMENT_PROVIDER_SECRET, the secret the payment provider signs with');
+  return Object.freeze({ url, secret });
 }
 
 /**

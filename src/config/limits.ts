@@ -200,6 +200,36 @@ export const settlementLeaseSecondsDefault = 60;
 /** How long a batch of outbox events claimed for the webhook fan-out is its instance's, unless WEBHOOK_FAN_OUT_LEASE_SECONDS says otherwise. */
 export const webhookFanOutLeaseSecondsDefault = 60;
 
+/**
+ * The provider events inbox (providers/inbox.ts, docs/providers.md "Reporting outcomes"): a reported event's JSON
+ * payload is at most this long; a claimed event is its instance's for the lease; an event whose application keeps
+ * failing for another reason than a refusal (the database away) is tried this many times, waiting longer each time,
+ * then left failed for an operator.
+ */
+export const providerEventPayloadBytesMax = 16 * 1024;
+export const providerEventIdempotencyKeyLengthMax = 255;
+export const providerEventReferenceLengthMax = 255;
+export const providerEventBatchSize = 50;
+export const providerEventLeaseMs = 60_000;
+export const providerEventAttemptsMax = 8;
+export const providerEventBackoffBaseMs = 1000;
+export const providerEventBackoffMaxMs = 10 * 60_000;
+/** An error kept on an event that did not apply is cut to this length. */
+export const providerEventErrorLengthMax = 500;
+
+/**
+ * The HTTP provider adapter (docs/providers.md "The HTTP adapter"): a signed request whose timestamp is further than
+ * this from now is refused (a replay); what the provider answers is read up to this many characters; the route its
+ * outcomes arrive at takes bodies up to the event payload limit and a little for the envelope.
+ */
+export const httpProviderTimestampToleranceSeconds = 5 * 60;
+export const httpProviderErrorLengthMax = 500;
+export const httpProviderEventBodyBytesMax = providerEventPayloadBytesMax + 2048;
+/** PAYMENT_PROVIDER_SECRET: bytes the shared signing secret carries at least (Standard Webhooks asks for 24 to 64). */
+export const httpProviderSecretBytesMin = 24;
+/** The provider named in POST /provider-events/{provider}. */
+export const providerNameLengthMax = 64;
+
 /** Sandbox: how often background workers look for due work. */
 export const workerPollIntervalMs = 250;
 

@@ -1,4 +1,4 @@
-import { secretsMasterKeyBytes } from './limits.js';
+import { httpProviderSecretBytesMin, secretsMasterKeyBytes } from './limits.js';
 import { parseMasterKeys, readMasterKeyFile, type MasterKeys } from './master-keys.js';
 
 /**
@@ -128,6 +128,18 @@ export const httpUrl: SettingType<string> = {
 function list(value: string): string[] {
   return value.split(',').map((entry) => entry.trim()).filter(Boolean);
 }
+
+/** A Standard Webhooks secret: `whsec_` and the base64 of at least 24 random bytes. The message never shows it. */
+export const standardWebhooksSecret: SettingType<string> = {
+  parse(value) {
+    const encoded = value.startsWith('whsec_') ? value.slice('whsec_'.length) : undefined;
+    if (encoded === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || Buffer.from(encoded, 'base64').length < httpProviderSecretBytesMin) {
+      throw new InvalidValue(`must be whsec_ followed by the base64 of at least ${httpProviderSecretBytesMin} bytes`, '');
+    }
+    return value;
+  },
+  accepts: '`whsec_` + base64 (24+ bytes)',
+};
 
 /**
  * `*` (any origin) or browser origins as a browser sends them, each checked, so that a path or a trailing slash,

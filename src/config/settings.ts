@@ -50,7 +50,7 @@ import {
   webhookTimeoutMsMax,
   webhookTimeoutMsMin,
 } from './limits.js';
-import { boolean, durations, httpUrl, integer, InvalidValue, masterKeyFile, masterKeys, oneOf, orOff, origins, postgresUrl, text, trustProxy, type SettingType } from './setting-types.js';
+import { boolean, durations, httpUrl, integer, InvalidValue, masterKeyFile, masterKeys, oneOf, orOff, origins, postgresUrl, standardWebhooksSecret, text, trustProxy, type SettingType } from './setting-types.js';
 
 /**
  * Every environment variable the server and the CLI read, declared once: its kind of value (parser, bounds), its
@@ -60,7 +60,7 @@ import { boolean, durations, httpUrl, integer, InvalidValue, masterKeyFile, mast
  */
 
 /** The groups of the generated docs, in their order. */
-export const settingSections = ['Server', 'Database', 'Server secrets', 'Rate limits', 'Metrics', 'Requests and uploads', 'Sandbox and OTC', 'Webhooks', 'Dashboard'] as const;
+export const settingSections = ['Server', 'Database', 'Server secrets', 'Rate limits', 'Metrics', 'Requests and uploads', 'Providers', 'Sandbox and OTC', 'Webhooks', 'Dashboard'] as const;
 
 export interface SettingDeclaration<T, Value extends T | undefined> {
   readonly section: (typeof settingSections)[number];
@@ -253,6 +253,21 @@ export const settings = {
     default: documentStorageQuotaBytesDefault,
     doc: 'Bytes of stored document files (uploads and reports) per customer (default 1 GiB); past it, 422 `STORAGE_QUOTA_EXCEEDED`.',
     see: { page: 'docs/documents.md' },
+  }),
+
+  PAYMENT_PROVIDER_URL: setting({
+    section: 'Providers',
+    type: httpUrl,
+    defaultText: 'unset (the sandbox bank)',
+    doc: 'Submit payments to the HTTP payment adapter at this base URL (`POST {url}/payments`) instead of the sandbox bank; its outcomes arrive signed at `POST /provider-events/http`. Needs PAYMENT_PROVIDER_SECRET.',
+    see: { page: 'docs/providers.md', heading: 'The HTTP adapter' },
+  }),
+  PAYMENT_PROVIDER_SECRET: setting({
+    section: 'Providers',
+    type: standardWebhooksSecret,
+    doc: 'The secret shared with the HTTP payment provider, `whsec_` and base64 of at least 24 bytes: it signs the submissions and the outcomes (Standard Webhooks).',
+    see: { page: 'docs/providers.md', heading: 'The HTTP adapter' },
+    secret: true,
   }),
 
   SANDBOX_AUTO_SETTLE_MS: setting({

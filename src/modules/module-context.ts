@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { Providers } from '../providers/providers.js';
+import type { ProviderEventInbox } from '../providers/inbox.js';
 import type { Provisioning } from '../providers/provisioning.js';
 import type { ReadCaches } from '../storage/cache.js';
 import type { Storage } from '../storage/database.js';
@@ -17,6 +18,8 @@ export interface ModuleContext {
   readonly providers: Providers;
   /** Creates objects at the provider undoably (providers/provisioning.ts). */
   readonly provisioning: Provisioning;
+  /** Where provider outcomes arrive; a module with an asynchronous resource registers its lifecycle here. */
+  readonly providerEvents: ProviderEventInbox;
   readonly clock: Clock;
   /** The app's read caches, kept by `clock` (storage/cache.ts). */
   readonly caches: ReadCaches;

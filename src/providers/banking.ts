@@ -51,6 +51,11 @@ export interface RegisterPayeeRequest {
 }
 
 /**
+ * What the bank decides later — a payment settled or failed, an account or payee's status changed — is not the
+ * answer to a call: the adapter reports it as a provider event (providers/events.ts: `payment.*`,
+ * `fiat_account.status_changed`, `virtual_account.status_changed`, `payee.status_changed`) into the inbox, from its
+ * webhook route or a poller, and the resource's lifecycle applies it (docs/providers.md "Reporting outcomes").
+ *
  * Calls that create an object take an idempotency key: a repeated call with the same key answers the same object
  * (providers/provisioning.ts relies on it to find, and undo, an object whose creation was not recorded). Each has
  * its undo, for when the row that would record the object cannot be written.

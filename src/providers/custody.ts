@@ -42,6 +42,9 @@ export function parseAddressObjectId(objectId: string): CreatedAddress {
 }
 
 /**
+ * A transfer's settlement on the chain is reported as a provider event (`wallet_transfer.completed` with its
+ * transaction id, or `wallet_transfer.failed`) into the inbox (docs/providers.md "Reporting outcomes").
+ *
  * Like the bank, calls that create take an idempotency key and have an undo (providers/provisioning.ts): a wallet is
  * archived, an address retired for its asset (an address on a chain cannot be deleted; the custodian stops
  * crediting that asset to the wallet).

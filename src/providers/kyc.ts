@@ -28,6 +28,11 @@ export interface DocumentUpload {
   attempt: number;
 }
 
+/**
+ * The provider's decisions (`end_user.verified`, `rejected`, `review_required`) and its later review of a document
+ * (`document.synced`, `document.rejected`) are reported as provider events into the inbox, never as answers to these
+ * calls (docs/providers.md "Reporting outcomes"); uploadDocument's own answer says only whether it took the file.
+ */
 export interface KycProvider {
   /** Idempotent per key, like the banking provider's creating calls; removeEndUser undoes it. */
   registerEndUser(request: RegisterEndUserRequest, idempotencyKey: string): Promise<RegisteredEndUser>;

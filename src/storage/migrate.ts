@@ -23,6 +23,7 @@ import { wrappedServerSecretsMigration } from './migrations/0017-wrapped-server-
 import { reverseSolicitationAttestationMigration } from './migrations/0018-reverse-solicitation-attestation.js';
 import { deploymentSettingsMigration } from './migrations/0019-deployment-settings.js';
 import { reconciliationIndexesMigration } from './migrations/0020-reconciliation-indexes.js';
+import { providerEventsMigration } from './migrations/0021-provider-events.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -52,6 +53,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0018-reverse-solicitation-attestation': reverseSolicitationAttestationMigration(),
     '0019-deployment-settings': deploymentSettingsMigration(),
     '0020-reconciliation-indexes': reconciliationIndexesMigration(),
+    '0021-provider-events': providerEventsMigration(dialect),
   };
 }
 

@@ -328,6 +328,27 @@ export interface ProviderOperationsTable {
   updated_at: string;
 }
 
+/** The provider events inbox (providers/inbox.ts, migration 0021). */
+export interface ProviderEventsTable {
+  id: Generated<bigint>;
+  /** The adapter that reported it (`sandbox`, `http`). */
+  provider: string;
+  /** `<resource>.<outcome>`, e.g. `payment.completed` (providers/events.ts). */
+  event_type: string;
+  /** The provider's id of the resource (a payment's fr_payment_id, an end user's fr_end_user_id …). */
+  reference: string;
+  idempotency_key: string;
+  /** JSON object, at most providerEventPayloadBytesMax. */
+  payload: string;
+  state: 'received' | 'applied' | 'failed';
+  attempts: Generated<number | bigint>;
+  error_code: string | null;
+  last_error: string | null;
+  lease_until: string | null;
+  received_at: string;
+  updated_at: string;
+}
+
 /** Idempotency-Key reservations and their stored answers (http/idempotency.ts). */
 export interface IdempotencyKeysTable {
   customer_id: string;
@@ -555,6 +576,7 @@ export interface Database {
   payments: PaymentsTable;
   transactions: TransactionsTable;
   provider_operations: ProviderOperationsTable;
+  provider_events: ProviderEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   document_files: DocumentFilesTable;
   wallets: WalletsTable;

@@ -146,6 +146,8 @@ describe('reading the settings', () => {
       UPLOAD_MIN_BYTES_PER_SECOND: 'x',
       UPLOAD_RATE_WINDOW_MS: 'x',
       DOCUMENT_STORAGE_QUOTA_BYTES: 'x',
+      PAYMENT_PROVIDER_URL: 'ftp://x',
+      PAYMENT_PROVIDER_SECRET: 'hunter2',
       SANDBOX_AUTO_SETTLE_MS: 'x',
       SETTLEMENT_LEASE_SECONDS: '0',
       WEBHOOK_FAN_OUT_LEASE_SECONDS: '3601',

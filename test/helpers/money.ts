@@ -45,9 +45,9 @@ export async function createPayee(t: TestApp, customer: TestCustomer, currency: 
 
 /** A record the API answered: its id, and the fields the test that asked reads. */
 type JsonRecord = { id: string; [field: string]: unknown };
-/** A payment record (camelCase, spec §2). */
-type PaymentRecord = JsonRecord & { status: string; createdAt: string; transactionId: string };
-/** A deposit's transaction record (spec §2). */
+/** A payment record (camelCase, docs/spec.md §2). */
+type PaymentRecord = JsonRecord & { status: string; createdAt: string; transactionId: string; frPaymentId: string };
+/** A deposit's transaction record (docs/spec.md §2). */
 type DepositRecord = JsonRecord & { account_id: string };
 
 export function depositRequest(t: TestApp, customer: TestCustomer, accountId: string, body: unknown) {

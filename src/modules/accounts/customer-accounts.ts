@@ -19,7 +19,7 @@ import type { VirtualAccountRecord } from '../virtual-accounts/index.js';
  * /sandbox/virtual-accounts/{id}/status simulate it. `closed` is final.
  */
 export const accountStatuses = ['active', 'frozen', 'closed'] as const;
-export type AccountStatus = (typeof accountStatuses)[number];
+type AccountStatus = (typeof accountStatuses)[number];
 export const finalAccountStatuses: readonly AccountStatus[] = ['closed'];
 
 /** A caller's fiat account, or one of its virtual accounts (which lives inside a master fiat account). */

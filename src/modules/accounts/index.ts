@@ -4,6 +4,6 @@
  * their balance events carry. It owns no table of its own (docs/architecture.md "Modules").
  */
 export { addBalanceEvents, explainedBy } from './balance-events.js';
-export { type AccountStatus, type CustomerAccount, accountPostings, accountStatuses, balanceAccountOf, currentCustomerAccount, finalAccountStatuses, findCustomerAccount, forgetCustomerAccounts, requireCanReceive, requireCanSend, unchangedStatusGuards } from './customer-accounts.js';
+export { type CustomerAccount, accountPostings, accountStatuses, balanceAccountOf, currentCustomerAccount, finalAccountStatuses, findCustomerAccount, forgetCustomerAccounts, requireCanReceive, requireCanSend, unchangedStatusGuards } from './customer-accounts.js';
 export { presentFiatAccount } from './fiat-account-presenter.js';
 export { presentVirtualAccount } from './virtual-account-presenter.js';

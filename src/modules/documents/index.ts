@@ -7,13 +7,19 @@ import type { FileStore } from '../../storage/files.js';
 import type { ModuleContext } from '../module-context.js';
 import { documentRoutes } from './routes.js';
 import { DocumentService } from './service.js';
+import { DocumentSyncLifecycle } from './lifecycle.js';
 import { DocumentSyncWorker } from './sync-worker.js';
 
-/** The document service, and the workers that sync stored documents to the provider and sweep orphan files. */
+/**
+ * The document service, their sync lifecycle, and the workers that sync stored documents to the provider and sweep
+ * orphan files.
+ */
 export function documentServices(context: ModuleContext): { documents: DocumentService } {
   const { storage, files, clock, endUsers, providers, log } = context;
   const documents = new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes);
-  const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log);
+  const lifecycle = new DocumentSyncLifecycle(storage, clock, log);
+  context.providerEvents.register(lifecycle);
+  const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log, lifecycle);
   context.workers.push(new PollingWorker('document-sync', () => sync.syncDue(), workerPollIntervalMs, log));
   context.workers.push(new PollingWorker('document-file-sweeper', () => sweepOrphanFiles(storage, files, clock), orphanFileSweepIntervalMs, log));
   return { documents };

@@ -3,8 +3,6 @@ import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import {
   documentSyncAttemptsMax,
-  documentSyncBackoffBaseMs,
-  documentSyncBackoffMaxMs,
   documentSyncBatchSize,
   documentSyncCallTimeoutMs,
   documentSyncErrorLengthMax,
@@ -15,12 +13,11 @@ import type { Storage } from '../../storage/database.js';
 import type { FileStore } from '../../storage/files.js';
 import { claimDue } from '../../workers/claim.js';
 import { withTimeout } from '../../workers/timeout.js';
-import { updatePendingDocument, type DocumentRow, type DueDocument } from './repository.js';
+import type { DocumentSyncLifecycle } from './lifecycle.js';
+import type { DocumentRow, DueDocument } from './repository.js';
 
-/** Wait after failed attempt `attempt` (1-based): base · 2^(attempt−1), capped. */
-export function documentSyncRetryDelayMs(attempt: number): number {
-  return Math.min(documentSyncBackoffBaseMs * 2 ** (attempt - 1), documentSyncBackoffMaxMs);
-}
+// Where the tests have always found it; the lifecycle owns it.
+export { documentSyncRetryDelayMs } from './lifecycle.js';
 
 function errorText(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
@@ -34,8 +31,8 @@ function errorText(error: unknown): string {
  * 1. claim (workers/claim.ts, the claim of every worker): sync_attempts + 1 and next_sync_at = now + lease, in
  *    one statement that hands each due document to exactly one instance;
  * 2. read the file and call the provider, outside any transaction;
- * 3. record `synced`, or `pending` again after the backoff with last_sync_error, or `failed` once
- *    documentSyncAttemptsMax attempts have failed — again only if nobody started a newer attempt meanwhile.
+ * 3. hand the answer to the document lifecycle (lifecycle.ts), which records `synced`, or `pending` again after the
+ *    backoff, or `failed` once documentSyncAttemptsMax attempts have failed — only if no newer attempt started.
  *
  * An attempt cut short by a crash counts as an attempt; its document is retried when the lease runs out.
  */
@@ -46,6 +43,7 @@ export class DocumentSyncWorker {
     private readonly files: FileStore,
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
+    private readonly lifecycle: DocumentSyncLifecycle,
   ) {}
 
   /** One pass over the due documents; returns how many it acted on. */
@@ -75,34 +73,9 @@ export class DocumentSyncWorker {
   /** An attempt claimed (sync_attempts already counts it): send it, or give up if no attempts are left. */
   private async syncOne(document: DueDocument): Promise<void> {
     const attempt = Number(document.sync_attempts);
-    if (attempt > documentSyncAttemptsMax) {
-      // The last attempt was claimed but never reported back (its process stopped); no attempts are left.
-      const now = this.clock.now().toISOString();
-      await this.record(document, attempt, {
-        fr_sync_status: 'failed',
-        next_sync_at: null,
-        sync_attempts: documentSyncAttemptsMax,
-        last_sync_error: document.last_sync_error ?? `attempt ${documentSyncAttemptsMax} did not finish`,
-        updated_at: now,
-      });
-      return;
-    }
-
-    const failure = await this.send(document, attempt);
-    const now = this.clock.now();
-    if (failure === undefined) {
-      this.log.info({ documentId: document.id, attempt }, 'document synced to the provider');
-      await this.record(document, attempt, { fr_sync_status: 'synced', next_sync_at: null, last_sync_error: null, synced_at: now.toISOString(), updated_at: now.toISOString() });
-      return;
-    }
-    if (attempt >= documentSyncAttemptsMax) {
-      this.log.warn({ documentId: document.id, attempt, reason: failure }, 'document sync failed for good');
-      await this.record(document, attempt, { fr_sync_status: 'failed', next_sync_at: null, last_sync_error: failure, updated_at: now.toISOString() });
-      return;
-    }
-    const retryAt = new Date(now.getTime() + documentSyncRetryDelayMs(attempt));
-    this.log.warn({ documentId: document.id, attempt, reason: failure, retryAt: retryAt.toISOString() }, 'document sync attempt failed; retrying later');
-    await this.record(document, attempt, { next_sync_at: retryAt.toISOString(), last_sync_error: failure, updated_at: now.toISOString() });
+    // The last attempt was claimed but never reported back (its process stopped); no attempts are left.
+    if (attempt > documentSyncAttemptsMax) return this.lifecycle.abandoned(document, attempt);
+    return this.lifecycle.attempted(document, attempt, await this.send(document, attempt));
   }
 
   /** The provider call of one attempt; undefined on success, otherwise the reason to keep. */
@@ -133,14 +106,6 @@ export class DocumentSyncWorker {
       return undefined;
     } catch (error) {
       return errorText(error);
-    }
-  }
-
-  private async record(document: DueDocument, attempt: number, changes: Parameters<typeof updatePendingDocument>[3]): Promise<void> {
-    const recorded = await updatePendingDocument(this.storage.db, document, attempt, changes);
-    if (!recorded) {
-      // Our lease ran out and another instance started a newer attempt; its outcome is the one that counts.
-      this.log.warn({ documentId: document.id, attempt }, 'document sync outcome discarded: a newer attempt exists');
     }
   }
 }

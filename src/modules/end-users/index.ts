@@ -2,13 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { OnboardingLinks } from './onboarding.js';
 import { endUserRoutes, sandboxEndUserRoutes } from './routes.js';
 import type { EndUserService } from './service.js';
-import type { VerificationService } from './verification.js';
+import type { SandboxVerification } from '../../providers/sandbox/verification.js';
+import type { EndUserRecord } from './schemas.js';
 
 export interface EndUserPluginOptions {
   endUsers: EndUserService;
   onboardingLinks: OnboardingLinks;
-  /** The verification decided on demand: in the sandbox only. */
-  sandboxVerification: VerificationService | undefined;
+  /** The simulated KYC provider's decisions on demand: in the sandbox only. */
+  sandboxVerification: SandboxVerification<EndUserRecord> | undefined;
 }
 
 /** The end users plugin: docs/spec.md §4 /end-users, their onboarding links and, in the sandbox, verification decisions. */
@@ -20,6 +21,6 @@ export async function endUsersPlugin(app: FastifyInstance, { endUsers, onboardin
 export { OnboardingLinks } from './onboarding.js';
 export { presentEndUser } from './presenter.js';
 export { type EndUserRow } from './repository.js';
-export { type EndUserStatus, SandboxVerificationBody, type SandboxVerificationInput, identityDocumentKinds } from './schemas.js';
+export { type EndUserRecord, type EndUserStatus, SandboxVerificationBody, type SandboxVerificationInput, identityDocumentKinds } from './schemas.js';
 export { EndUserService } from './service.js';
-export { VerificationService, allowedTransitions } from './verification.js';
+export { EndUserVerificationLifecycle, allowedTransitions } from './lifecycle.js';

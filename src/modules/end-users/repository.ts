@@ -13,6 +13,11 @@ export async function findEndUser(db: Db, customerId: string, id: string): Promi
   return db.selectFrom('end_users').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The end user the KYC provider knows by `frEndUserId` (its reference in provider events), whoever's it is. */
+export async function findEndUserByReference(db: Db, frEndUserId: string): Promise<EndUserRow | undefined> {
+  return db.selectFrom('end_users').selectAll().where('fr_end_user_id', '=', frEndUserId).executeTakeFirst();
+}
+
 export async function listEndUsers(db: Db, customerId: string): Promise<EndUserRow[]> {
   return db.selectFrom('end_users').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }

@@ -6,10 +6,10 @@ import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses, uploadErrors } from '../../http/schemas.js';
 import type { EndUserService } from './service.js';
-import type { VerificationService } from './verification.js';
+import type { SandboxVerification } from '../../providers/sandbox/verification.js';
 import { notFound } from '../../errors.js';
 import type { OnboardingLinks } from './onboarding.js';
-import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, OnboardingLink, SandboxVerificationBody, UpdateEndUserBody } from './schemas.js';
+import { CreateBusinessBody, CreateIndividualBody, EndUser, EndUserIdParams, OnboardingLink, SandboxVerificationBody, UpdateEndUserBody, type EndUserRecord } from './schemas.js';
 
 export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, onboardingLinks: OnboardingLinks): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -96,7 +96,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
 }
 
 /** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the sandbox provider's verification decision, on demand. */
-export function sandboxEndUserRoutes(app: FastifyInstance, verification: VerificationService): void {
+export function sandboxEndUserRoutes(app: FastifyInstance, verification: SandboxVerification<EndUserRecord>): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/end-users/:endUserId/verification',
     {

@@ -5,7 +5,8 @@ import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { FiatAccountService } from './service.js';
-import { CreateFiatAccountBody, FiatAccount, FiatAccountParams, FiatAccountStatusBody } from './schemas.js';
+import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
+import { CreateFiatAccountBody, FiatAccount, FiatAccountParams, FiatAccountStatusBody, type FiatAccountRecord } from './schemas.js';
 
 export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -55,7 +56,7 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
 }
 
 /** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the provider changes an account's status. */
-export function sandboxFiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccountService): void {
+export function sandboxFiatAccountRoutes(app: FastifyInstance, statuses: SandboxStatuses<FiatAccountRecord>): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/fiat-accounts/:id/status',
     {
@@ -72,6 +73,6 @@ export function sandboxFiatAccountRoutes(app: FastifyInstance, fiatAccounts: Fia
         response: { 200: DataOf(FiatAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request) => ({ data: await fiatAccounts.setStatus(callerOf(request), request.params.id, request.body.status) }),
+    async (request) => ({ data: await statuses.set(callerOf(request).customerId, request.params.id, request.body.status) }),
   );
 }

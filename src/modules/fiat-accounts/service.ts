@@ -6,14 +6,11 @@ import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
-import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { EndUserService } from '../end-users/index.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../accounts/index.js';
-import { changeStatus } from '../status-change.js';
 import { presentFiatAccount } from '../accounts/index.js';
-import { findFiatAccount, insertFiatAccount, listFiatAccounts, transitionFiatAccountStatus, type FiatAccountRow } from './repository.js';
+import { findFiatAccount, insertFiatAccount, listFiatAccounts, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
 
 /** docs/spec.md §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
@@ -32,7 +29,6 @@ export class FiatAccountService {
     private readonly storage: Storage,
     private readonly provisioning: Provisioning,
     private readonly clock: Clock,
-    private readonly caches: ReadCaches,
     private readonly endUsers: EndUserService,
   ) {}
 
@@ -96,23 +92,5 @@ export class FiatAccountService {
     const row = await findFiatAccount(this.storage.db, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('fiat account');
     return presentFiatAccount(row, caller.frOwnerBusinessId);
-  }
-
-  /**
-   * Sandbox: the provider changes the account's status (closed is final), with fiat_account.status_updated. Payments
-   * see it at once in this process (accounts/customer-accounts.ts caches statuses briefly).
-   */
-  async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<FiatAccountRecord> {
-    const accountId = id.toLowerCase();
-    const record = await changeStatus(this.storage, this.clock, caller.customerId, status, {
-      resource: 'fiat account',
-      find: (db) => findFiatAccount(db, caller.customerId, accountId),
-      transition: (trx, from, changes) => transitionFiatAccountStatus(trx, caller.customerId, accountId, from, changes),
-      present: (row) => presentFiatAccount(row, caller.frOwnerBusinessId),
-      final: finalAccountStatuses,
-      event: 'fiat_account.status_updated',
-    });
-    forgetCustomerAccounts(this.caches, caller.customerId);
-    return record;
   }
 }

@@ -4,26 +4,32 @@ import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from '../wallets/index.js';
 import { otcRoutes, sandboxOtcRoutes } from './routes.js';
-import { OtcSandbox } from './sandbox.js';
+import { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
+import { OtcOrderLifecycle } from './lifecycle.js';
 import { OtcService } from './service.js';
 
 export interface OtcServices {
   otc: OtcService;
-  sandbox: OtcSandbox | undefined;
+  sandbox: SandboxOtcOrders | undefined;
 }
 
-/** The OTC exchange and, in the sandbox, its settlement with its worker. */
+/**
+ * The OTC exchange, the order lifecycle applying the liquidity provider's outcomes and, in the sandbox, the simulated
+ * liquidity provider with its worker.
+ */
 export function otcServices(context: ModuleContext): OtcServices {
   const { storage, clock, caches, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
   const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings);
+  const lifecycle = new OtcOrderLifecycle(storage, clock, caches, config.sandboxAutoSettleMs);
+  context.providerEvents.register(lifecycle);
   if (config.apiEnvironment !== 'sandbox') return { otc, sandbox: undefined };
-  const sandbox = new OtcSandbox(storage, clock, caches, config.sandboxAutoSettleMs, config.settlementLeaseMs);
+  const sandbox = new SandboxOtcOrders(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
   context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
   return { otc, sandbox };
 }
 
-/** The OTC plugin (docs/spec.md §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, its settlement. */
+/** The OTC plugin (docs/spec.md §4 /otc-exchanges…; the order reads are additive) and, in the sandbox, the simulated liquidity provider. */
 export async function otcPlugin(app: FastifyInstance, { otc, sandbox }: OtcServices): Promise<void> {
   otcRoutes(app, otc);
   if (sandbox) sandboxOtcRoutes(app, sandbox);

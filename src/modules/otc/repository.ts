@@ -14,6 +14,11 @@ export async function findOrder(db: Db, customerId: string, id: string): Promise
   return db.selectFrom('otc_orders').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The order a liquidity provider reports on: its reference in provider events is the order's id, whoever's it is. */
+export async function findOrderByReference(db: Db, id: string): Promise<OtcOrdersTable | undefined> {
+  return db.selectFrom('otc_orders').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 /** The customer's orders, newest first. */
 export async function listOrders(db: Db, customerId: string, offset: number, limit: number): Promise<{ rows: OtcOrdersTable[]; total: bigint }> {
   return newestFirstPage<OtcOrdersTable>(db.selectFrom('otc_orders').where('customer_id', '=', customerId), offset, limit);

@@ -5,9 +5,9 @@ import { callerOf } from '../../http/auth.js';
 import { answered, createdAnswer, idempotencyHeaders, reservationOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination } from '../transactions/index.js';
-import type { OtcSandbox } from './sandbox.js';
+import type { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
 import type { OtcService } from './service.js';
-import { ConfirmBody, EligibleAccount, EligibleWallet, EligibleWalletsQuery, Order, OrderParams, OrdersQuery, Quote, QuoteBody, SettleOrderBody } from './schemas.js';
+import { ConfirmBody, EligibleAccount, EligibleWallet, EligibleWalletsQuery, Order, OrderParams, OrdersQuery, Quote, QuoteBody, SettleOrderBody, type OrderRecord } from './schemas.js';
 
 export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -97,7 +97,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
 }
 
 /** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): moving an order on. */
-export function sandboxOtcRoutes(app: FastifyInstance, sandbox: OtcSandbox): void {
+export function sandboxOtcRoutes(app: FastifyInstance, sandbox: SandboxOtcOrders): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/otc-orders/:orderId/settle',
     {
@@ -111,6 +111,6 @@ export function sandboxOtcRoutes(app: FastifyInstance, sandbox: OtcSandbox): voi
         response: { 200: DataOf(Order), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request) => ({ data: await sandbox.settle(callerOf(request).customerId, request.params.orderId, request.body.outcome) }),
+    async (request) => ({ data: (await sandbox.settle(callerOf(request).customerId, request.params.orderId, request.body.outcome)) as OrderRecord }),
   );
 }

@@ -1,16 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModuleContext } from '../module-context.js';
 import { payeeRoutes, sandboxPayeeRoutes } from './routes.js';
+import { SandboxStatuses } from '../../providers/sandbox/statuses.js';
+import { payeeStatusLifecycle } from './lifecycle.js';
+import type { PayeeRecord } from './schemas.js';
 import { PayeeService } from './service.js';
 
 export interface PayeeServices {
   payees: PayeeService;
-  /** The status simulation routes exist in the sandbox only. */
-  sandbox: boolean;
+  /** The simulated bank's status changes: the sandbox only. */
+  sandbox: SandboxStatuses<PayeeRecord> | undefined;
 }
 
+/** The payee service and its status lifecycle (applying the bank's status changes), and in the sandbox the simulated bank's. */
 export function payeeServices(context: ModuleContext): PayeeServices {
-  return { payees: new PayeeService(context.storage, context.provisioning, context.clock, context.caches, context.endUsers), sandbox: context.config.apiEnvironment === 'sandbox' };
+  const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers);
+  const lifecycle = payeeStatusLifecycle(context.storage, context.clock, context.caches);
+  context.providerEvents.register(lifecycle);
+  const sandbox = context.config.apiEnvironment === 'sandbox' ? new SandboxStatuses<PayeeRecord>(context.providerEvents, 'payee.status_changed', lifecycle) : undefined;
+  return { payees, sandbox };
 }
 
 /**
@@ -19,7 +27,7 @@ export function payeeServices(context: ModuleContext): PayeeServices {
  */
 export async function payeesPlugin(app: FastifyInstance, { payees, sandbox }: PayeeServices): Promise<void> {
   payeeRoutes(app, payees);
-  if (sandbox) sandboxPayeeRoutes(app, payees);
+  if (sandbox) sandboxPayeeRoutes(app, sandbox);
 }
 
 export { type PayeeTarget, findPayeeTarget, requirePayeeActive } from './payee-target.js';

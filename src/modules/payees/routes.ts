@@ -5,7 +5,8 @@ import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { PayeeService } from './service.js';
-import { CreatePayeeBody, Payee, PayeeParams, PayeeStatusBody } from './schemas.js';
+import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
+import { CreatePayeeBody, Payee, PayeeParams, PayeeStatusBody, type PayeeRecord } from './schemas.js';
 
 export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -58,7 +59,7 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
 }
 
 /** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the provider changes a payee's status. */
-export function sandboxPayeeRoutes(app: FastifyInstance, payees: PayeeService): void {
+export function sandboxPayeeRoutes(app: FastifyInstance, statuses: SandboxStatuses<PayeeRecord>): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/payees/:id/status',
     {
@@ -75,6 +76,6 @@ export function sandboxPayeeRoutes(app: FastifyInstance, payees: PayeeService): 
         response: { 200: DataOf(Payee), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request) => ({ data: await payees.setStatus(callerOf(request), request.params.id, request.body.status) }),
+    async (request) => ({ data: await statuses.set(callerOf(request).customerId, request.params.id, request.body.status) }),
   );
 }

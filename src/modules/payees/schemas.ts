@@ -168,8 +168,7 @@ export type PayeeRecord = Static<typeof Payee>;
 export const PayeeParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 /** docs/spec.md §3 shows only `active`; the provider may deactivate a payee, and reactivate it (docs/payees.md "Status"). */
-const payeeStatuses = ['active', 'inactive'] as const;
-export type PayeeStatus = (typeof payeeStatuses)[number];
+export const payeeStatuses = ['active', 'inactive'] as const;
 
 /** Sandbox: the status the simulated provider gives the payee (any case). */
 export const PayeeStatusBody = Type.Object({ status: StringEnum(payeeStatuses) }, { additionalProperties: false });

@@ -4,16 +4,13 @@ import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
-import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { EndUserService } from '../end-users/index.js';
-import { forgetPayeeTarget } from './payee-target.js';
-import { changeStatus } from '../status-change.js';
 import { resolveBankDetails } from './bank-details.js';
 import { presentPayee, type StoredBankDetails } from './presenter.js';
-import { findPayee, insertPayee, listPayees, transitionPayeeStatus, type PayeeRow } from './repository.js';
-import type { CreatePayeeInput, PayeeBankDetailsInput, PayeeRecord, PayeeStatus } from './schemas.js';
+import { findPayee, insertPayee, listPayees, type PayeeRow } from './repository.js';
+import type { CreatePayeeInput, PayeeBankDetailsInput, PayeeRecord } from './schemas.js';
 
 /** Optional free text: an empty string (what web forms send for an empty input) is the same as no value. */
 function text(value: string | undefined): string | null {
@@ -44,7 +41,6 @@ export class PayeeService {
     private readonly storage: Storage,
     private readonly provisioning: Provisioning,
     private readonly clock: Clock,
-    private readonly caches: ReadCaches,
     private readonly endUsers: EndUserService,
   ) {}
 
@@ -116,23 +112,5 @@ export class PayeeService {
     const row = await findPayee(this.storage.db, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('payee');
     return presentPayee(row, caller.frOwnerBusinessId);
-  }
-
-  /**
-   * Sandbox: the provider changes the payee's status, with payee.status_updated. Both ways are allowed: no payee
-   * status is final. Payments see it at once in this process (accounts/customer-accounts.ts caches statuses briefly).
-   */
-  async setStatus(caller: AuthenticatedKey, id: string, status: PayeeStatus): Promise<PayeeRecord> {
-    const payeeId = id.toLowerCase();
-    const record = await changeStatus(this.storage, this.clock, caller.customerId, status, {
-      resource: 'payee',
-      find: (db) => findPayee(db, caller.customerId, payeeId),
-      transition: (trx, from, changes) => transitionPayeeStatus(trx, caller.customerId, payeeId, from, changes),
-      present: (row) => presentPayee(row, caller.frOwnerBusinessId),
-      final: [],
-      event: 'payee.status_updated',
-    });
-    forgetPayeeTarget(this.caches, caller.customerId, payeeId);
-    return record;
   }
 }

@@ -6,24 +6,38 @@ import type { ModuleContext } from '../module-context.js';
 import { paymentRoutes, sandboxPaymentRoutes } from './routes.js';
 import { FeePreviewBody } from './schemas.js';
 import { PaymentService } from './service.js';
-import { SettlementService } from './settlement.js';
+import { PaymentSubmissions } from './submission.js';
+import { PaymentLifecycle } from './lifecycle.js';
+import { SandboxPayments } from '../../providers/sandbox/payments.js';
 
 /** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
 export interface PaymentServices {
   payments: PaymentService;
   /** The fee preview the fees plugin serves: a payment's body, resolved as the payment would be. */
   feePreview: FeePreviewOperation<typeof FeePreviewBody>;
-  sandbox: { settlement: SettlementService } | undefined;
+  sandbox: { settlement: SandboxPayments } | undefined;
 }
 
-/** The payment services and, in the sandbox, the settlement and its worker. */
+/**
+ * The payment services, their lifecycle (applying the provider's outcomes) and, with a configured rail, its
+ * submission worker; in the sandbox, the simulated bank's settlement and its worker.
+ */
 export function paymentServices(context: ModuleContext): PaymentServices {
   const { storage, clock, caches, config } = context;
-  const payments = new PaymentService(storage, new FeeService(storage, clock, caches), clock, caches, config.sandboxAutoSettleMs);
+  const rail = context.providers.payments;
+  // A configured rail takes each payment at once; the sandbox bank answers SANDBOX_AUTO_SETTLE_MS after it.
+  const payments = new PaymentService(storage, new FeeService(storage, clock, caches), clock, caches, rail ? 0 : config.sandboxAutoSettleMs);
   const feePreview = { body: FeePreviewBody, preview: payments.previewFee.bind(payments) };
+  const lifecycle = new PaymentLifecycle(storage, clock, caches);
+  context.providerEvents.register(lifecycle);
+  if (rail) {
+    const submissions = new PaymentSubmissions(storage, clock, rail, context.providerEvents, config.settlementLeaseMs, context.log);
+    context.workers.push(new PollingWorker('payment-submission', () => submissions.submitDue(), workerPollIntervalMs, context.log));
+  }
   if (config.apiEnvironment !== 'sandbox') return { payments, feePreview, sandbox: undefined };
-  const settlement = new SettlementService(storage, clock, caches, config.settlementLeaseMs);
-  context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
+  const settlement = new SandboxPayments(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
+  // With a rail configured, its provider reports outcomes; the sandbox bank's timer would race it.
+  if (!rail) context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
   return { payments, feePreview, sandbox: { settlement } };
 }
 

@@ -9,6 +9,11 @@ export async function findPayment(db: Db, customerId: string, id: string): Promi
   return db.selectFrom('payments').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The payment the provider knows by `frPaymentId` (its reference in provider events), whoever's it is. */
+export async function findPaymentByReference(db: Db, frPaymentId: string): Promise<PaymentRow | undefined> {
+  return db.selectFrom('payments').selectAll().where('fr_payment_id', '=', frPaymentId).executeTakeFirst();
+}
+
 export interface PaymentFilters {
   reference?: string;
   createdFrom?: string;

@@ -6,8 +6,8 @@ import { callerOf } from '../../http/auth.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import { Pagination } from '../transactions/index.js';
 import type { PaymentService } from './service.js';
-import type { SettlementService } from './settlement.js';
-import { CreatePaymentBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody } from './schemas.js';
+import type { SandboxPayments } from '../../providers/sandbox/payments.js';
+import { CreatePaymentBody, Payment, PaymentCreated, PaymentParams, PaymentsQuery, SettleBody, type PaymentRecord } from './schemas.js';
 
 export function paymentRoutes(app: FastifyInstance, payments: PaymentService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -66,7 +66,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
 }
 
 /** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): settlement. */
-export function sandboxPaymentRoutes(app: FastifyInstance, settlement: SettlementService): void {
+export function sandboxPaymentRoutes(app: FastifyInstance, settlement: SandboxPayments): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Sandbox'];
 
@@ -82,6 +82,6 @@ export function sandboxPaymentRoutes(app: FastifyInstance, settlement: Settlemen
         response: { 200: DataOf(Payment), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request) => ({ data: await settlement.settle(callerOf(request).customerId, request.params.id, request.body.outcome) }),
+    async (request) => ({ data: (await settlement.settle(callerOf(request).customerId, request.params.id, request.body.outcome)) as PaymentRecord }),
   );
 }

@@ -60,7 +60,10 @@ export class PaymentService {
     private readonly fees: FeeQuoter,
     private readonly clock: Clock,
     private readonly caches: ReadCaches,
-    /** Sandbox: payments settle by themselves after this delay; undefined = only through the simulation endpoint. */
+    /**
+     * When the provider next hears of a new payment (its `settle_at`): a configured rail at once (0), the sandbox bank
+     * after SANDBOX_AUTO_SETTLE_MS; undefined = never (the simulation endpoint settles it).
+     */
     private readonly autoSettleMs: number | undefined,
   ) {}
 

@@ -5,7 +5,8 @@ import { callerOf } from '../../http/auth.js';
 import { idempotencyHeaders, onCreatedOf } from '../../http/idempotency.js';
 import { DataOf, authenticatedReadErrors, authenticatedWriteErrors, errorResponses } from '../../http/schemas.js';
 import type { VirtualAccountService } from './service.js';
-import { CreateVirtualAccountBody, VirtualAccount, VirtualAccountParams, VirtualAccountStatusBody } from './schemas.js';
+import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
+import { CreateVirtualAccountBody, VirtualAccount, VirtualAccountParams, VirtualAccountStatusBody, type VirtualAccountRecord } from './schemas.js';
 
 export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -62,7 +63,7 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
 }
 
 /** Sandbox simulation endpoint (docs/architecture.md, Sandbox simulation): the provider changes a virtual account's status. */
-export function sandboxVirtualAccountRoutes(app: FastifyInstance, virtualAccounts: VirtualAccountService): void {
+export function sandboxVirtualAccountRoutes(app: FastifyInstance, statuses: SandboxStatuses<VirtualAccountRecord>): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/sandbox/virtual-accounts/:id/status',
     {
@@ -79,6 +80,6 @@ export function sandboxVirtualAccountRoutes(app: FastifyInstance, virtualAccount
         response: { 200: DataOf(VirtualAccount), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request) => ({ data: await virtualAccounts.setStatus(callerOf(request), request.params.id, request.body.status) }),
+    async (request) => ({ data: await statuses.set(callerOf(request).customerId, request.params.id, request.body.status) }),
   );
 }

@@ -6,18 +6,15 @@ import type { OnCreated } from '../../storage/idempotency-answers.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import type { IbanCountry } from '../../providers/providers.js';
 import type { Provisioning } from '../../providers/provisioning.js';
-import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { findCustomerById } from '../customers/index.js';
 import type { EndUserService } from '../end-users/index.js';
 import { findCustomerFiatAccount, type FiatAccountRow } from '../fiat-accounts/index.js';
 import { ibanCountries } from '../fiat-accounts/index.js';
-import { finalAccountStatuses, forgetCustomerAccounts, type AccountStatus } from '../accounts/index.js';
-import { changeStatus } from '../status-change.js';
 import { accountHolderName } from './holder-name.js';
 import { presentVirtualAccount } from '../accounts/index.js';
-import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, transitionVirtualAccountStatus, type VirtualAccountRow } from './repository.js';
+import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
 /**
@@ -37,7 +34,6 @@ export class VirtualAccountService {
     private readonly storage: Storage,
     private readonly provisioning: Provisioning,
     private readonly clock: Clock,
-    private readonly caches: ReadCaches,
     private readonly endUsers: EndUserService,
   ) {}
 
@@ -127,23 +123,5 @@ export class VirtualAccountService {
     const row = await findVirtualAccount(this.storage.db, caller.customerId, id.toLowerCase());
     if (!row) throw notFound('virtual account');
     return presentVirtualAccount(row, caller.frOwnerBusinessId);
-  }
-
-  /**
-   * Sandbox: the provider changes the virtual account's status (closed is final), with virtual_account.status_updated.
-   * Its master's status is its own (a frozen master stops its virtual accounts' payments too: accounts/customer-accounts.ts).
-   */
-  async setStatus(caller: AuthenticatedKey, id: string, status: AccountStatus): Promise<VirtualAccountRecord> {
-    const accountId = id.toLowerCase();
-    const record = await changeStatus(this.storage, this.clock, caller.customerId, status, {
-      resource: 'virtual account',
-      find: (db) => findVirtualAccount(db, caller.customerId, accountId),
-      transition: (trx, from, changes) => transitionVirtualAccountStatus(trx, caller.customerId, accountId, from, changes),
-      present: (row) => presentVirtualAccount(row, caller.frOwnerBusinessId),
-      final: finalAccountStatuses,
-      event: 'virtual_account.status_updated',
-    });
-    forgetCustomerAccounts(this.caches, caller.customerId);
-    return record;
   }
 }

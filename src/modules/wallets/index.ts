@@ -4,6 +4,7 @@ import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from './ownership.js';
 import { sandboxWalletRoutes, walletRoutes } from './routes.js';
+import { WalletTransferLifecycle } from './lifecycle.js';
 import { WalletSandbox } from './sandbox.js';
 import { WalletService } from './service.js';
 import { WalletTransferService } from './transfers.js';
@@ -15,14 +16,19 @@ export interface WalletServices {
   sandbox: WalletSandbox | undefined;
 }
 
-/** The wallet services and, in the sandbox, deposits and the settlement of transfers with its worker. */
+/**
+ * The wallet services and the transfer lifecycle, applying the custodian's outcomes; in the sandbox, deposits and
+ * the simulated custodian's settlement of transfers with its worker.
+ */
 export function walletServices(context: ModuleContext): WalletServices {
   const { storage, clock, caches, config } = context;
   const ownership = new WalletOwnership(storage, caches);
   const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
   const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
+  const lifecycle = new WalletTransferLifecycle(storage, clock);
+  context.providerEvents.register(lifecycle);
   if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
-  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs);
+  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs, { inbox: context.providerEvents, transfers: lifecycle });
   context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
   return { wallets, transfers, sandbox };
 }

@@ -93,6 +93,11 @@ export async function findWalletTransfer(db: Db, customerId: string, id: string)
   return db.selectFrom('wallet_transfers').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The transfer the custodian knows by `frTransferId` (its reference in provider events), whoever's it is. */
+export async function findWalletTransferByReference(db: Db, frTransferId: string): Promise<WalletTransferRow | undefined> {
+  return db.selectFrom('wallet_transfers').selectAll().where('fr_transfer_id', '=', frTransferId).executeTakeFirst();
+}
+
 /** A wallet's transfers and deposits, newest first. */
 export async function listWalletTransfers(db: Db, customerId: string, walletId: string, offset: number, limit: number): Promise<{ rows: WalletTransferRow[]; total: bigint }> {
   return newestFirstPage<WalletTransferRow>(db.selectFrom('wallet_transfers').where('customer_id', '=', customerId).where('wallet_id', '=', walletId), offset, limit);

@@ -7,7 +7,8 @@ import type { DepositService } from '../../modules/deposits/index.js';
 import type { DocumentService } from '../../modules/documents/index.js';
 import type { OnboardingLinks } from '../../modules/end-users/index.js';
 import type { EndUserService } from '../../modules/end-users/index.js';
-import type { VerificationService } from '../../modules/end-users/index.js';
+import type { EndUserRecord } from '../../modules/end-users/index.js';
+import type { SandboxVerification } from '../../providers/sandbox/verification.js';
 import type { EventService } from '../../modules/events/index.js';
 import type { FiatAccountService } from '../../modules/fiat-accounts/index.js';
 import type { PaymentServices } from '../../modules/payments/index.js';
@@ -30,7 +31,7 @@ export interface WebServices {
   apiKeys: ApiKeyService;
   endUsers: EndUserService;
   onboardingLinks: OnboardingLinks;
-  verification: VerificationService;
+  verification: SandboxVerification<EndUserRecord>;
   documents: DocumentService;
   fiatAccounts: FiatAccountService;
   virtualAccounts: VirtualAccountService;

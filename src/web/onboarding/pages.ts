@@ -27,7 +27,7 @@ const statusWords: Record<EndUserStatus, string> = {
 };
 /** The sandbox's simulated decisions, as the buttons name them (the API's outcome values). */
 const outcomeWords: Record<VerificationOutcome, string> = { verified: 'Verified', rejected: 'Rejected', review_required: 'Needs review' };
-/** Statuses a decision can still move (modules/end-users/verification.ts); verified and rejected are final. */
+/** Statuses a decision can still move (modules/end-users/lifecycle.ts); verified and rejected are final. */
 const undecidedStatuses = new Set(['pending_verification', 'review_required']);
 /** What the person uploads here (end-user reports the customer attached are the customer's, not shown). */
 const personUploadTypes = new Set<string>(uploadDocumentTypes);

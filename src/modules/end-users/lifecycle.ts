@@ -1,15 +1,13 @@
-import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { DomainError, notFound } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
+import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
 import type { VerificationOutcome } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
-import { claimDue } from '../../workers/claim.js';
 import { findCustomerById } from '../customers/index.js';
 import { presentEndUser } from './presenter.js';
-import { findEndUser, transitionEndUserStatus, type EndUserRow } from './repository.js';
+import { findEndUser, findEndUserByReference, transitionEndUserStatus, type EndUserRow } from './repository.js';
 import type { EndUserRecord, EndUserStatus } from './schemas.js';
-import { sandboxDecisionBatchSize, sandboxDecisionLeaseMs } from '../../config/limits.js';
 
 /**
  * The verification lifecycle (docs/spec.md §3 shows only pending_verification; docs/end-users.md has the rest):
@@ -23,46 +21,41 @@ export const allowedTransitions: Record<EndUserStatus, readonly EndUserStatus[]>
   rejected: [],
 };
 
-export class VerificationService {
+const outcomeOf: Record<string, VerificationOutcome> = {
+  'end_user.verified': 'verified',
+  'end_user.rejected': 'rejected',
+  'end_user.review_required': 'review_required',
+};
+
+/**
+ * The end users' verification, whatever the KYC provider: its decisions arrive as the provider events
+ * `end_user.verified`, `end_user.rejected` and `end_user.review_required` (reference: the end user's fr_end_user_id)
+ * and move the status as allowedTransitions says, with `end_user.status_updated` (and `end_user.review_required`) in
+ * the same transaction as the event's applied mark. A move the state machine forbids is refused (422).
+ */
+export class EndUserVerificationLifecycle implements Lifecycle<'end_user'> {
+  readonly resource = 'end_user';
+
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
   ) {}
 
-  /** Applies a provider decision to the caller's end user; an illegal move answers 422 and changes nothing. */
-  async decide(customerId: string, endUserId: string, outcome: VerificationOutcome): Promise<EndUserRecord> {
+  /** The provider's reference of the caller's end user (404 for anyone else's). */
+  async referenceOf(customerId: string, endUserId: string): Promise<string> {
     const row = await findEndUser(this.storage.db, customerId, endUserId.toLowerCase());
     if (!row) throw notFound('end user');
-    return this.apply(row, outcome);
+    return row.fr_end_user_id;
   }
 
-  /**
-   * Sandbox: applies the decisions the simulated provider announced, once their time has come. Each is claimed first
-   * (its sandbox_decide_at moves a lease ahead, workers/claim.ts), so several instances never decide one at once.
-   */
-  async applyDueSandboxDecisions(): Promise<number> {
-    const now = this.clock.now();
-    const due = await claimDue<EndUserRow>(this.storage, {
-      table: 'end_users',
-      due: sql`sandbox_decision is not null`,
-      leaseColumn: 'sandbox_decide_at',
-      now: now.toISOString(),
-      leaseUntil: new Date(now.getTime() + sandboxDecisionLeaseMs).toISOString(),
-      orderBy: 'sandbox_decide_at',
-      limit: sandboxDecisionBatchSize,
-    });
-    for (const row of due) {
-      const outcome = row.sandbox_decision as VerificationOutcome;
-      await this.apply(row, outcome).catch((error: unknown) => {
-        // Decided by hand in the meantime: the announced decision no longer applies.
-        if (!(error instanceof DomainError)) throw error;
-      });
-      await this.storage.db.updateTable('end_users').set({ sandbox_decision: null, sandbox_decide_at: null }).where('id', '=', row.id).execute();
-    }
-    return due.length;
+  async apply(event: ProviderEvent, applied: AppliedMark): Promise<EndUserRecord> {
+    const row = await findEndUserByReference(this.storage.db, event.reference);
+    const outcome = outcomeOf[event.type];
+    if (!row || !outcome) throw notFound('end user');
+    return this.decide(row, outcome, applied);
   }
 
-  private async apply(row: EndUserRow, outcome: VerificationOutcome): Promise<EndUserRecord> {
+  private async decide(row: EndUserRow, outcome: VerificationOutcome, applied: AppliedMark): Promise<EndUserRecord> {
     const from = row.status as EndUserStatus;
     if (!allowedTransitions[from].includes(outcome)) {
       throw new DomainError('INVALID_STATUS_TRANSITION', `An end user in status ${from} cannot become ${outcome}.`, { from, to: outcome });
@@ -75,6 +68,7 @@ export class VerificationService {
       status: outcome,
       updated_at: now.toISOString(),
       ...(final ? { verification_completed_at: now.toISOString() } : {}),
+      // A decision made replaces one the provider had announced (the sandbox's magic names).
       sandbox_decision: null,
       sandbox_decide_at: null,
     };
@@ -83,6 +77,7 @@ export class VerificationService {
       if (!(await transitionEndUserStatus(trx, row.id, from, changes))) {
         throw new DomainError('INVALID_STATUS_TRANSITION', 'The end user changed status meanwhile; read it again.', { from, to: outcome });
       }
+      await applied.inTransaction(trx);
       const event = { customerId: row.customer_id, data: record, createdAt: now };
       await appendEvent(trx, { ...event, type: 'end_user.status_updated' });
       if (outcome === 'review_required') await appendEvent(trx, { ...event, type: 'end_user.review_required' });

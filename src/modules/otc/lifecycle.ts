@@ -5,67 +5,57 @@ import { executeMoneyMovement, moneyMovement, type MoneyMovement } from '../../l
 import { external, statementLine } from '../../ledger/statement-lines.js';
 import { plannedEvent } from '../../ledger/unit-of-work.js';
 import type { Network } from '../../ledger/networks.js';
+import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
-import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import { accountPostings, addBalanceEvents, currentCustomerAccount, explainedBy, findCustomerAccount, requireCanSend, unchangedStatusGuards } from '../accounts/index.js';
 import { addArrival } from '../wallets/index.js';
 import { presentOrder } from './presenter.js';
-import { findOrder } from './repository.js';
+import { findOrder, findOrderByReference } from './repository.js';
 import type { OrderRecord } from './schemas.js';
 
-export type OrderOutcome = 'completed' | 'failed';
+/** Said of a failure whose liquidity provider gave no reason. */
+const unexplainedFailure = 'Rejected by the liquidity provider';
 
 /**
- * The simulated liquidity provider (docs/architecture.md, Sandbox simulation): an order's EUR is debited (suspense → clearing), then the crypto is
- * credited to the wallet (clearing → wallet, the spread to fee income), or the order fails and its EUR is returned.
- * Each step is one money movement guarded by the order's status, so a step happens once.
+ * The OTC order lifecycle (docs/otc.md), whatever the liquidity provider: debit_pending → debited → settled, and
+ * debit_pending | debited → failed, moved by the provider events `otc_order.debited`, `otc_order.settled` and
+ * `otc_order.failed` (payload `{ reason? }`); the reference is the order's id, which the liquidity provider is given.
+ * An order's EUR is debited (suspense → clearing), then the crypto is credited to the wallet (clearing → wallet, the
+ * spread to fee income), or the order fails and its EUR is returned. Each step is one money movement with the event's
+ * applied mark, guarded by the order's status, so a step happens once.
  */
-export class OtcSandbox {
+export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
+  readonly resource = 'otc_order';
+
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly caches: ReadCaches,
-    /** Each step happens this long after the previous one; undefined = only by hand. */
-    private readonly autoSettleMs: number | undefined,
-    /** How long a claimed step is this instance's (SETTLEMENT_LEASE_SECONDS). */
-    private readonly settlementLeaseMs: number,
+    /** When the provider is due to report the next step after a debit (the sandbox's timer); undefined = no time. */
+    private readonly nextStepMs: number | undefined,
   ) {}
 
-  /**
-   * `completed` takes the order through whatever steps remain (a step the worker took meanwhile is not taken again);
-   * `failed` returns the EUR, from suspense before the debit or from the liquidity provider after it.
-   */
-  async settle(customerId: string, orderId: string, outcome: OrderOutcome): Promise<OrderRecord> {
-    let order = await findOrder(this.storage.db, customerId, orderId.toLowerCase());
+  /** The caller's order as it is now (404 for anyone else's): its reference, status and record. */
+  async find(customerId: string, orderId: string): Promise<{ reference: string; status: OtcOrdersTable['status']; record: OrderRecord }> {
+    const order = await findOrder(this.storage.db, customerId, orderId.toLowerCase());
     if (!order) throw notFound('order');
-    if (outcome === 'failed') return presentOrder(await this.fail(order, 'Rejected by the liquidity provider (sandbox)'));
-    if (order.status === 'debit_pending') {
-      const read = order;
-      order = await this.debit(read).catch(async (error: unknown) => {
-        const current = await findOrder(this.storage.db, customerId, read.id);
-        if (error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION' && current) return current;
-        throw error;
-      });
-      // The worker took both steps meanwhile.
-      if (order.status === 'settled') return presentOrder(order);
+    return { reference: order.id, status: order.status, record: presentOrder(order) };
+  }
+
+  async apply(event: ProviderEvent, applied: AppliedMark): Promise<OrderRecord> {
+    const order = await findOrderByReference(this.storage.db, event.reference);
+    if (!order) throw notFound('order');
+    switch (event.type) {
+      case 'otc_order.debited':
+        if (order.status !== 'debit_pending') throw this.refused(order, 'debited');
+        return presentOrder(await this.debit(order, applied));
+      case 'otc_order.settled':
+        return presentOrder(await this.credit(order, applied));
+      default:
+        return presentOrder(await this.fail(order, typeof event.payload.reason === 'string' ? event.payload.reason : unexplainedFailure, applied));
     }
-    return presentOrder(await this.credit(order));
-  }
-
-  /** Moves the orders whose time has come one step on, each claimed first (workers/claim.ts). */
-  async settleDueOrders(): Promise<number> {
-    const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), this.settlementLeaseMs, ['debit_pending', 'debited']);
-    return forEachClaimed(due, (order) => (order.status === 'debit_pending' ? this.debitOrFail(order) : this.credit(order)));
-  }
-
-  /** The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why. */
-  private async debitOrFail(order: OtcOrdersTable): Promise<OtcOrdersTable> {
-    return this.debit(order).catch((error: unknown) => {
-      if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.fail(order, error.message);
-      throw error;
-    });
   }
 
   /**
@@ -73,7 +63,7 @@ export class OtcSandbox {
    * while money may still leave the account it came from (ACCOUNT_NOT_ACTIVE otherwise): decided on its statuses as
    * stored now, and guarded to be the same when the step commits.
    */
-  private async debit(order: OtcOrdersTable): Promise<OtcOrdersTable> {
+  private async debit(order: OtcOrdersTable, applied: AppliedMark): Promise<OtcOrdersTable> {
     const account = await currentCustomerAccount(this.storage, order.customer_id, order.source_account_id);
     if (!account) throw new Error(`order ${order.id} names no account of its customer`);
     requireCanSend(account);
@@ -86,7 +76,7 @@ export class OtcSandbox {
       { account: { kind: 'system', code: 'clearing' }, asset: 'EUR', amount },
     ]);
     this.guard(movement, order, next, { debited_at: nowText });
-    movement.work.guards.push(...unchangedStatusGuards(account));
+    movement.work.guards.push(...unchangedStatusGuards(account), applied.guard);
     movement.work.statementLineUpdates.push({ id: order.transaction_id, status: 'completed', completed_at: nowText, updated_at: nowText });
     await executeMoneyMovement(this.storage, movement);
     return next;
@@ -96,7 +86,7 @@ export class OtcSandbox {
    * debited → settled: the crypto arrives in the wallet at the quoted amount, at the asset's default address, and is
    * listed with the wallet's deposits (docs/wallets.md "History"); the spread is the platform's.
    */
-  private async credit(order: OtcOrdersTable): Promise<OtcOrdersTable> {
+  private async credit(order: OtcOrdersTable, applied: AppliedMark): Promise<OtcOrdersTable> {
     if (order.status !== 'debited') throw this.refused(order, 'settled');
     const address = await this.storage.db
       .selectFrom('wallet_addresses')
@@ -116,6 +106,7 @@ export class OtcSandbox {
       { account: { kind: 'system', code: 'fee_income' }, asset, amount: spread },
     ]);
     this.guard(movement, order, next, { settled_at: nowText });
+    movement.work.guards.push(applied.guard);
     addArrival(movement.work, nowText, {
       customerId: order.customer_id,
       walletId: order.wallet_id,
@@ -133,7 +124,7 @@ export class OtcSandbox {
    * debit_pending or debited → failed: the EUR goes back to the account (from suspense, or from the liquidity provider
    * once debited), with a statement line of the return.
    */
-  private async fail(order: OtcOrdersTable, reason: string): Promise<OtcOrdersTable> {
+  private async fail(order: OtcOrdersTable, reason: string, applied: AppliedMark): Promise<OtcOrdersTable> {
     if (order.status !== 'debit_pending' && order.status !== 'debited') throw this.refused(order, 'failed');
     const debited = order.status === 'debited';
     const nowText = this.clock.now().toISOString();
@@ -145,6 +136,7 @@ export class OtcSandbox {
       ...accountPostings(account, amount),
     ]);
     this.guard(movement, order, next, { failure_reason: reason });
+    movement.work.guards.push(applied.guard);
     // Before the debit the EUR never left: its line fails. After it, the line stands and the return balances it.
     if (!debited) movement.work.statementLineUpdates.push({ id: order.transaction_id, status: 'failed', completed_at: null, updated_at: nowText });
     const returned = statementLine({
@@ -189,6 +181,6 @@ export class OtcSandbox {
   }
 
   private nextStepAt(now: Date): string | null {
-    return this.autoSettleMs === undefined ? null : new Date(now.getTime() + this.autoSettleMs).toISOString();
+    return this.nextStepMs === undefined ? null : new Date(now.getTime() + this.nextStepMs).toISOString();
   }
 }

@@ -5,9 +5,9 @@ import type { Posting } from '../../ledger/ledger-entry.js';
 import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
 import { external, statementLine } from '../../ledger/statement-lines.js';
 import { plannedEvent, type Guard } from '../../ledger/unit-of-work.js';
+import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import {
   accountPostings,
   currentCustomerAccount,
@@ -18,14 +18,13 @@ import {
 } from '../accounts/index.js';
 import { addBalanceEvents, explainedBy } from '../accounts/index.js';
 import { presentPayment } from './presenter.js';
-import { findPayment, type PaymentRow } from './repository.js';
+import { findPayment, findPaymentByReference, type PaymentRow } from './repository.js';
+import type { PaymentRecord } from './schemas.js';
 
 export type SettlementOutcome = 'completed' | 'failed';
 
-/** Sandbox magic (docs/payments.md): a reference starting with "sandbox-fail" makes automatic settlement fail. */
-const failingReferencePrefix = 'sandbox-fail';
-
-const bankRejection = 'Rejected by the receiving bank (sandbox)';
+/** Said of a failure whose provider gave no reason. */
+const unexplainedFailure = 'Rejected by the provider';
 
 type AccountRef = Pick<CustomerAccount, 'kind' | 'id' | 'fiatAccountId' | 'currency'>;
 
@@ -45,44 +44,38 @@ function internalTargetOf(row: PaymentRow): AccountRef | undefined {
 }
 
 /**
- * Settlement by the (sandbox) provider: `completed` moves the reserved amount to its destination and the fee to
- * fee income; `failed` returns amount and fee to the account it came from. Each is one money movement with its ledger
- * entry, statement lines and events, guarded by the payment still being pending: a payment settles once (a
- * second attempt → 422).
+ * The payment lifecycle (docs/payments.md), whatever the provider: pending → completed | failed, both final, moved
+ * by the provider events `payment.completed` and `payment.failed` (payload `{ reason? }`) that the inbox hands it
+ * (providers/inbox.ts). `completed` moves the reserved amount to its destination and the fee to fee income;
+ * `failed` returns amount and fee to the account it came from. Each is one money movement with its ledger entry,
+ * statement lines, events and the event's applied mark, guarded by the payment still being pending: a payment
+ * settles once (a second attempt → 422 INVALID_STATUS_TRANSITION, the event left failed).
  */
-export class SettlementService {
+export class PaymentLifecycle implements Lifecycle<'payment'> {
+  readonly resource = 'payment';
+
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly caches: ReadCaches,
-    /** How long a claimed settlement is this instance's (SETTLEMENT_LEASE_SECONDS). */
-    private readonly settlementLeaseMs: number,
   ) {}
 
-  async settle(customerId: string, paymentId: string, outcome: SettlementOutcome, failureReason?: string) {
+  /** The provider's reference of the caller's payment (404 for anyone else's): how a simulation names it in its event. */
+  async referenceOf(customerId: string, paymentId: string): Promise<string> {
     const row = await findPayment(this.storage.db, customerId, paymentId.toLowerCase());
     if (!row) throw notFound('payment');
-    return presentPayment(await this.apply(row, outcome, failureReason));
+    return row.fr_payment_id;
   }
 
-  /**
-   * Sandbox: settles the payments whose automatic settlement time has come. Each is claimed first (its settle_at
-   * moves a lease ahead, workers/claim.ts), so several instances never settle one payment at once.
-   */
-  async settleDuePayments(): Promise<number> {
-    const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now(), this.settlementLeaseMs);
-    return forEachClaimed(due, async (row) => {
-      if (row.reference.toLowerCase().startsWith(failingReferencePrefix)) return this.apply(row, 'failed', 'Rejected by the receiving bank (sandbox reference)');
-      // The bank does not complete a payment from an account frozen or closed meanwhile, nor into one closed
-      // meanwhile: it returns the money, saying why.
-      return this.apply(row, 'completed').catch((error: unknown) => {
-        if (error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE') return this.apply(row, 'failed', error.message);
-        throw error;
-      });
-    });
+  async apply(event: ProviderEvent, applied: AppliedMark): Promise<PaymentRecord> {
+    const row = await findPaymentByReference(this.storage.db, event.reference);
+    if (!row) throw notFound('payment');
+    const outcome: SettlementOutcome = event.type === 'payment.completed' ? 'completed' : 'failed';
+    const reason = typeof event.payload.reason === 'string' ? event.payload.reason : unexplainedFailure;
+    return presentPayment(await this.settle(row, outcome, reason, applied));
   }
 
-  private async apply(row: PaymentRow, outcome: SettlementOutcome, failureReason = bankRejection): Promise<PaymentRow> {
+  private async settle(row: PaymentRow, outcome: SettlementOutcome, failureReason: string, applied: AppliedMark): Promise<PaymentRow> {
     if (row.status !== 'pending') {
       throw new DomainError('INVALID_STATUS_TRANSITION', `A ${row.status} payment cannot become ${outcome}.`, { from: row.status, to: outcome });
     }
@@ -119,7 +112,7 @@ export class SettlementService {
       message: 'The payment was settled meanwhile.',
       details: { to: outcome },
     });
-    work.guards.push(...statusGuards);
+    work.guards.push(...statusGuards, applied.guard);
     work.statementLineUpdates.push({ id: row.transaction_id, status: outcome, updated_at: nowText, completed_at: outcome === 'completed' ? nowText : null });
 
     // A line is written for the account credited (a return, or the receiving side of an internal transfer).

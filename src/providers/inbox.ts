@@ -1,0 +1,236 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { sql, type Transaction } from 'kysely';
+import { jitteredBackoffMs } from '../backoff.js';
+import type { Clock } from '../clock.js';
+import {
+  providerEventAttemptsMax,
+  providerEventBackoffBaseMs,
+  providerEventBackoffMaxMs,
+  providerEventBatchSize,
+  providerEventErrorLengthMax,
+  providerEventIdempotencyKeyLengthMax,
+  providerEventLeaseMs,
+  providerEventPayloadBytesMax,
+  providerEventReferenceLengthMax,
+} from '../config/limits.js';
+import { DomainError, errorStatusByCode, validationError, type ErrorCode, type FieldError } from '../errors.js';
+import type { Storage } from '../storage/database.js';
+import type { Database, ProviderEventsTable } from '../storage/tables.js';
+import { claimDue } from '../workers/claim.js';
+import { providerEventTypes, resourceOf, type AppliedMark, type Lifecycle, type ProviderEvent, type ReportedProviderEvent } from './events.js';
+
+type EventRow = Omit<ProviderEventsTable, 'id' | 'attempts'> & { id: bigint; attempts: number | bigint };
+
+function eventOf(row: EventRow): ProviderEvent {
+  return {
+    id: BigInt(row.id),
+    provider: row.provider,
+    type: row.event_type as ProviderEvent['type'],
+    reference: row.reference,
+    idempotencyKey: row.idempotency_key,
+    payload: JSON.parse(row.payload) as Record<string, unknown>,
+  };
+}
+
+function errorText(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).slice(0, providerEventErrorLengthMax);
+}
+
+/** What is wrong with an event before it is written: its type, the lengths of its key and reference, its payload. */
+function refusalsOf(event: ReportedProviderEvent, payloadText: string): FieldError[] {
+  const fields: FieldError[] = [];
+  const field = (path: string, reason: string) => fields.push({ location: 'body', path, reason });
+  if (!(providerEventTypes as readonly string[]).includes(event.type)) field('/type', `must be one of ${providerEventTypes.join(', ')}`);
+  if (event.reference.length === 0 || event.reference.length > providerEventReferenceLengthMax) field('/reference', `must have 1 to ${providerEventReferenceLengthMax} characters`);
+  if (event.idempotencyKey.length === 0 || event.idempotencyKey.length > providerEventIdempotencyKeyLengthMax) {
+    field('/idempotencyKey', `must have 1 to ${providerEventIdempotencyKeyLengthMax} characters`);
+  }
+  if (Buffer.byteLength(payloadText) > providerEventPayloadBytesMax) field('/payload', `must be at most ${providerEventPayloadBytesMax} bytes of JSON`);
+  return fields;
+}
+
+/**
+ * The provider events inbox (docs/providers.md "Reporting outcomes"). Adapters write the outcomes their provider
+ * reports (`record`); one claimed worker (`applyDue`, workers/claim.ts) hands each received event to the lifecycle
+ * of its resource, in order of arrival per reference. An event applies exactly once: the lifecycle marks it applied
+ * in the same unit of work as its effect (AppliedMark). An event its lifecycle refuses (a DomainError: an unknown
+ * reference, a transition its state machine forbids) is left `failed` with the reason at once; one that fails for
+ * another reason (the database away) is tried again after a backoff, at most providerEventAttemptsMax times.
+ *
+ * `report` writes an event and applies it at once, through the same path: how the sandbox's simulation routes and
+ * its timer answer as they always did.
+ */
+export class ProviderEventInbox {
+  private readonly lifecycles = new Map<string, Lifecycle>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** The lifecycle that applies the events of its resource; one per resource. */
+  register(lifecycle: Lifecycle): void {
+    if (this.lifecycles.has(lifecycle.resource)) throw new Error(`a lifecycle of ${lifecycle.resource} is already registered`);
+    this.lifecycles.set(lifecycle.resource, lifecycle);
+  }
+
+  /** Writes the event as received; an event whose key the provider already used is not written again. */
+  async record(event: ReportedProviderEvent): Promise<void> {
+    const payload = JSON.stringify(event.payload);
+    const refusals = refusalsOf(event, payload);
+    if (refusals.length > 0) throw validationError(refusals, 'The provider event is not valid.');
+    const now = this.clock.now().toISOString();
+    await this.storage.db
+      .insertInto('provider_events')
+      .values({
+        provider: event.provider,
+        event_type: event.type,
+        reference: event.reference,
+        idempotency_key: event.idempotencyKey,
+        payload,
+        state: 'received',
+        error_code: null,
+        last_error: null,
+        lease_until: null,
+        received_at: now,
+        updated_at: now,
+      })
+      .onConflict((conflict) => conflict.columns(['provider', 'idempotency_key']).doNothing())
+      .execute();
+  }
+
+  /**
+   * Writes the event and applies it now (after any event of its reference received before it), answering what its
+   * lifecycle answers: the resource's record. An event refused by its lifecycle is left failed and its error thrown;
+   * one already applied answers undefined; one that failed before throws the error it failed with.
+   */
+  async report(event: ReportedProviderEvent): Promise<unknown> {
+    await this.record(event);
+    const row = await this.storage.db
+      .selectFrom('provider_events')
+      .selectAll()
+      .where('provider', '=', event.provider)
+      .where('idempotency_key', '=', event.idempotencyKey)
+      .executeTakeFirstOrThrow();
+    if (row.state === 'applied') return undefined;
+    if (row.state === 'failed') throw storedFailure(row);
+    const earlier = await this.storage.db
+      .selectFrom('provider_events')
+      .selectAll()
+      .where('provider', '=', row.provider)
+      .where('reference', '=', row.reference)
+      .where('state', '=', 'received')
+      .where('id', '<', row.id)
+      .orderBy('id')
+      .execute();
+    for (const before of earlier) {
+      await this.applyRefusable(before as EventRow).catch((error: unknown) => {
+        if (!(error instanceof DomainError)) throw error;
+      });
+    }
+    return this.applyRefusable(row);
+  }
+
+  /**
+   * One pass of the worker `provider-events`: claims received events (only the oldest received one of each
+   * reference, so a reference's events apply in order) and applies them. Returns how many it claimed.
+   */
+  async applyDue(): Promise<number> {
+    const now = this.clock.now();
+    const claimed = await claimDue<EventRow>(this.storage, {
+      table: 'provider_events',
+      due: sql`state = 'received' and not exists (
+        select 1 from provider_events earlier
+        where earlier.provider = provider_events.provider and earlier.reference = provider_events.reference
+          and earlier.state = 'received' and earlier.id < provider_events.id)`,
+      leaseColumn: 'lease_until',
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + providerEventLeaseMs).toISOString(),
+      orderBy: 'id',
+      limit: providerEventBatchSize,
+      set: { attempts: sql`attempts + 1`, updated_at: now.toISOString() },
+    });
+    for (const row of claimed) {
+      try {
+        await this.applyRefusable(row);
+      } catch (error) {
+        if (error instanceof DomainError) continue; // left failed, with its reason
+        await this.afterFailedAttempt(row, error);
+      }
+    }
+    return claimed.length;
+  }
+
+  /** Applies one received event; a refusal leaves it failed (and is thrown), anything else leaves it received. */
+  private async applyRefusable(row: EventRow): Promise<unknown> {
+    const event = eventOf(row);
+    const lifecycle = this.lifecycles.get(resourceOf(event.type));
+    try {
+      if (!lifecycle) throw new DomainError('NOT_FOUND', `No lifecycle applies ${event.type} events here.`, { type: event.type });
+      return await lifecycle.apply(event, this.appliedMark(event.id));
+    } catch (error) {
+      if (error instanceof DomainError) {
+        await this.markFailed(event.id, error.code, error.message);
+        this.log.warn({ providerEventId: String(event.id), type: event.type, reference: event.reference, code: error.code }, 'provider event refused by its lifecycle');
+      }
+      throw error;
+    }
+  }
+
+  private appliedMark(id: bigint): AppliedMark {
+    const set = () => ({ state: 'applied' as const, lease_until: null, updated_at: this.clock.now().toISOString() });
+    const guard = {
+      table: 'provider_events',
+      match: { id, state: 'received' },
+      set: set(),
+      error: 'INVALID_STATUS_TRANSITION' as const,
+      message: 'The provider event was applied meanwhile.',
+      details: {},
+    };
+    return {
+      guard,
+      inTransaction: async (trx: Transaction<Database>) => {
+        const result = await trx.updateTable('provider_events').set(set()).where('id', '=', id).where('state', '=', 'received').executeTakeFirst();
+        if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message);
+      },
+    };
+  }
+
+  private async markFailed(id: bigint, code: string, message: string): Promise<void> {
+    await this.storage.db
+      .updateTable('provider_events')
+      .set({ state: 'failed', error_code: code, last_error: message.slice(0, providerEventErrorLengthMax), lease_until: null, updated_at: this.clock.now().toISOString() })
+      .where('id', '=', id)
+      .where('state', '=', 'received')
+      .execute();
+  }
+
+  /** An attempt that failed for another reason than a refusal: tried again after a backoff, or given up on. */
+  private async afterFailedAttempt(row: EventRow, error: unknown): Promise<void> {
+    const attempts = Number(row.attempts);
+    if (attempts >= providerEventAttemptsMax) {
+      this.log.error({ err: error, providerEventId: String(row.id), type: row.event_type }, 'provider event could not be applied; left failed for an operator');
+      await this.markFailed(row.id, 'INTERNAL_ERROR', errorText(error));
+      return;
+    }
+    this.log.warn({ err: error, providerEventId: String(row.id), type: row.event_type, attempts }, 'provider event not applied; retrying later');
+    const now = this.clock.now();
+    await this.storage.db
+      .updateTable('provider_events')
+      .set({
+        last_error: errorText(error),
+        lease_until: new Date(now.getTime() + jitteredBackoffMs(attempts, providerEventBackoffBaseMs, providerEventBackoffMaxMs)).toISOString(),
+        updated_at: now.toISOString(),
+      })
+      .where('id', '=', row.id)
+      .where('state', '=', 'received')
+      .execute();
+  }
+}
+
+/** The refusal an event failed with, again (its details are not kept). */
+function storedFailure(row: Pick<ProviderEventsTable, 'error_code' | 'last_error'>): DomainError {
+  const code = row.error_code !== null && row.error_code in errorStatusByCode ? (row.error_code as ErrorCode) : 'INTERNAL_ERROR';
+  return new DomainError(code, row.last_error ?? 'The provider event did not apply.');
+}

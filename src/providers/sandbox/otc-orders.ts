@@ -1,0 +1,68 @@
+import { newId } from '../../ids.js';
+import type { Clock } from '../../clock.js';
+import { DomainError } from '../../errors.js';
+import type { Storage } from '../../storage/database.js';
+import type { OtcOrdersTable } from '../../storage/tables.js';
+import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
+import type { ProviderEventInbox } from '../inbox.js';
+import { sandboxProviderName } from './name.js';
+
+const liquidityRejection = 'Rejected by the liquidity provider (sandbox)';
+
+/** What the simulated liquidity provider needs to know of the OTC module: a caller's order as it is now (404 otherwise). */
+export interface OtcOrderLookup {
+  find(customerId: string, orderId: string): Promise<{ reference: string; status: OtcOrdersTable['status']; record: unknown }>;
+}
+
+/**
+ * The simulated liquidity provider. It reports each step of an order as a provider event, applied at once through the
+ * inbox by the OTC order lifecycle (modules/otc/lifecycle.ts); it moves no money. Steps come from its timer
+ * (`settle_at`, claimed first: the debit SANDBOX_AUTO_SETTLE_MS after the confirmation, the credit as long after the
+ * debit) and POST /sandbox/otc-orders/{id}/settle.
+ */
+export class SandboxOtcOrders {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    private readonly inbox: ProviderEventInbox,
+    private readonly orders: OtcOrderLookup,
+    /** How long a claimed step is this instance's (SETTLEMENT_LEASE_SECONDS). */
+    private readonly settlementLeaseMs: number,
+  ) {}
+
+  /**
+   * `completed` reports whatever steps remain (a step the timer took meanwhile is not reported again); `failed`
+   * reports the failure, which returns the EUR whether or not it was debited.
+   */
+  async settle(customerId: string, orderId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
+    const order = await this.orders.find(customerId, orderId);
+    const report = (type: 'otc_order.debited' | 'otc_order.settled' | 'otc_order.failed', payload: Record<string, unknown> = {}) =>
+      this.inbox.report({ provider: sandboxProviderName, type, reference: order.reference, idempotencyKey: `simulation:${newId()}`, payload });
+    if (outcome === 'failed') return report('otc_order.failed', { reason: liquidityRejection });
+    if (order.status === 'debit_pending') {
+      try {
+        await report('otc_order.debited');
+      } catch (error) {
+        if (!(error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION')) throw error;
+        // The timer took both steps meanwhile.
+        const current = await this.orders.find(customerId, orderId);
+        if (current.status === 'settled') return current.record;
+      }
+    }
+    return report('otc_order.settled');
+  }
+
+  /** The timer: reports the next step of each order whose time has come; returns how many it claimed. */
+  async settleDueOrders(): Promise<number> {
+    const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), this.settlementLeaseMs, ['debit_pending', 'debited']);
+    return forEachClaimed(due, (order) => {
+      const event = { provider: sandboxProviderName, reference: order.id, payload: {} };
+      if (order.status === 'debited') return this.inbox.report({ ...event, type: 'otc_order.settled', idempotencyKey: `timer:${order.id}:settled` });
+      // The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why.
+      return this.inbox.report({ ...event, type: 'otc_order.debited', idempotencyKey: `timer:${order.id}:debited` }).catch((error: unknown) => {
+        if (!(error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE')) throw error;
+        return this.inbox.report({ ...event, type: 'otc_order.failed', idempotencyKey: `timer:${order.id}:returned`, payload: { reason: error.message } });
+      });
+    });
+  }
+}
