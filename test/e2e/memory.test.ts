@@ -6,7 +6,7 @@ import { childEnv, ensureBuilt, freePort, processTestTimeoutMs, spawnServer, wai
 /**
  * The server's memory (docs/operations.md "Memory"): V8's default young generation, sized for a machine's memory, is
  * mostly empty but resident, and held about 64 MB of an idle server's 185 MB and over 100 MB under load. `npm start`
- * bounds it (two semi-spaces of 16 MB), and the heap as a whole.
+ * bounds it (two semi-spaces of 16 MB).
  */
 const semiSpaceMb = 16;
 
