@@ -8,6 +8,14 @@ import { fileURLToPath } from 'node:url';
 export const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
+ * The V8 heap sizes `npm start` gives the server (package.json's start script; docs/operations.md "Memory"), read
+ * from there so that the benchmark and the fault harness measure the server as it runs and cannot drift from it.
+ */
+export const serverHeapFlags = JSON.parse(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8'))
+  .scripts.start.split(/\s+/)
+  .filter((word) => /^--max-(semi|old)-space-size=\d+$/.test(word));
+
+/**
  * The connection string with `search_path` set to one schema, as a libpq `options` parameter: both pg.Pool({
  * connectionString }) in the server and the raw baseline read it, so every unqualified table name (and the
  * migrations) lands in that schema and nothing outside it is touched.

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, startNode, waitForHttp, withSearchPath } from './lib.mjs';
+import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, serverHeapFlags, startNode, waitForHttp, withSearchPath } from './lib.mjs';
 import { seedHistoryPostgres, seedHistorySqlite } from './seed.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
 
@@ -135,7 +135,7 @@ function cli(args) {
 
 async function startRealServer(nodeArgs = []) {
   const port = await freePort();
-  const server = startNode(path.join(checkout, 'dist/server.js'), [], serverEnv(port), 'customer-api server', nodeArgs);
+  const server = startNode(path.join(checkout, 'dist/server.js'), [], serverEnv(port), 'customer-api server', [...serverHeapFlags, ...nodeArgs]);
   await waitForHttp(`http://127.0.0.1:${port}/health`, server);
   return { ...server, port, url: `http://127.0.0.1:${port}` };
 }
