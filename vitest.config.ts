@@ -29,8 +29,8 @@ export default defineConfig({
                 name: 'postgres',
                 include: ['test/api/**/*.test.ts', 'test/storage/**/*.test.ts', 'test/web/**/*.test.ts'],
                 env: { TEST_DB: 'postgres' },
-                // Runs only when this project has tests to run, before any test process starts.
-                ...(postgresUrl ? {} : { globalSetup: ['test/helpers/local-postgres.ts'] }),
+                // Runs only when this project has tests to run, before any test process starts; a no-op with TEST_DATABASE_URL.
+                globalSetup: ['test/helpers/local-postgres.ts'],
               },
             },
           ]),

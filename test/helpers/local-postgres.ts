@@ -2,12 +2,13 @@ import fs from 'node:fs';
 import { PrivatePostgres } from '../../scripts/private-postgres.mjs';
 
 /**
- * The global setup of the postgres project when TEST_DATABASE_URL is unset and PostgreSQL's server binaries are
- * installed (vitest.config.ts): a throwaway cluster (scripts/private-postgres.mjs: initdb into a temp directory, a
+ * The global setup of the postgres project (vitest.config.ts). With TEST_DATABASE_URL set it does nothing: the tests
+ * use that server. Else (the project runs only when PostgreSQL's server binaries are installed) a throwaway cluster (scripts/private-postgres.mjs: initdb into a temp directory, a
  * free loopback port, its socket in that directory, run as the postgres user when the tests run as root), whose
  * database becomes TEST_DATABASE_URL for every test process started after it. Stopped and removed at the end.
  */
-export default async function startThrowawayPostgres(): Promise<() => Promise<void>> {
+export default async function startThrowawayPostgres(): Promise<(() => Promise<void>) | undefined> {
+  if (process.env.TEST_DATABASE_URL) return undefined;
   const startedAt = performance.now();
   const cluster = new PrivatePostgres({ role: 'customer_api' });
   // A run stopped without its teardown (Ctrl-C) leaves no server behind, and its directory goes too.
