@@ -212,6 +212,9 @@ export const providerEventReferenceLengthMax = 255;
 export const providerEventBatchSize = 50;
 export const providerEventLeaseMs = 60_000;
 export const providerEventAttemptsMax = 8;
+/** How long a reported event waits for earlier events of its reference to be applied by whoever wrote them, and how often it looks. */
+export const providerEventEarlierWaitMs = 5000;
+export const providerEventEarlierPollMs = 10;
 export const providerEventBackoffBaseMs = 1000;
 export const providerEventBackoffMaxMs = 10 * 60_000;
 /** An error kept on an event that did not apply is cut to this length. */

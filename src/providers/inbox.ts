@@ -7,6 +7,8 @@ import {
   providerEventBackoffBaseMs,
   providerEventBackoffMaxMs,
   providerEventBatchSize,
+  providerEventEarlierPollMs,
+  providerEventEarlierWaitMs,
   providerEventErrorLengthMax,
   providerEventIdempotencyKeyLengthMax,
   providerEventLeaseMs,
@@ -115,21 +117,31 @@ export class ProviderEventInbox {
       .executeTakeFirstOrThrow();
     if (row.state === 'applied') return undefined;
     if (row.state === 'failed') throw storedFailure(row);
-    const earlier = await this.storage.db
-      .selectFrom('provider_events')
-      .selectAll()
-      .where('provider', '=', row.provider)
-      .where('reference', '=', row.reference)
-      .where('state', '=', 'received')
-      .where('id', '<', row.id)
-      .orderBy('id')
-      .execute();
-    for (const before of earlier) {
-      await this.applyRefusable(before as EventRow).catch((error: unknown) => {
-        if (!(error instanceof DomainError)) throw error;
-      });
-    }
+    await this.afterEarlierEvents(row);
     return this.applyRefusable(row);
+  }
+
+  /**
+   * Waits (bounded) until no event of the same reference received before this one is still unapplied. Whoever wrote an
+   * earlier event is applying it now (another request, another instance, or the worker): applying it here as well
+   * raced that writer, and the loser of the race answered a refusal for an outcome that happened. Past the bound the
+   * event is applied anyway; its lifecycle's guards keep a resource's transitions in order.
+   */
+  private async afterEarlierEvents(row: EventRow): Promise<void> {
+    const deadline = performance.now() + providerEventEarlierWaitMs;
+    for (;;) {
+      const earlier = await this.storage.db
+        .selectFrom('provider_events')
+        .select('id')
+        .where('provider', '=', row.provider)
+        .where('reference', '=', row.reference)
+        .where('state', '=', 'received')
+        .where('id', '<', row.id)
+        .executeTakeFirst();
+      if (!earlier || performance.now() >= deadline) return;
+      // Real time on purpose: this waits for another writer's commit, not for a time of the business clock.
+      await new Promise((resolve) => setTimeout(resolve, providerEventEarlierPollMs));
+    }
   }
 
   /**
