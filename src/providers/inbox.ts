@@ -178,16 +178,30 @@ export class ProviderEventInbox {
   private async applyRefusable(row: EventRow): Promise<unknown> {
     const event = eventOf(row);
     const lifecycle = this.lifecycles.get(resourceOf(event.type));
+    if (!lifecycle) return this.refuse(event, new DomainError('NOT_FOUND', `No lifecycle applies ${event.type} events here.`, { type: event.type }));
     try {
-      if (!lifecycle) throw new DomainError('NOT_FOUND', `No lifecycle applies ${event.type} events here.`, { type: event.type });
       return await lifecycle.apply(event, this.appliedMark(event.id));
     } catch (error) {
-      if (error instanceof DomainError) {
-        await this.markFailed(event.id, error.code, error.message);
-        this.log.warn({ providerEventId: String(event.id), type: event.type, reference: event.reference, code: error.code }, 'provider event refused by its lifecycle');
-      }
-      throw error;
+      if (!(error instanceof DomainError)) throw error;
     }
+    // A refusal may rest on writes that are not durable yet: SQLite's group commit shows a transaction what the other
+    // members of its group wrote (this very event applied by another caller, say), and that group can still fail to
+    // commit (a full disk). Failing the event on such a refusal would lose it. So wait until every write made so far
+    // has committed or rolled back (an empty transaction commits after them), then try once more: only a refusal
+    // that still stands fails the event.
+    await this.storage.transaction(async () => undefined);
+    try {
+      return await lifecycle.apply(event, this.appliedMark(event.id));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      return this.refuse(event, error);
+    }
+  }
+
+  private async refuse(event: ProviderEvent, refusal: DomainError): Promise<never> {
+    await this.markFailed(event.id, refusal.code, refusal.message);
+    this.log.warn({ providerEventId: String(event.id), type: event.type, reference: event.reference, code: refusal.code }, 'provider event refused by its lifecycle');
+    throw refusal;
   }
 
   private appliedMark(id: bigint): AppliedMark {
