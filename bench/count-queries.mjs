@@ -88,7 +88,7 @@ const app = await buildApp(config, { storage });
 try {
   // Same seeding as the benchmark, through the same services and endpoints.
   const customer = await new CustomerService(storage, systemClock).create('Bench count');
-  const { key } = await new ApiKeyService(storage, systemClock, config.apiEnvironment).create({ customerId: customer.id });
+  const { key } = await new ApiKeyService(storage, systemClock, config.apiEnvironment, app.caches).create({ customerId: customer.id });
   const call = async (method, url, body, headers = {}) => {
     const response = await app.inject({ method, url, headers: { 'x-api-key': key, ...headers }, ...(body ? { payload: body } : {}) });
     if (response.statusCode >= 300) throw new Error(`${method} ${url} → ${response.statusCode} ${response.body}`);
