@@ -4,10 +4,12 @@ import { DomainError, notFound, validationError } from '../errors.js';
 import type { EventType } from '../events/catalog.js';
 import { appendEvent } from '../events/outbox.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../providers/events.js';
+import { SandboxStatuses } from '../providers/sandbox/statuses.js';
 import type { Storage } from '../storage/database.js';
 import type { Database } from '../storage/tables.js';
 import { statusChangeAttemptsMax } from '../config/limits.js';
 import { findCustomerById } from './customers/index.js';
+import type { ModuleContext } from './module-context.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -76,13 +78,10 @@ interface ProviderOwnedRow {
 }
 
 /** What the status lifecycle of one resource needs to know about it. */
-export interface ProviderStatusSpec<Row extends ProviderOwnedRow, Presented> {
-  /** For messages: "fiat account". */
-  name: string;
+interface ProviderStatusSpec<Row extends ProviderOwnedRow, Presented> {
   statuses: readonly string[];
   /** Statuses that are final: nothing moves out of them. */
   final: readonly string[];
-  event: EventType;
   find(db: Db, customerId: string, id: string): Promise<Row | undefined>;
   findByReference(db: Db, reference: string): Promise<Row | undefined>;
   referenceOf(row: Row): string;
@@ -92,51 +91,76 @@ export interface ProviderStatusSpec<Row extends ProviderOwnedRow, Presented> {
   changed(customerId: string, id: string): void;
 }
 
+/** What the plugin of a module whose statuses only its provider changes takes: its services and, in the sandbox, the simulated bank's status changes. */
+export type WithProviderStatuses<Services, Presented> = Services & { readonly sandbox: SandboxStatuses<Presented> | undefined };
+
+/** The resources whose status only their provider changes. */
+type ProviderStatusResource = 'fiat_account' | 'virtual_account' | 'payee';
+
+/**
+ * A resource's status lifecycle, registered with the provider events inbox, and in the sandbox the simulated bank
+ * that reports its status changes (POST /sandbox/<resources>/{id}/status); undefined elsewhere.
+ */
+export function providerStatuses<Row extends ProviderOwnedRow, Presented>(
+  context: ModuleContext,
+  resource: ProviderStatusResource,
+  spec: ProviderStatusSpec<Row, Presented>,
+): SandboxStatuses<Presented> | undefined {
+  const lifecycle = new ProviderStatusLifecycle(resource, context.storage, context.clock, spec);
+  context.providerEvents.register(lifecycle);
+  return context.config.apiEnvironment === 'sandbox' ? new SandboxStatuses<Presented>(context.providerEvents, `${resource}.status_changed`, lifecycle) : undefined;
+}
+
 /**
  * The lifecycle of a status only the provider changes (accounts, virtual accounts, payees; docs/payments.md "Account
  * and payee status"): the provider event `<resource>.status_changed` with payload `{ status }` sets it, with
  * `<resource>.status_updated`, unless it is final (422 INVALID_STATUS_TRANSITION).
  */
-export class ProviderStatusLifecycle<Resource extends 'fiat_account' | 'virtual_account' | 'payee', Row extends ProviderOwnedRow, Presented>
-  implements Lifecycle<Resource>
-{
+class ProviderStatusLifecycle<Resource extends ProviderStatusResource, Row extends ProviderOwnedRow, Presented> implements Lifecycle<Resource> {
+  /** For messages: "fiat account". */
+  private readonly name: string;
+  private readonly event: EventType;
+
   constructor(
     readonly resource: Resource,
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly spec: ProviderStatusSpec<Row, Presented>,
-  ) {}
+  ) {
+    this.name = resource.replaceAll('_', ' ');
+    this.event = `${resource}.status_updated`;
+  }
 
   /** The provider's reference of the caller's resource (404 for anyone else's). */
   async referenceOf(customerId: string, id: string): Promise<string> {
     const row = await this.spec.find(this.storage.db, customerId, id.toLowerCase());
-    if (!row) throw notFound(this.spec.name);
+    if (!row) throw notFound(this.name);
     return this.spec.referenceOf(row);
   }
 
   async apply(event: ProviderEvent, applied: AppliedMark): Promise<Presented> {
     const { spec } = this;
     const found = await spec.findByReference(this.storage.db, event.reference);
-    if (!found) throw notFound(spec.name);
+    if (!found) throw notFound(this.name);
     const status = typeof event.payload.status === 'string' ? event.payload.status.toLowerCase() : undefined;
     if (status === undefined || !spec.statuses.includes(status)) {
       throw validationError([{ location: 'body', path: '/payload/status', reason: `must be one of ${spec.statuses.join(', ')}` }], 'The provider event is not valid.');
     }
     const customerId = found.customer_id;
     const owner = await findCustomerById(this.storage.db, customerId);
-    if (!owner) throw notFound(spec.name);
+    if (!owner) throw notFound(this.name);
     const record = await changeStatus(
       this.storage,
       this.clock,
       customerId,
       status,
       {
-        resource: spec.name,
+        resource: this.name,
         find: (db) => spec.find(db, customerId, found.id),
         transition: (trx, from, changes) => spec.transition(trx, customerId, found.id, from, changes),
         present: (row) => spec.present(row, owner.fr_owner_business_id),
         final: spec.final,
-        event: spec.event,
+        event: this.event,
       },
       applied,
     );

@@ -1,24 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModuleContext } from '../module-context.js';
+import type { WithProviderStatuses } from '../status-change.js';
 import { payeeRoutes, sandboxPayeeRoutes } from './routes.js';
-import { SandboxStatuses } from '../../providers/sandbox/statuses.js';
-import { payeeStatusLifecycle } from './lifecycle.js';
+import { payeeStatuses } from './lifecycle.js';
 import type { PayeeRecord } from './schemas.js';
 import { PayeeService } from './service.js';
 
-export interface PayeeServices {
-  payees: PayeeService;
-  /** The simulated bank's status changes: the sandbox only. */
-  sandbox: SandboxStatuses<PayeeRecord> | undefined;
-}
+export type PayeeServices = WithProviderStatuses<{ payees: PayeeService }, PayeeRecord>;
 
 /** The payee service and its status lifecycle (applying the bank's status changes), and in the sandbox the simulated bank's. */
 export function payeeServices(context: ModuleContext): PayeeServices {
-  const payees = new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers);
-  const lifecycle = payeeStatusLifecycle(context.storage, context.clock, context.caches);
-  context.providerEvents.register(lifecycle);
-  const sandbox = context.config.apiEnvironment === 'sandbox' ? new SandboxStatuses<PayeeRecord>(context.providerEvents, 'payee.status_changed', lifecycle) : undefined;
-  return { payees, sandbox };
+  return { payees: new PayeeService(context.storage, context.provisioning, context.clock, context.endUsers), sandbox: payeeStatuses(context) };
 }
 
 /**
