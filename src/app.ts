@@ -48,6 +48,7 @@ import { recordDeploymentSetting } from './storage/deployment-settings.js';
 import { defaultFileStore, type FileStore } from './storage/files.js';
 import { StorageFaultState } from './storage/fault-state.js';
 import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
+import type { MasterKeys } from './config/master-keys.js';
 import { PollingWorker } from './workers/polling-worker.js';
 import { startupPhaseDone } from './startup-phases.js';
 import { CustomerService } from './modules/customers/index.js';
@@ -104,14 +105,59 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const clock = deps.clock ?? systemClock;
   const providers = deps.providers ?? configuredProviders(config, clock);
   const { storage } = deps;
+  const masterKeys = await prepareStorage(config, storage, clock);
+  const app = createServer(config, deps.logStream);
+  const storageFaults = await installEdge(app, config, storage, clock);
+  // Every read cache of the app keeps time by the injected clock, so tests expire entries by advancing it.
+  const caches = new ReadCaches(clock);
+  app.decorate('caches', caches);
+  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, caches);
+  const serverSecrets = await openServerSecrets(app, storage, masterKeys, clock);
+  const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
+  startupPhaseDone('secrets');
+  await installAccessChecks(app, config, { storage, storageFaults, clock, apiKeys, csrfTokens, observeResponse: deps.observeResponse });
+  const files = deps.files ?? defaultFileStore(storage, config.dataDir);
+  const base: Foundation = { app, config, storage, clock, providers, caches, files, serverSecrets, storageFaults, workers: [] };
+
+  await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
+  await app.register(csrfTokensPlugin, { csrfTokens });
+  const platform = await platformServices(base);
+  const modules = await moduleServices(platform.context, deps.resolveHost);
+  app.decorate('webhookDeliveries', modules.deliveries);
+  await registerModules(app, platform, modules);
+  await registerDashboard(base, apiKeys, platform, modules);
+  await finishStartup(base, platform.context.providerEvents);
+  return app;
+}
+
+/** What the steps after the edge build on: the server, its storage, its shared state and its background loops. */
+interface Foundation {
+  readonly app: FastifyInstance;
+  readonly config: Config;
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly providers: Providers;
+  readonly caches: ReadCaches;
+  readonly files: FileStore;
+  readonly serverSecrets: ServerSecrets;
+  readonly storageFaults: StorageFaultState;
+  /** Each step adds its workers here; server.ts starts them. */
+  readonly workers: PollingWorker[];
+}
+
+/** The database migrated and the deployment's settings recorded; the master keys the server secrets are wrapped with. */
+async function prepareStorage(config: Config, storage: Storage, clock: Clock): Promise<MasterKeys | undefined> {
   // A master key that is missing (production) or cannot be made refuses start-up before the database changes.
   const masterKeys = masterKeysFor(config, storage.dialect);
   await migrateToLatest(storage);
   // The CLI runs in another process, often without PORT or PUBLIC_URL: the links it prints start with this.
   await recordDeploymentSetting(storage, 'public_url', config.publicUrl, clock);
   startupPhaseDone('migrations');
+  return masterKeys;
+}
 
-  const app = Fastify({
+function createServer(config: Config, logStream: AppDependencies['logStream']): FastifyInstance {
+  return Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: redactedLogPaths, censor: '[redacted]' },
@@ -119,7 +165,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
         // Headers that carry secrets are redacted above; credentials elsewhere in the URL and headers here.
         req: (request) => ({ method: request.method, url: loggedUrl(request.url), remoteAddress: request.ip, headers: loggedHeaders(request.headers) }),
       },
-      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      ...(logStream ? { stream: logStream } : {}),
     },
     genReqId: requestIdFor,
     requestIdHeader: false,
@@ -136,7 +182,13 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     clientErrorHandler,
     forceCloseConnections: 'idle',
   });
+}
 
+/**
+ * What every request meets before its key is looked at: strict JSON bodies, error answers, CORS, the API version,
+ * the request id and security headers, and the refusal while stopping. Returns where storage faults are kept.
+ */
+async function installEdge(app: FastifyInstance, config: Config, storage: Storage, clock: Clock): Promise<StorageFaultState> {
   // Bodies are JSON only; Fastify's default text/plain parser would let other content types through.
   app.removeContentTypeParser('text/plain');
   installStrictJsonParser(app);
@@ -147,7 +199,17 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // A committed write, of a request or a worker, shows the storage works again (a read may have come from a cache, a
   // replay or a preview wrote nothing).
   storage.committed.listen(() => storageFaults.recovered());
-  // CORS first: a preflight is answered before version resolution and authentication, so it carries neither.
+  await installCors(app, config);
+  installApiVersioning(app);
+  installRequestIdHeader(app);
+  installSecurityHeaders(app);
+  // Before the rate limits and the key: a request refused while stopping costs nothing.
+  installShutdownRefusal(app);
+  return storageFaults;
+}
+
+/** CORS first: a preflight is answered before version resolution and authentication, so it carries neither. */
+async function installCors(app: FastifyInstance, config: Config): Promise<void> {
   const corsOptions = {
     origin: config.corsOrigins,
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
@@ -164,22 +226,32 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     // ordinary request, which goes through version resolution (docs/spec.md §9 rule 4: it carries X-API-Version).
     delegator: (request, callback) => callback(null, { ...corsOptions, preflight: isPreflight(request) }),
   });
-  installApiVersioning(app);
-  installRequestIdHeader(app);
-  installSecurityHeaders(app);
-  // Before the rate limits and the key: a request refused while stopping costs nothing.
-  installShutdownRefusal(app);
+}
 
-  // Every read cache of the app keeps time by the injected clock, so tests expire entries by advancing it.
-  const caches = new ReadCaches(clock);
-  app.decorate('caches', caches);
-  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, caches);
+async function openServerSecrets(app: FastifyInstance, storage: Storage, masterKeys: MasterKeys | undefined, clock: Clock): Promise<ServerSecrets> {
   const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
   if (serverSecrets.keys === undefined) {
     app.log.warn('SECRETS_MASTER_KEY is not set: the server secrets are stored unwrapped in the database, so a backup of it forges tokens, decrypts webhook signing secrets and opens hosted onboarding links (docs/operations.md "Server secrets")');
   }
-  const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
-  startupPhaseDone('secrets');
+  return serverSecrets;
+}
+
+/**
+ * Metrics, rate limits, the key and its CSRF token, the OpenAPI document and the upload gate: what a request passes
+ * before its route runs.
+ */
+async function installAccessChecks(
+  app: FastifyInstance,
+  config: Config,
+  { storage, storageFaults, clock, apiKeys, csrfTokens, observeResponse }: {
+    storage: Storage;
+    storageFaults: StorageFaultState;
+    clock: Clock;
+    apiKeys: ApiKeyService;
+    csrfTokens: CsrfTokenService;
+    observeResponse: AppDependencies['observeResponse'];
+  },
+): Promise<void> {
   // Metrics before the rate limits, which report on their Redis there.
   installMetrics(app, storage.groupCommits, storageFaults);
   // Rate limits first: the per-address limit must run before the key is looked at (http/rate-limit.ts).
@@ -193,26 +265,44 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   });
   installAuthentication(app, apiKeys, limitRefusal);
   installCsrfProtection(app, csrfTokens, limitRefusal);
-  const observeResponse = deps.observeResponse;
   if (observeResponse) app.addHook('onResponse', async (request, reply) => observeResponse(request.method, request.routeOptions.url, reply.statusCode));
   await installOpenApi(app);
-
   installUploadGate(app, {
     concurrency: config.uploadConcurrency,
     concurrencyPerCustomer: config.uploadConcurrencyPerCustomer,
     minBytesPerSecond: config.uploadMinBytesPerSecond,
     rateWindowMs: config.uploadRateWindowMs,
   });
-  const files = deps.files ?? defaultFileStore(storage, config.dataDir);
-  const workers: PollingWorker[] = [];
+}
 
-  await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
-  await app.register(csrfTokensPlugin, { csrfTokens });
+/** What the modules are built on (their context), and what the end users' routes and pages take beside it. */
+interface Platform {
+  context: ModuleContext;
+  onboardingLinks: OnboardingLinks;
+  verification: SandboxVerification<EndUserRecord>;
+}
+
+/**
+ * Provisioning at the provider, end users, the Idempotency-Key hook and the provider events inbox (with the end users'
+ * verification lifecycle, the first it applies), each with its workers.
+ */
+async function platformServices(base: Foundation): Promise<Platform> {
+  const { app, config, storage, clock, providers, workers, serverSecrets } = base;
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
-  const endUsers = new EndUserService(storage, provisioning, files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
-  const fiatAccounts = new FiatAccountService(storage, provisioning, clock, endUsers);
+  const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
+  await installIdempotencyKeys(base);
+  // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
+  const providerEvents = new ProviderEventInbox(storage, clock, app.log);
+  workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
+  if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
+  const verification = endUserVerification(base, providerEvents);
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches: base.caches, files: base.files, endUsers, workers, log: app.log, serverSecrets };
+  return { context, onboardingLinks, verification };
+}
+
+async function installIdempotencyKeys({ app, config, storage, clock, serverSecrets, workers }: Foundation): Promise<void> {
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
@@ -222,69 +312,84 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   );
   // Before any route: the routes that declare config.idempotency run under it.
   installIdempotency(app, idempotency);
-  const sandbox = config.apiEnvironment === 'sandbox';
   workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
-  // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
-  const providerEvents = new ProviderEventInbox(storage, clock, app.log);
-  workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
-  if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
+}
+
+/** The end users' verification lifecycle, and the simulated KYC provider that decides in the sandbox. */
+function endUserVerification({ app, config, storage, clock, workers }: Foundation, providerEvents: ProviderEventInbox): SandboxVerification<EndUserRecord> {
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
   const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);
-  if (sandbox) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
-  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches, files, endUsers, workers, log: app.log, serverSecrets };
-  const fiatAccountSimulation = fiatAccountStatuses(context);
+  if (config.apiEnvironment === 'sandbox') workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+  return verification;
+}
+
+type ModuleServices = Awaited<ReturnType<typeof moduleServices>>;
+
+/** Each module's services (and its workers, added to the context's), which its plugin and the dashboard share. */
+async function moduleServices(context: ModuleContext, resolveHost: HostResolver | undefined) {
+  const fiatAccounts = { fiatAccounts: new FiatAccountService(context.storage, context.provisioning, context.clock, context.endUsers), sandbox: fiatAccountStatuses(context) };
   const payees = payeeServices(context);
   const virtualAccounts = virtualAccountServices(context);
   const { documents } = documentServices(context);
   const { deposits } = depositServices(context);
-  const transactions = new TransactionService(storage);
+  const transactions = new TransactionService(context.storage);
   const payments = paymentServices(context);
   const wallets = walletServices(context);
   const otc = otcServices(context);
-  const { webhooks, deliveries } = await webhookServices(context, deps.resolveHost);
-  app.decorate('webhookDeliveries', deliveries);
+  const { webhooks, deliveries } = await webhookServices(context, resolveHost);
+  const events = new EventService(context.storage);
+  return { fiatAccounts, payees, virtualAccounts, documents, deposits, transactions, payments, wallets, otc, webhooks, deliveries, events };
+}
 
-  // Each module's routes in its own encapsulated plugin (docs/modules.md).
-  await app.register(fiatAccountsPlugin, { fiatAccounts, sandbox: fiatAccountSimulation });
-  await app.register(endUsersPlugin, { endUsers, onboardingLinks, sandboxVerification: sandbox ? verification : undefined });
-  await app.register(payeesPlugin, payees);
-  await app.register(virtualAccountsPlugin, virtualAccounts);
-  await app.register(documentsPlugin, { documents });
-  await app.register(depositsPlugin, { deposits });
+/** Each module's routes in its own encapsulated plugin (docs/modules.md); the OpenAPI document lists them in this order. */
+async function registerModules(app: FastifyInstance, { context, onboardingLinks, verification }: Platform, modules: ModuleServices): Promise<void> {
+  const { endUsers, config } = context;
+  await app.register(fiatAccountsPlugin, modules.fiatAccounts);
+  await app.register(endUsersPlugin, { endUsers, onboardingLinks, sandboxVerification: config.apiEnvironment === 'sandbox' ? verification : undefined });
+  await app.register(payeesPlugin, modules.payees);
+  await app.register(virtualAccountsPlugin, modules.virtualAccounts);
+  await app.register(documentsPlugin, { documents: modules.documents });
+  await app.register(depositsPlugin, { deposits: modules.deposits });
   // The fee preview resolves a payment's scheme and payee as the payment does: the payments service previews it.
-  await app.register(feesPlugin, { feePreview: payments.feePreview });
-  await app.register(paymentsPlugin, payments);
-  await app.register(transactionsPlugin, { transactions });
-  await app.register(walletsPlugin, wallets);
-  await app.register(otcPlugin, otc);
-  await app.register(webhooksPlugin, { webhooks });
-  const events = new EventService(storage);
-  await app.register(eventsPlugin, { events });
+  await app.register(feesPlugin, { feePreview: modules.payments.feePreview });
+  await app.register(paymentsPlugin, modules.payments);
+  await app.register(transactionsPlugin, { transactions: modules.transactions });
+  await app.register(walletsPlugin, modules.wallets);
+  await app.register(otcPlugin, modules.otc);
+  await app.register(webhooksPlugin, { webhooks: modules.webhooks });
+  await app.register(eventsPlugin, { events: modules.events });
+}
 
+/** The dashboard and hosted onboarding pages, on the same services as the API (docs/dashboard.md). */
+async function registerDashboard(base: Foundation, apiKeys: ApiKeyService, { context, onboardingLinks, verification }: Platform, modules: ModuleServices): Promise<void> {
+  const { app, config, storage, clock } = base;
   const dashboardUsers = new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs });
-  workers.push(new PollingWorker('dashboard-session-reaper', () => dashboardUsers.deleteExpired(dashboardReaperBatchSize), dashboardReaperIntervalMs, app.log));
+  base.workers.push(new PollingWorker('dashboard-session-reaper', () => dashboardUsers.deleteExpired(dashboardReaperBatchSize), dashboardReaperIntervalMs, app.log));
   await registerWebPages(app, {
     config,
     clock,
     customers: new CustomerService(storage, clock),
-    formTokens: new FormTokens(await serverSecrets.get('dashboard-forms')),
+    formTokens: new FormTokens(await base.serverSecrets.get('dashboard-forms')),
     users: dashboardUsers,
     apiKeys,
-    endUsers,
+    endUsers: context.endUsers,
     onboardingLinks,
     verification,
-    documents,
-    fiatAccounts,
-    virtualAccounts: virtualAccounts.virtualAccounts,
-    wallets,
-    payments,
-    transactions,
-    deposits,
-    webhooks,
-    events,
+    documents: modules.documents,
+    fiatAccounts: modules.fiatAccounts.fiatAccounts,
+    virtualAccounts: modules.virtualAccounts.virtualAccounts,
+    wallets: modules.wallets,
+    payments: modules.payments,
+    transactions: modules.transactions,
+    deposits: modules.deposits,
+    webhooks: modules.webhooks,
+    events: modules.events,
   });
+}
 
+/** The workers handed to server.ts, the close order, and the application made ready. */
+async function finishStartup({ app, storage, storageFaults, workers }: Foundation, providerEvents: ProviderEventInbox): Promise<void> {
   for (const worker of workers) worker.reportStorageFaults(storageFaults);
   app.decorate('workers', workers);
   app.decorate('providerEvents', providerEvents);
@@ -293,8 +398,6 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
     await Promise.all(workers.map((worker) => worker.stop()));
     await storage.close();
   });
-
   await app.ready();
   startupPhaseDone('routes');
-  return app;
 }
