@@ -156,6 +156,7 @@ async function prepareStorage(config: Config, storage: Storage, clock: Clock): P
   return masterKeys;
 }
 
+/** The Fastify instance: its logger (secrets redacted), request ids, URL rewriting, body and time limits. */
 function createServer(config: Config, logStream: AppDependencies['logStream']): FastifyInstance {
   return Fastify({
     logger: {
@@ -228,6 +229,7 @@ async function installCors(app: FastifyInstance, config: Config): Promise<void> 
   });
 }
 
+/** The deployment's secrets, unwrapped with the master keys; without any, a warning that they are stored in the clear. */
 async function openServerSecrets(app: FastifyInstance, storage: Storage, masterKeys: MasterKeys | undefined, clock: Clock): Promise<ServerSecrets> {
   const serverSecrets = await ServerSecrets.open(storage, masterKeys, clock);
   if (serverSecrets.keys === undefined) {
@@ -302,6 +304,7 @@ async function platformServices(base: Foundation): Promise<Platform> {
   return { context, onboardingLinks, verification };
 }
 
+/** The Idempotency-Key hook (docs/idempotency.md) and the reaper of expired keys. */
 async function installIdempotencyKeys({ app, config, storage, clock, serverSecrets, workers }: Foundation): Promise<void> {
   const idempotency = new IdempotencyKeys(
     storage,

@@ -91,7 +91,10 @@ interface ProviderStatusSpec<Row extends ProviderOwnedRow, Presented> {
   changed(customerId: string, id: string): void;
 }
 
-/** What the plugin of a module whose statuses only its provider changes takes: its services and, in the sandbox, the simulated bank's status changes. */
+/**
+ * What the plugin of a module whose statuses only its provider changes takes: its services and, in the sandbox, the
+ * simulated bank's status changes.
+ */
 export type WithProviderStatuses<Services, Presented> = Services & { readonly sandbox: SandboxStatuses<Presented> | undefined };
 
 /** The resources whose status only their provider changes. */
