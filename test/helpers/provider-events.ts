@@ -11,13 +11,13 @@ export interface ProviderEventsSetup {
   from: { id: string };
   to: { id: string };
   /** One pass of the named worker. */
-  runWorker(name: string): Promise<number>;
+  runWorker: (name: string) => Promise<number>;
   /** One pass of the worker `provider-events`. */
-  applyDue(): Promise<number>;
+  applyDue: () => Promise<number>;
   /** GET /payments/{id}, as alice. */
-  paymentOf(id: string): Promise<Record<string, unknown>>;
+  paymentOf: (id: string) => Promise<Record<string, unknown>>;
   /** A pending payment of `amount` EUR from `from` to `to`. */
-  newPayment(reference: string, amount?: number): ReturnType<typeof pay>;
+  newPayment: (reference: string, amount?: number) => ReturnType<typeof pay>;
 }
 
 /**
@@ -29,7 +29,7 @@ export function providerEventsSetup(env: () => Record<string, string>): Provider
   const setup = {
     runWorker: (name: string) => setup.t.app.workers.find((worker) => worker.name === name)!.runOnce(),
     applyDue: () => setup.runWorker('provider-events'),
-    paymentOf: async (id: string) => (await setup.t.request({ url: `/payments/${id}`, key: setup.alice.key })).json().data,
+    paymentOf: async (id: string) => (await setup.t.request({ url: `/payments/${id}`, key: setup.alice.key })).json<{ data: Record<string, unknown> }>().data,
     newPayment: (reference: string, amount = 10) => pay(setup.t, setup.alice, { fromAccountId: setup.from.id, toAccountId: setup.to.id, amount, currency: 'EUR', reference }),
   } as ProviderEventsSetup;
 
