@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { providerEventLeaseMs } from '../../src/config/limits.js';
 import type { ReportedProviderEvent } from '../../src/providers/events.js';
 import type { Storage } from '../../src/storage/database.js';
 import { settleRequest } from '../helpers/money.js';
 import { providerEventsSetup } from '../helpers/provider-events.js';
-import type { TestApp, TestCustomer } from '../helpers/test-app.js';
+import { testDialect, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
  * An outcome reported and applied at once (`inbox.report`, docs/providers.md "Reporting outcomes"): its event is the
- * reporter's while the reporter applies it.
+ * reporter's while the reporter applies it, and an event is failed only for a refusal that stands once every earlier
+ * write has committed.
  */
 describe('provider events reported and applied at once', () => {
   const setup = providerEventsSetup(() => ({ SANDBOX_AUTO_SETTLE_MS: 'off' }));
@@ -121,5 +123,38 @@ describe('provider events reported and applied at once', () => {
     expect(answers.filter((answer) => answer === undefined)).toHaveLength(1);
     expect(answers.find((answer) => answer !== undefined)).toMatchObject({ id: payment.id, status: 'completed' });
     expect((await eventsOf(payment.frPaymentId)).map((row) => [row.state, row.error_code])).toEqual([['applied', null]]);
+  });
+
+  describe.skipIf(testDialect !== 'sqlite')('on SQLite, whose group commit shows a transaction the uncommitted writes of its group', () => {
+    beforeAll(async () => {
+      // A foreign key checked only at COMMIT: a transaction that breaks it makes its whole group's COMMIT fail, then
+      // fails again when it is run alone (the fault injection of test/storage/group-commit.test.ts).
+      await sql`create table fault_parents (id text primary key)`.execute(t.storage.db);
+      await sql`create table fault_children (parent_id text not null references fault_parents(id) deferrable initially deferred)`.execute(t.storage.db);
+    });
+
+    it('fails an event for a refusal only if the refusal still stands once the writes it saw have committed', async () => {
+      const payment = await newPayment('Refusal on a rolled-back write');
+      await t.app.providerEvents.record(completion(payment.frPaymentId));
+      const [received] = await eventsOf(payment.frPaymentId);
+      // Another caller applies the same event in the group the worker's transaction joins; that group's COMMIT then
+      // fails, and the other caller's work with it. The worker saw the event applied and was refused.
+      let otherApplier: Promise<unknown> | undefined;
+      const undo = whenApplying(payment.frPaymentId, async (transaction) => {
+        otherApplier = transaction(async (trx) => {
+          await trx.updateTable('provider_events').set({ state: 'applied', lease_until: null }).where('id', '=', received!.id).execute();
+          await sql`insert into fault_children (parent_id) values (${randomUUID()})`.execute(trx);
+        });
+        otherApplier.catch(() => undefined);
+      });
+      try {
+        expect(await applyDue()).toBe(1);
+      } finally {
+        undo();
+      }
+      await expect(otherApplier).rejects.toThrow(/FOREIGN KEY/i);
+      expect((await eventsOf(payment.frPaymentId)).map((row) => [row.state, row.error_code])).toEqual([['applied', null]]);
+      expect((await paymentOf(payment.id)).status).toBe('completed');
+    });
   });
 });
