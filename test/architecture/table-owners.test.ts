@@ -7,7 +7,8 @@ import { tableOwners, type TableOwner } from '../../src/modules/table-owners.js'
 /**
  * One module owns each table (docs/modules.md "Who owns which table"): no module's source names another module's
  * table in a query — Kysely's `selectFrom`, `insertInto`, `updateTable`, `deleteFrom`, `replaceInto`, `mergeInto`,
- * its joins, or raw SQL in a `sql` template — except a JOIN the owner map (src/modules/table-owners.ts) lists.
+ * its joins, raw SQL in a `sql` template or `sql.table`, or the workers' claim (`claimDue…`, workers/claim.ts) —
+ * except a JOIN the owner map (src/modules/table-owners.ts) lists.
  */
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -49,11 +50,24 @@ function tableUses(file: string, source: string, owners: Readonly<Record<string,
   const visit = (node: ts.Node): void => {
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const method = node.expression.name.text;
-      const how = statements.has(method) ? 'statement' : joins.has(method) ? 'join' : undefined;
+      const rawTable = method === 'table' && node.expression.expression.getText(sourceFile) === 'sql';
+      const how = statements.has(method) || rawTable ? 'statement' : joins.has(method) ? 'join' : undefined;
       const first = node.arguments[0];
       if (how && first) {
         const named = ts.isArrayLiteralExpression(first) ? first.elements : [first];
         for (const element of named) if (ts.isStringLiteralLike(element)) add(element, element.text, how);
+      }
+    }
+    // The claim every worker shares takes its table as an argument or as the `table` option.
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text.startsWith('claimDue')) {
+      for (const argument of node.arguments) {
+        if (ts.isStringLiteralLike(argument)) add(argument, argument.text, 'statement');
+        if (!ts.isObjectLiteralExpression(argument)) continue;
+        for (const property of argument.properties) {
+          if (ts.isPropertyAssignment(property) && property.name.getText(sourceFile) === 'table' && ts.isStringLiteralLike(property.initializer)) {
+            add(property.initializer, property.initializer.text, 'statement');
+          }
+        }
       }
     }
     if (ts.isTaggedTemplateExpression(node) && node.tag.getText(sourceFile).startsWith('sql')) {
@@ -110,7 +124,7 @@ describe('table ownership', () => {
     customers: { owner: 'src/modules/customers/', joinedBy: ['src/modules/api-keys/'] },
     payments: { owner: 'src/modules/payments/' },
   };
-  const payments = (body: string) => new Map([['src/modules/payments/service.ts', `import { sql } from 'kysely';\n${body}\n`]]);
+  const payments = (body: string) => new Map([['src/modules/payments/service.ts', `import { sql } from 'kysely'; declare const claimDue: any, claimDueSettlements: any;\n${body}\n`]]);
 
   it("passes a module's queries of its own tables", () => {
     const files = payments("export const q = (db: any) => db.selectFrom('payments').innerJoin('payments as p', 'p.id', 'payments.id').selectAll();");
@@ -129,6 +143,9 @@ describe('table ownership', () => {
     ['raw SQL', 'sql`select id from customers where id = ${1} for update`'],
     ['a join in raw SQL', 'sql`select 1 from payments p join customers c on c.id = p.customer_id`'],
     ['raw SQL update', 'sql`update customers set name = ${"x"}`'],
+    ['sql.table', "sql`select * from ${sql.table('customers')}`"],
+    ["the workers' claim", "claimDue(db, { table: 'customers', due: sql`true` })"],
+    ["the workers' claim of settlements", "claimDueSettlements(db, 'customers', new Date(), 1)"],
   ])("fails on another module's table named by %s", (_, query) => {
     const files = payments(`export const q = (db: any) => ${query};`);
     expect(ownershipViolations(files, owners)).toEqual([{ file: 'src/modules/payments/service.ts', line: 2, table: 'customers', owner: 'src/modules/customers/' }]);
