@@ -85,6 +85,12 @@ export async function migrateToLatest(storage: Storage, functions = storage.dial
   return applied;
 }
 
+/** Applies the migrations up to `name` only: the schema an older release left, for a test of the next migration's data. */
+export async function migrateTo(storage: Storage, name: string): Promise<void> {
+  const { error } = await (await migrator(storage)).migrateTo(name);
+  if (error) throw error as Error;
+}
+
 async function applyPendingMigrations(storage: Storage): Promise<string[]> {
   const { error, results } = await (await migrator(storage)).migrateToLatest();
   if (error) {
