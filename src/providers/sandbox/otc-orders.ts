@@ -31,6 +31,13 @@ export class SandboxOtcOrders {
    */
   async settle(customerId: string, orderId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
     const order = await this.orders.find(customerId, orderId);
+    const answer = await this.reportSteps(customerId, orderId, order, outcome);
+    // The order's id is its reference, and its timer's.
+    await this.timers.cancel(order.reference);
+    return answer;
+  }
+
+  private async reportSteps(customerId: string, orderId: string, order: { reference: string; status: string }, outcome: 'completed' | 'failed'): Promise<unknown> {
     const report = (type: 'otc_order.debited' | 'otc_order.settled' | 'otc_order.failed', payload: Record<string, unknown> = {}) =>
       this.inbox.report({ provider: sandboxProviderName, type, reference: order.reference, idempotencyKey: `simulation:${newId()}`, payload });
     if (outcome === 'failed') return report('otc_order.failed', { reason: liquidityRejection });

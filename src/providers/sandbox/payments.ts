@@ -33,7 +33,7 @@ export class SandboxPayments {
   /** The simulation route: the outcome asked for, reported now; the answer is the payment as the lifecycle left it. */
   async settle(customerId: string, paymentId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
     const payment = await this.payments.find(customerId, paymentId);
-    return this.inbox.report({
+    const settled = await this.inbox.report({
       provider: sandboxProviderName,
       type: outcome === 'completed' ? 'payment.completed' : 'payment.failed',
       reference: payment.fr_payment_id,
@@ -41,6 +41,8 @@ export class SandboxPayments {
       idempotencyKey: `simulation:${newId()}`,
       payload: outcome === 'failed' ? { reason: bankRejection } : {},
     });
+    await this.timers.cancel(payment.id);
+    return settled;
   }
 
   /** The timer: reports the outcome of each payment whose time has come; returns how many it claimed. */

@@ -53,6 +53,11 @@ export class SandboxTimers {
     return this.answerAfterMs === undefined ? undefined : new Date(now.getTime() + this.answerAfterMs);
   }
 
+  /** The resource was answered for otherwise (a simulation route): its timer has nothing left to do. */
+  async cancel(id: string): Promise<void> {
+    await this.storage.db.deleteFrom('sandbox_timers').where('id', '=', id).execute();
+  }
+
   /**
    * One pass: fires the due timers of `resource`, oldest first; returns how many it claimed. A resource that moved on
    * meanwhile (INVALID_STATUS_TRANSITION) needs no answer any more. Any other failure does not hold up the rest of

@@ -35,7 +35,9 @@ export class SandboxWalletTransfers {
 
   async settle(customerId: string, transferId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
     const transfer = await this.transfers.find(customerId, transferId);
-    return this.inbox.report(this.outcomeOf(transfer, outcome, networkRejection, `simulation:${newId()}`));
+    const settled = await this.inbox.report(this.outcomeOf(transfer, outcome, networkRejection, `simulation:${newId()}`));
+    await this.timers.cancel(transfer.id);
+    return settled;
   }
 
   /** The timer: reports the outcome of each transfer whose time has come; returns how many it claimed. */
