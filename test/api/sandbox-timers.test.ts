@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
-import { deposit, pay, settle } from '../helpers/money.js';
+import { customerWithMoney, deposit, pay, settle } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
@@ -22,14 +22,8 @@ describe('the sandbox timers', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: String(autoSettleMs), OTC_QUOTE_TTL_SECONDS: '300' } });
-    alice = await t.createCustomer('Alice Ltd');
-    csrf = await t.csrfToken(alice.key);
-    eur = await createFiatAccount(t, alice, { accountName: 'Treasury', currency: 'EUR' });
+    ({ customer: alice, csrf, eur, wallet } = await customerWithMoney(t));
     savings = await createFiatAccount(t, alice, { accountName: 'Savings', currency: 'EUR' });
-    await deposit(t, alice, eur.id, 1000);
-    wallet = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf, body: {} })).json().data.local_id;
-    const funded = await t.request({ method: 'POST', url: `/sandbox/wallets/${wallet}/deposits`, key: alice.key, csrf, body: { asset: 'USDC', network: 'ETH', amount: '10' } });
-    expect(funded.statusCode).toBe(201);
   });
   afterAll(async () => {
     expect((await verifyLedger(t.storage)).problems).toEqual([]);

@@ -3,6 +3,7 @@ import { DomainError } from '../../errors.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
 import type { ProviderEventInbox } from '../inbox.js';
 import { sandboxProviderName } from './name.js';
+import { reportOrReturn } from './returned.js';
 import type { FiredTimer, SandboxTimers } from './timers.js';
 
 const liquidityRejection = 'Rejected by the liquidity provider (sandbox)';
@@ -31,10 +32,8 @@ export class SandboxOtcOrders {
    */
   async settle(customerId: string, orderId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
     const order = await this.orders.find(customerId, orderId);
-    const answer = await this.reportSteps(customerId, orderId, order, outcome);
     // The order's id is its reference, and its timer's.
-    await this.timers.cancel(order.reference);
-    return answer;
+    return this.timers.answered(order.reference, () => this.reportSteps(customerId, orderId, order, outcome));
   }
 
   private async reportSteps(customerId: string, orderId: string, order: { reference: string; status: string }, outcome: 'completed' | 'failed'): Promise<unknown> {
@@ -68,14 +67,8 @@ export class SandboxOtcOrders {
       return undefined;
     }
     if (order.status !== 'debit_pending') return undefined;
-    try {
-      await this.inbox.report({ ...event, type: 'otc_order.debited', idempotencyKey: `timer:${timer.id}:debited` });
-      return this.timers.nextStep();
-    } catch (error) {
-      // The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why.
-      if (!(error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE')) throw error;
-      await this.inbox.report({ ...event, type: 'otc_order.failed', idempotencyKey: `timer:${timer.id}:returned`, payload: { reason: error.message } });
-      return undefined;
-    }
+    // The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why.
+    const debited = { ...event, type: 'otc_order.debited', idempotencyKey: `timer:${timer.id}:debited` } as const;
+    return (await reportOrReturn(this.inbox, debited, timer.id, 'otc_order.failed')) === 'step' ? this.timers.nextStep() : undefined;
   }
 }

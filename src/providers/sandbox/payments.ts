@@ -1,8 +1,8 @@
 import { newId } from '../../ids.js';
-import { DomainError } from '../../errors.js';
 import type { PaymentsTable } from '../../storage/tables.js';
 import type { ProviderEventInbox } from '../inbox.js';
 import { sandboxProviderName } from './name.js';
+import { reportOrReturn } from './returned.js';
 import type { FiredTimer, SandboxTimers } from './timers.js';
 
 /** Sandbox magic (docs/payments.md): a reference starting with "sandbox-fail" makes automatic settlement fail. */
@@ -33,16 +33,16 @@ export class SandboxPayments {
   /** The simulation route: the outcome asked for, reported now; the answer is the payment as the lifecycle left it. */
   async settle(customerId: string, paymentId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
     const payment = await this.payments.find(customerId, paymentId);
-    const settled = await this.inbox.report({
-      provider: sandboxProviderName,
-      type: outcome === 'completed' ? 'payment.completed' : 'payment.failed',
-      reference: payment.fr_payment_id,
-      // Every call is an outcome of its own: a second one is refused by the lifecycle, as a real second report would be.
-      idempotencyKey: `simulation:${newId()}`,
-      payload: outcome === 'failed' ? { reason: bankRejection } : {},
-    });
-    await this.timers.cancel(payment.id);
-    return settled;
+    return this.timers.answered(payment.id, () =>
+      this.inbox.report({
+        provider: sandboxProviderName,
+        type: outcome === 'completed' ? 'payment.completed' : 'payment.failed',
+        reference: payment.fr_payment_id,
+        // Every call is an outcome of its own: a second one is refused by the lifecycle, as a real second report would be.
+        idempotencyKey: `simulation:${newId()}`,
+        payload: outcome === 'failed' ? { reason: bankRejection } : {},
+      }),
+    );
   }
 
   /** The timer: reports the outcome of each payment whose time has come; returns how many it claimed. */
@@ -59,17 +59,14 @@ export class SandboxPayments {
 
   /**
    * The bank does not complete a payment from an account frozen or closed meanwhile, nor into one closed meanwhile:
-   * when the lifecycle refuses the completion (ACCOUNT_NOT_ACTIVE), the bank returns the money, saying why.
-   * The keys are the payment's own, so a pass taken over after a crash reports the same events, not new ones.
+   * it returns the money, saying why (reportOrReturn). The keys are the payment's own, so a pass taken over after a
+   * crash reports the same events, not new ones.
    */
   private async reportOutcome(row: Pick<PaymentsTable, 'id' | 'fr_payment_id' | 'reference'>): Promise<unknown> {
     const event = { provider: sandboxProviderName, reference: row.fr_payment_id };
     if (row.reference.toLowerCase().startsWith(failingReferencePrefix)) {
       return this.inbox.report({ ...event, type: 'payment.failed', idempotencyKey: `timer:${row.id}`, payload: { reason: referenceRejection } });
     }
-    return this.inbox.report({ ...event, type: 'payment.completed', idempotencyKey: `timer:${row.id}`, payload: {} }).catch((error: unknown) => {
-      if (!(error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE')) throw error;
-      return this.inbox.report({ ...event, type: 'payment.failed', idempotencyKey: `timer:${row.id}:returned`, payload: { reason: error.message } });
-    });
+    return reportOrReturn(this.inbox, { ...event, type: 'payment.completed', idempotencyKey: `timer:${row.id}`, payload: {} }, row.id, 'payment.failed');
   }
 }

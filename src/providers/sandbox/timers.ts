@@ -53,9 +53,11 @@ export class SandboxTimers {
     return this.answerAfterMs === undefined ? undefined : new Date(now.getTime() + this.answerAfterMs);
   }
 
-  /** The resource was answered for otherwise (a simulation route): its timer has nothing left to do. */
-  async cancel(id: string): Promise<void> {
+  /** A simulation route's answer for the resource `id`: once it is given, the resource's timer has nothing left to do. */
+  async answered<T>(id: string, answer: () => Promise<T>): Promise<T> {
+    const given = await answer();
     await this.storage.db.deleteFrom('sandbox_timers').where('id', '=', id).execute();
+    return given;
   }
 
   /**

@@ -35,9 +35,7 @@ export class SandboxWalletTransfers {
 
   async settle(customerId: string, transferId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
     const transfer = await this.transfers.find(customerId, transferId);
-    const settled = await this.inbox.report(this.outcomeOf(transfer, outcome, networkRejection, `simulation:${newId()}`));
-    await this.timers.cancel(transfer.id);
-    return settled;
+    return this.timers.answered(transfer.id, () => this.inbox.report(this.outcomeOf(transfer, outcome, networkRejection, `simulation:${newId()}`)));
   }
 
   /** The timer: reports the outcome of each transfer whose time has come; returns how many it claimed. */
