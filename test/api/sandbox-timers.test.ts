@@ -34,7 +34,7 @@ describe('the sandbox timers', () => {
   const timerOf = (id: string) => t.storage.db.selectFrom('sandbox_timers').selectAll().where('id', '=', id).executeTakeFirst();
   const inLater = (ms: number) => new Date(t.clock.now().getTime() + ms).toISOString();
 
-  const payment = async () => (await pay(t, alice, { fromAccountId: eur.id, toAccountId: savings.id, amount: 1, currency: 'EUR', reference: 'Timer' })).id as string;
+  const payment = async () => (await pay(t, alice, { fromAccountId: eur.id, toAccountId: savings.id, amount: 1, currency: 'EUR', reference: 'Timer' })).id;
   const transfer = async () => {
     const body = { asset: 'USDC', network: 'ETH', amount: '1', destination: `0x${randomBytes(20).toString('hex')}` };
     const created = await t.request({ method: 'POST', url: `/wallets/${wallet}/transfers`, key: alice.key, csrf, body });

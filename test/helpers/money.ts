@@ -64,7 +64,7 @@ export async function customerWithMoney(t: TestApp): Promise<{ customer: TestCus
   const csrf = await t.csrfToken(customer.key);
   const eur = await createFiatAccount(t, customer, { accountName: 'Treasury', currency: 'EUR' });
   await deposit(t, customer, eur.id, 1000);
-  const wallet = (await t.request({ method: 'POST', url: '/wallets', key: customer.key, csrf, body: {} })).json().data.local_id as string;
+  const wallet = (await t.request({ method: 'POST', url: '/wallets', key: customer.key, csrf, body: {} })).json<{ data: { local_id: string } }>().data.local_id;
   const funded = await t.request({ method: 'POST', url: `/sandbox/wallets/${wallet}/deposits`, key: customer.key, csrf, body: { asset: 'USDC', network: 'ETH', amount: '10' } });
   expect(funded.statusCode, funded.body).toBe(201);
   return { customer, csrf, eur, wallet };
