@@ -5,7 +5,7 @@ import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from '../wallets/index.js';
 import { otcRoutes, sandboxOtcRoutes } from './routes.js';
 import { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
-import { SandboxTimers } from '../../providers/sandbox/timers.js';
+import { sandboxTimersOf } from '../../providers/sandbox/timers.js';
 import { noRows } from '../../ledger/unit-of-work.js';
 import { OtcOrderLifecycle } from './lifecycle.js';
 import { OtcService } from './service.js';
@@ -22,7 +22,7 @@ export interface OtcServices {
 export function otcServices(context: ModuleContext): OtcServices {
   const { storage, clock, caches, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps };
-  const timers = config.apiEnvironment === 'sandbox' ? new SandboxTimers(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs) : undefined;
+  const timers = sandboxTimersOf(config, storage, clock);
   const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings, timers?.rowsFor('otc_order') ?? noRows);
   const lifecycle = new OtcOrderLifecycle(storage, clock, caches);
   context.providerEvents.register(lifecycle);

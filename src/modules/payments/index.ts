@@ -9,7 +9,7 @@ import { PaymentService } from './service.js';
 import { PaymentSubmissions } from './submission.js';
 import { PaymentLifecycle } from './lifecycle.js';
 import { SandboxPayments } from '../../providers/sandbox/payments.js';
-import { SandboxTimers } from '../../providers/sandbox/timers.js';
+import { sandboxTimersOf } from '../../providers/sandbox/timers.js';
 import { noRows } from '../../ledger/unit-of-work.js';
 
 /** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
@@ -27,7 +27,7 @@ export interface PaymentServices {
 export function paymentServices(context: ModuleContext): PaymentServices {
   const { storage, clock, caches, config } = context;
   const rail = context.providers.payments;
-  const sandboxTimers = config.apiEnvironment === 'sandbox' ? new SandboxTimers(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs) : undefined;
+  const sandboxTimers = sandboxTimersOf(config, storage, clock);
   // With a rail configured, its provider reports outcomes; the sandbox bank's timer would race it.
   const bankTimers = rail ? undefined : sandboxTimers;
   // A configured rail is handed each payment at once; the sandbox bank answers SANDBOX_AUTO_SETTLE_MS after it.

@@ -8,7 +8,7 @@ import { WalletTransferLifecycle } from './lifecycle.js';
 import { WalletSandbox } from './sandbox.js';
 import { WalletService } from './service.js';
 import { WalletTransferService } from './transfers.js';
-import { SandboxTimers } from '../../providers/sandbox/timers.js';
+import { sandboxTimersOf } from '../../providers/sandbox/timers.js';
 import { noRows } from '../../ledger/unit-of-work.js';
 
 /** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
@@ -26,7 +26,7 @@ export function walletServices(context: ModuleContext): WalletServices {
   const { storage, clock, caches, config } = context;
   const ownership = new WalletOwnership(storage, caches);
   const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
-  const timers = config.apiEnvironment === 'sandbox' ? new SandboxTimers(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs) : undefined;
+  const timers = sandboxTimersOf(config, storage, clock);
   const transfers = new WalletTransferService(storage, clock, ownership, timers?.rowsFor('wallet_transfer') ?? noRows);
   const lifecycle = new WalletTransferLifecycle(storage, clock);
   context.providerEvents.register(lifecycle);

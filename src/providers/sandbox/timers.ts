@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
+import type { Config } from '../../config/config.js';
 import { settlementBatchSize } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { NewResourceRows } from '../../ledger/unit-of-work.js';
@@ -17,6 +18,15 @@ export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id'>;
  * order's second step), or nothing when it is done with the resource.
  */
 export type TimerStep = (timer: FiredTimer) => Promise<Date | undefined>;
+
+/** The sandbox's timers in a sandbox deployment (SANDBOX_AUTO_SETTLE_MS, SETTLEMENT_LEASE_SECONDS); none in production. */
+export function sandboxTimersOf(
+  config: Pick<Config, 'apiEnvironment' | 'sandboxAutoSettleMs' | 'settlementLeaseMs'>,
+  storage: Storage,
+  clock: Clock,
+): SandboxTimers | undefined {
+  return config.apiEnvironment === 'sandbox' ? new SandboxTimers(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs) : undefined;
+}
 
 /**
  * The sandbox's schedule (table `sandbox_timers`, which only this adapter reads or writes): when the simulated bank,
