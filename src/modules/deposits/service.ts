@@ -14,7 +14,8 @@ import type { AuthenticatedKey } from '../api-keys/index.js';
 import { historyValuesOf } from '../transactions/index.js';
 import { presentTransaction } from '../transactions/index.js';
 import type { TransactionRecordType } from '../transactions/index.js';
-import { accountPostings, addBalanceEvents, balanceAccountOf, explainedBy, findCustomerAccount, requireCanReceive } from '../accounts/index.js';
+import { addBalanceEvents, findCustomerAccount } from '../account-lookup.js';
+import { accountPostings, balanceAccountOf, explainedBy, requireCanReceive } from '../accounts/index.js';
 
 export interface DepositInput {
   amount: number;
