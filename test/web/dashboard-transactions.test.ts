@@ -363,7 +363,7 @@ describe('dashboard transactions pages in production', () => {
       // Production has no deposit endpoints: the money arrives through the same services, called directly.
       const caller: AuthenticatedKey = { id: 'test-seed', customerId: customer.id, frOwnerBusinessId: customer.frOwnerBusinessId, scopes: ['*'] };
       await new DepositService(t.storage, t.clock, t.app.caches).deposit(caller, account.id, { amount: 100 });
-      await new WalletSandbox(t.storage, t.clock, new WalletOwnership(t.storage, t.app.caches), t.config.settlementLeaseMs).deposit(caller, walletId, { asset: 'USDC', network: 'ETH', amount: '5' });
+      await new WalletSandbox(t.storage, t.clock, new WalletOwnership(t.storage, t.app.caches)).deposit(caller, walletId, { asset: 'USDC', network: 'ETH', amount: '5' });
       const payment = await paymentOf(t, customer, { fromAccountId: account.id, payeeId: (await createPayee(t, customer, 'EUR')).id, amount: 5, currency: 'EUR', reference: 'Live invoice' });
       const sent = await t.request({ method: 'POST', url: `/wallets/${walletId}/transfers`, key: customer.key, csrf: true, body: { asset: 'USDC', network: 'ETH', amount: '1', destination: `0x${'ab'.repeat(20)}` } });
       expect(sent.statusCode, sent.body).toBe(201);

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { KeyedAnswer, MovedRecord } from '../../ledger/unit-of-work.js';
 import type { ProviderEventInbox } from '../../providers/inbox.js';
+import type { SandboxTimers } from '../../providers/sandbox/timers.js';
 import { SandboxWalletTransfers } from '../../providers/sandbox/wallet-transfers.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
@@ -22,13 +23,11 @@ export class WalletSandbox {
     storage: Storage,
     clock: Clock,
     ownership: WalletOwnership,
-    /** How long a claimed settlement is this instance's (SETTLEMENT_LEASE_SECONDS). */
-    settlementLeaseMs: number,
-    /** Where the custodian reports outcomes, and the lifecycle that applies them; without them, deposits only. */
-    reporting?: { inbox: ProviderEventInbox; transfers: WalletTransferLifecycle },
+    /** The custodian's timers, where it reports outcomes, and the lifecycle that applies them; without them, deposits only. */
+    reporting?: { timers: SandboxTimers; inbox: ProviderEventInbox; transfers: WalletTransferLifecycle },
   ) {
     this.deposits = new WalletDeposits(storage, clock, ownership);
-    this.custodian = reporting && new SandboxWalletTransfers(storage, clock, reporting.inbox, reporting.transfers, settlementLeaseMs);
+    this.custodian = reporting && new SandboxWalletTransfers(reporting.timers, reporting.inbox, reporting.transfers);
   }
 
   deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, key?: KeyedAnswer): Promise<MovedRecord<WalletTransferRecord>> {
