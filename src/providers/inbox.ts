@@ -16,6 +16,7 @@ import {
   providerEventReferenceLengthMax,
 } from '../config/limits.js';
 import { DomainError, errorStatusByCode, validationError, type ErrorCode, type FieldError } from '../errors.js';
+import type { KeyedAnswer } from '../ledger/unit-of-work.js';
 import type { Storage } from '../storage/database.js';
 import type { Database, ProviderEventsTable } from '../storage/tables.js';
 import { claimDue } from '../workers/claim.js';
@@ -105,9 +106,10 @@ export class ProviderEventInbox {
   /**
    * Writes the event and applies it now (after any event of its reference received before it), answering what its
    * lifecycle answers: the resource's record. An event refused by its lifecycle is left failed and its error thrown;
-   * one already applied answers undefined; one that failed before throws the error it failed with.
+   * one already applied answers undefined; one that failed before throws the error it failed with. `answer`, the
+   * reporting request's Idempotency-Key, is handed to the lifecycle (AppliedMark.answer).
    */
-  async report(event: ReportedProviderEvent): Promise<unknown> {
+  async report(event: ReportedProviderEvent, answer?: KeyedAnswer): Promise<unknown> {
     await this.record(event);
     const row = await this.storage.db
       .selectFrom('provider_events')
@@ -118,7 +120,7 @@ export class ProviderEventInbox {
     if (row.state === 'applied') return undefined;
     if (row.state === 'failed') throw storedFailure(row);
     await this.afterEarlierEvents(row);
-    return this.applyRefusable(row);
+    return this.applyRefusable(row, answer);
   }
 
   /**
@@ -175,12 +177,12 @@ export class ProviderEventInbox {
   }
 
   /** Applies one received event; a refusal leaves it failed (and is thrown), anything else leaves it received. */
-  private async applyRefusable(row: EventRow): Promise<unknown> {
+  private async applyRefusable(row: EventRow, answer?: KeyedAnswer): Promise<unknown> {
     const event = eventOf(row);
     const lifecycle = this.lifecycles.get(resourceOf(event.type));
     if (!lifecycle) return this.refuse(event, new DomainError('NOT_FOUND', `No lifecycle applies ${event.type} events here.`, { type: event.type }));
     try {
-      return await lifecycle.apply(event, this.appliedMark(event.id));
+      return await lifecycle.apply(event, this.appliedMark(event.id, answer));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
     }
@@ -191,7 +193,7 @@ export class ProviderEventInbox {
     // that still stands fails the event.
     await this.storage.transaction(async () => undefined);
     try {
-      return await lifecycle.apply(event, this.appliedMark(event.id));
+      return await lifecycle.apply(event, this.appliedMark(event.id, answer));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       return this.refuse(event, error);
@@ -204,7 +206,7 @@ export class ProviderEventInbox {
     throw refusal;
   }
 
-  private appliedMark(id: bigint): AppliedMark {
+  private appliedMark(id: bigint, answer: KeyedAnswer | undefined): AppliedMark {
     const set = () => ({ state: 'applied' as const, lease_until: null, updated_at: this.clock.now().toISOString() });
     const guard = {
       table: 'provider_events',
@@ -216,6 +218,7 @@ export class ProviderEventInbox {
     };
     return {
       guard,
+      answer,
       inTransaction: async (trx: Transaction<Database>) => {
         const result = await trx.updateTable('provider_events').set(set()).where('id', '=', id).where('state', '=', 'received').executeTakeFirst();
         if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message);

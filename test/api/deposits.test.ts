@@ -198,6 +198,80 @@ describe('sandbox deposits', () => {
     expect((await send(virtualWriter.key, bobsEur.id)).statusCode).toBe(404);
   });
 
+  describe('as a provider outcome (docs/providers.md): money arriving is a deposit.received event, applied by the deposit lifecycle', () => {
+    const applyDue = () => t.app.workers.find((worker) => worker.name === 'provider-events')!.runOnce();
+    const eventsOf = (reference: string) => t.storage.db.selectFrom('provider_events').selectAll().where('reference', '=', reference).orderBy('id').execute();
+    const linesOf = async (accountId: string) =>
+      (await t.request({ url: `/transactions?account_id=${accountId}&limit=100`, key: alice.key })).json().data as Array<Record<string, unknown>>;
+    let counter = 0;
+    const arrival = (payload: Record<string, unknown>) => {
+      counter += 1;
+      return { provider: 'test-bank', type: 'deposit.received' as const, reference: `in_${counter}_${Date.now()}`, idempotencyKey: `evt_${counter}_${Date.now()}`, payload };
+    };
+
+    it('reports a sandbox deposit as the simulated bank\'s event, applied with the money: its reference is the line\'s fr_transaction_id', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Reported', currency: 'EUR' });
+      const record = await deposit(t, alice, account.id, 12.34, { reference: 'Top-up', counterpartyName: 'Ada Lovelace' });
+      const [event, ...others] = await eventsOf(record.fr_transaction_id as string);
+      expect(others).toEqual([]);
+      expect(event).toMatchObject({ provider: 'sandbox', event_type: 'deposit.received', state: 'applied', error_code: null });
+      expect(JSON.parse(event!.payload)).toEqual({ account: account.fr_account_id, amount: '12.34', currency: 'EUR', reference: 'Top-up', counterpartyName: 'Ada Lovelace' });
+      expect(record.description).toBe('Deposit (sandbox)');
+    });
+
+    it('credits the account its bank names once, however often the event is written, through the worker', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Bank-fed', currency: 'EUR' });
+      const event = arrival({ account: account.fr_account_id, amount: '250.10', currency: 'EUR', reference: 'Invoice 9', counterpartyName: 'Grace Hopper' });
+      await t.app.providerEvents.record(event);
+      await t.app.providerEvents.record(event);
+      expect(await applyDue()).toBe(1);
+      expect(await applyDue()).toBe(0);
+      expect(await fiatBalance(t, alice, account.id)).toBe(250.1);
+      const [line, ...others] = await linesOf(account.id);
+      expect(others).toEqual([]);
+      expect(line).toMatchObject({
+        fr_transaction_id: event.reference,
+        transaction_type: 'deposit',
+        direction: 'incoming',
+        status: 'completed',
+        amount: 250.1,
+        reference: 'Invoice 9',
+        counterparty_name: 'Grace Hopper',
+        description: 'Deposit (test-bank)',
+      });
+      expect((await eventsOf(event.reference)).map((row) => row.state)).toEqual(['applied']);
+      const balanceEvents = (await outboxEvents(t, alice.id)).filter((outbox) => outbox.type === 'fiat_account.balance_updated' && outbox.data.id === account.id);
+      expect(balanceEvents).toHaveLength(1);
+    });
+
+    it('credits a virtual account and its master when its bank names the virtual account', async () => {
+      const master = await createFiatAccount(t, alice, { accountName: 'Bank master', currency: 'EUR' });
+      const virtual = await createVirtualAccount(t, alice, master.id);
+      await t.app.providerEvents.record(arrival({ account: virtual.fr_virtual_account_id, amount: '40', currency: 'EUR' }));
+      expect(await applyDue()).toBe(1);
+      expect(await virtualBalance(t, alice, virtual.id)).toBe(40);
+      expect(await fiatBalance(t, alice, master.id)).toBe(40);
+    });
+
+    it('refuses money for a closed account, an unknown account, another currency or a bad amount: the event is left failed and nothing moves', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Closing', currency: 'EUR' });
+      const closed = await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${account.id}/status`, key: alice.key, csrf: true, body: { status: 'closed' } });
+      expect(closed.statusCode, closed.body).toBe(200);
+      const before = await moneySnapshot(t, alice.id);
+      const refused = [
+        [arrival({ account: account.fr_account_id, amount: '10', currency: 'EUR' }), 'ACCOUNT_NOT_ACTIVE'],
+        [arrival({ account: 'facc_unknown', amount: '10', currency: 'EUR' }), 'NOT_FOUND'],
+        [arrival({ account: eur.fr_account_id, amount: '10', currency: 'USD' }), 'VALIDATION_ERROR'],
+        [arrival({ account: eur.fr_account_id, amount: '10.001', currency: 'EUR' }), 'VALIDATION_ERROR'],
+        [arrival({ account: eur.fr_account_id, amount: '0', currency: 'EUR' }), 'VALIDATION_ERROR'],
+      ] as const;
+      for (const [event] of refused) await t.app.providerEvents.record(event);
+      expect(await applyDue()).toBe(refused.length);
+      for (const [event, code] of refused) expect(await eventsOf(event.reference), code).toMatchObject([{ state: 'failed', error_code: code }]);
+      expect(await moneySnapshot(t, alice.id)).toEqual(before);
+    });
+  });
+
   it('leaves a ledger that verifies', async () => {
     const report = await verifyLedger(t.storage);
     expect(report.problems).toEqual([]);

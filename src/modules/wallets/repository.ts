@@ -89,6 +89,11 @@ export async function findReceiveAddress(db: Db, customerId: string, walletId: s
     .executeTakeFirst();
 }
 
+/** The address a custodian names in a deposit it reports, for that asset and network, whoever's it is. */
+export async function findAddressOfDeposit(db: Db, address: string, asset: string, network: string): Promise<WalletAddressRow | undefined> {
+  return db.selectFrom('wallet_addresses').selectAll().where('address', '=', address).where('asset', '=', asset).where('network', '=', network).executeTakeFirst();
+}
+
 export async function findWalletTransfer(db: Db, customerId: string, id: string): Promise<WalletTransferRow | undefined> {
   return db.selectFrom('wallet_transfers').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }
