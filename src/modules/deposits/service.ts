@@ -54,11 +54,9 @@ export class DepositService {
       throw error;
     }
     // The bank names the account by its own id of it.
-    const reference = 'fr_account_id' in account.record ? account.record.fr_account_id : account.record.fr_virtual_account_id;
-    const moved = await this.bank.bankTransfer(
-      { account: reference, amount: formatDecimal(amountMinor, account.currency), currency: account.currency, reference: input.reference, counterpartyName: input.counterpartyName },
-      key,
-    );
+    const frAccountId = 'fr_account_id' in account.record ? account.record.fr_account_id : account.record.fr_virtual_account_id;
+    const amount = formatDecimal(amountMinor, account.currency);
+    const moved = await this.bank.bankTransfer({ account: frAccountId, amount, currency: account.currency, reference: input.reference, counterpartyName: input.counterpartyName }, key);
     return moved as MovedRecord<TransactionRecordType>;
   }
 }
