@@ -210,9 +210,10 @@ export const providerEventPayloadBytesMax = 16 * 1024;
 export const providerEventIdempotencyKeyLengthMax = 255;
 export const providerEventReferenceLengthMax = 255;
 export const providerEventBatchSize = 50;
+/** How long a claimed event, or a reported one, is its holder's: past it, the worker takes it (its holder died). */
 export const providerEventLeaseMs = 60_000;
 export const providerEventAttemptsMax = 8;
-/** How long a reported event waits for earlier events of its reference to be applied by whoever wrote them, and how often it looks. */
+/** How long a reported event waits for earlier events of its reference, and for whoever holds it already, to be applied; and how often it looks. */
 export const providerEventEarlierWaitMs = 5000;
 export const providerEventEarlierPollMs = 10;
 export const providerEventBackoffBaseMs = 1000;

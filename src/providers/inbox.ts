@@ -61,7 +61,8 @@ function refusalsOf(event: ReportedProviderEvent, payloadText: string): FieldErr
  * another reason (the database away) is tried again after a backoff, at most providerEventAttemptsMax times.
  *
  * `report` writes an event and applies it at once, through the same path: how the sandbox's simulation routes and
- * its timer answer as they always did.
+ * its timer answer as they always did. Such an event is leased to its reporter from the start, so the worker applies
+ * only what no one else is applying.
  */
 export class ProviderEventInbox {
   private readonly lifecycles = new Map<string, Lifecycle>();
@@ -78,13 +79,50 @@ export class ProviderEventInbox {
     this.lifecycles.set(lifecycle.resource, lifecycle);
   }
 
-  /** Writes the event as received; an event whose key the provider already used is not written again. */
+  /**
+   * Writes the event as received, for the worker to apply; an event whose key the provider already used is not written
+   * again.
+   */
   async record(event: ReportedProviderEvent): Promise<void> {
+    await this.write(event, null);
+  }
+
+  /**
+   * Writes the event and applies it now (after any event of its reference received before it), answering what its
+   * lifecycle answers: the resource's record. An event refused by its lifecycle is left failed and its error thrown;
+   * one already applied answers undefined; one that failed before throws the error it failed with. `answer`, the
+   * reporting request's Idempotency-Key, is handed to the lifecycle (AppliedMark.answer).
+   *
+   * The event is written leased to this call, so the worker leaves it alone while it is applied here and takes it
+   * only if this call dies (its lease runs out) or gives it back (a failure that is no refusal). An event its key
+   * names already is applied here only once its lease is free; while another caller holds it, this one waits for
+   * its outcome.
+   */
+  async report(event: ReportedProviderEvent, answer?: KeyedAnswer): Promise<unknown> {
+    const deadline = performance.now() + providerEventEarlierWaitMs;
+    const row = (await this.write(event, this.leaseUntil())) ?? (await this.takeOver(event, deadline));
+    if (row.state === 'applied') return undefined;
+    if (row.state === 'failed') throw storedFailure(row);
+    try {
+      await this.afterEarlierEvents(row, deadline);
+      return await this.applyRefusable(row, answer);
+    } catch (error) {
+      if (!(error instanceof DomainError)) await this.release(row.id);
+      throw error;
+    }
+  }
+
+  private leaseUntil(): string {
+    return new Date(this.clock.now().getTime() + providerEventLeaseMs).toISOString();
+  }
+
+  /** Writes the event, leased until `leaseUntil` (null: to no one); answers its row, or undefined if its key was used. */
+  private async write(event: ReportedProviderEvent, leaseUntil: string | null): Promise<EventRow | undefined> {
     const payload = JSON.stringify(event.payload);
     const refusals = refusalsOf(event, payload);
     if (refusals.length > 0) throw validationError(refusals, 'The provider event is not valid.');
     const now = this.clock.now().toISOString();
-    await this.storage.db
+    return this.storage.db
       .insertInto('provider_events')
       .values({
         provider: event.provider,
@@ -95,32 +133,54 @@ export class ProviderEventInbox {
         state: 'received',
         error_code: null,
         last_error: null,
-        lease_until: null,
+        lease_until: leaseUntil,
         received_at: now,
         updated_at: now,
       })
       .onConflict((conflict) => conflict.columns(['provider', 'idempotency_key']).doNothing())
-      .execute();
+      .returningAll()
+      .executeTakeFirst();
   }
 
   /**
-   * Writes the event and applies it now (after any event of its reference received before it), answering what its
-   * lifecycle answers: the resource's record. An event refused by its lifecycle is left failed and its error thrown;
-   * one already applied answers undefined; one that failed before throws the error it failed with. `answer`, the
-   * reporting request's Idempotency-Key, is handed to the lifecycle (AppliedMark.answer).
+   * The event its key names, written before: leased to this call when it is still received and no one else holds it
+   * (its writer gave it back or died, or it came from a webhook and the worker has not claimed it yet). While another
+   * caller holds it, waits (bounded, like afterEarlierEvents) for its outcome; past the bound it is applied here
+   * anyway, its applied mark keeping it to once.
    */
-  async report(event: ReportedProviderEvent, answer?: KeyedAnswer): Promise<unknown> {
-    await this.record(event);
-    const row = await this.storage.db
-      .selectFrom('provider_events')
-      .selectAll()
-      .where('provider', '=', event.provider)
-      .where('idempotency_key', '=', event.idempotencyKey)
-      .executeTakeFirstOrThrow();
-    if (row.state === 'applied') return undefined;
-    if (row.state === 'failed') throw storedFailure(row);
-    await this.afterEarlierEvents(row);
-    return this.applyRefusable(row, answer);
+  private async takeOver(event: ReportedProviderEvent, deadline: number): Promise<EventRow> {
+    for (;;) {
+      const now = this.clock.now().toISOString();
+      const taken = await this.storage.db
+        .updateTable('provider_events')
+        .set({ lease_until: this.leaseUntil(), updated_at: now })
+        .where('provider', '=', event.provider)
+        .where('idempotency_key', '=', event.idempotencyKey)
+        .where('state', '=', 'received')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .returningAll()
+        .executeTakeFirst();
+      if (taken) return taken;
+      const row = await this.storage.db
+        .selectFrom('provider_events')
+        .selectAll()
+        .where('provider', '=', event.provider)
+        .where('idempotency_key', '=', event.idempotencyKey)
+        .executeTakeFirstOrThrow();
+      if (row.state !== 'received' || performance.now() >= deadline) return row;
+      await pollPause();
+    }
+  }
+
+  /** Gives a reported event whose application failed (no refusal) to the worker at once; else its lease runs out. */
+  private async release(id: bigint): Promise<void> {
+    await this.storage.db
+      .updateTable('provider_events')
+      .set({ lease_until: null })
+      .where('id', '=', id)
+      .where('state', '=', 'received')
+      .execute()
+      .catch(() => undefined); // the storage is away: the worker takes the event when its lease runs out
   }
 
   /**
@@ -129,8 +189,7 @@ export class ProviderEventInbox {
    * raced that writer, and the loser of the race answered a refusal for an outcome that happened. Past the bound the
    * event is applied anyway; its lifecycle's guards keep a resource's transitions in order.
    */
-  private async afterEarlierEvents(row: EventRow): Promise<void> {
-    const deadline = performance.now() + providerEventEarlierWaitMs;
+  private async afterEarlierEvents(row: EventRow, deadline: number): Promise<void> {
     for (;;) {
       const earlier = await this.storage.db
         .selectFrom('provider_events')
@@ -141,8 +200,7 @@ export class ProviderEventInbox {
         .where('id', '<', row.id)
         .executeTakeFirst();
       if (!earlier || performance.now() >= deadline) return;
-      // Real time on purpose: this waits for another writer's commit, not for a time of the business clock.
-      await new Promise((resolve) => setTimeout(resolve, providerEventEarlierPollMs));
+      await pollPause();
     }
   }
 
@@ -256,6 +314,11 @@ export class ProviderEventInbox {
       .where('state', '=', 'received')
       .execute();
   }
+}
+
+/** Real time on purpose: a report waits for another caller's commit, not for a time of the business clock. */
+function pollPause(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, providerEventEarlierPollMs));
 }
 
 /** The refusal an event failed with, again (its details are not kept). */

@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { verifyLedger } from '../../src/ledger/verify.js';
-import { createFiatAccount } from '../helpers/fixtures.js';
 import { HttpPaymentProviderDouble } from '../helpers/http-payment-provider.js';
-import { deposit, fiatBalance, outboxEvents, pay } from '../helpers/money.js';
+import { fiatBalance, outboxEvents } from '../helpers/money.js';
+import { providerEventsSetup } from '../helpers/provider-events.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const secretOf = () => `whsec_${randomBytes(32).toString('base64')}`;
@@ -15,34 +14,24 @@ const secretOf = () => `whsec_${randomBytes(32).toString('base64')}`;
  * over loopback: payments are submitted to it, and complete or fail when it reports so, through the inbox.
  */
 describe('the HTTP payment adapter', () => {
-  let t: TestApp;
   let provider: HttpPaymentProviderDouble;
   let apiUrl: string;
+  beforeAll(async () => {
+    provider = await HttpPaymentProviderDouble.start(secretOf());
+  });
+  afterAll(() => provider.close());
+  const setup = providerEventsSetup(() => ({ PAYMENT_PROVIDER_URL: provider.url, PAYMENT_PROVIDER_SECRET: provider.secret, SETTLEMENT_LEASE_SECONDS: '5' }));
+  const { applyDue, paymentOf, newPayment } = setup;
+  const submitDue = () => setup.runWorker('payment-submission');
+  let t: TestApp;
   let alice: TestCustomer;
   let from: { id: string };
   let to: { id: string };
-
   beforeAll(async () => {
-    provider = await HttpPaymentProviderDouble.start(secretOf());
-    t = await createTestApp({ env: { PAYMENT_PROVIDER_URL: provider.url, PAYMENT_PROVIDER_SECRET: provider.secret, SETTLEMENT_LEASE_SECONDS: '5' } });
+    ({ t, alice, from, to } = setup);
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     apiUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    alice = await t.createCustomer('Alice Ltd');
-    from = await createFiatAccount(t, alice, { accountName: 'From', currency: 'EUR' });
-    to = await createFiatAccount(t, alice, { accountName: 'To', currency: 'EUR' });
-    await deposit(t, alice, from.id, 1000);
   });
-  afterAll(async () => {
-    expect((await verifyLedger(t.storage)).problems).toEqual([]);
-    await t.close();
-    await provider.close();
-  });
-
-  const worker = (name: string) => t.app.workers.find((candidate) => candidate.name === name)!;
-  const submitDue = () => worker('payment-submission').runOnce();
-  const applyDue = () => worker('provider-events').runOnce();
-  const paymentOf = async (id: string) => (await t.request({ url: `/payments/${id}`, key: alice.key })).json().data;
-  const newPayment = (reference: string, amount = 10) => pay(t, alice, { fromAccountId: from.id, toAccountId: to.id, amount, currency: 'EUR', reference });
 
   it('submits a payment to the provider, signed, and completes it when the provider reports so', async () => {
     expect(t.app.workers.map((candidate) => candidate.name)).not.toContain('sandbox-payment-settlement');

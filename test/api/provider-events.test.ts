@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { providerEventBackoffMaxMs } from '../../src/config/limits.js';
-import { verifyLedger } from '../../src/ledger/verify.js';
 import type { ReportedProviderEvent } from '../../src/providers/events.js';
 import type { Storage } from '../../src/storage/database.js';
 import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
-import { deposit, fiatBalance, outboxEvents, pay, settle } from '../helpers/money.js';
-import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import { fiatBalance, outboxEvents, settle } from '../helpers/money.js';
+import { providerEventsSetup } from '../helpers/provider-events.js';
+import type { TestApp, TestCustomer } from '../helpers/test-app.js';
 
 /** A PNG as far as the upload checks go: its magic bytes, then filler. */
 const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(56, 0x41)]);
@@ -17,28 +17,16 @@ const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a
  * failed with its reason.
  */
 describe('provider events inbox', () => {
+  const setup = providerEventsSetup(() => ({ SANDBOX_AUTO_SETTLE_MS: 'off' }));
+  const { applyDue, paymentOf, newPayment } = setup;
   let t: TestApp;
   let alice: TestCustomer;
   let from: { id: string };
   let to: { id: string };
+  beforeAll(() => ({ t, alice, from, to } = setup));
 
-  beforeAll(async () => {
-    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
-    alice = await t.createCustomer('Alice Ltd');
-    from = await createFiatAccount(t, alice, { accountName: 'From', currency: 'EUR' });
-    to = await createFiatAccount(t, alice, { accountName: 'To', currency: 'EUR' });
-    await deposit(t, alice, from.id, 1000);
-  });
-  afterAll(async () => {
-    expect((await verifyLedger(t.storage)).problems).toEqual([]);
-    await t.close();
-  });
-
-  const applyDue = () => t.app.workers.find((worker) => worker.name === 'provider-events')!.runOnce();
   const eventsOf = (reference: string) =>
     t.storage.db.selectFrom('provider_events').selectAll().where('reference', '=', reference).orderBy('id').execute();
-  const paymentOf = async (id: string) => (await t.request({ url: `/payments/${id}`, key: alice.key })).json().data;
-  const newPayment = (reference: string) => pay(t, alice, { fromAccountId: from.id, toAccountId: to.id, amount: 10, currency: 'EUR', reference });
   const event = (reference: string, type: ReportedProviderEvent['type'], idempotencyKey: string, payload: Record<string, unknown> = {}): ReportedProviderEvent => ({
     provider: 'test-bank',
     type,
