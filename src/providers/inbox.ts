@@ -35,6 +35,12 @@ function eventOf(row: EventRow): ProviderEvent {
   };
 }
 
+/**
+ * The lease of an event a request owns (`reportForRequest`): it never runs out, so the worker never takes the event.
+ * Should its request die before marking it, it stays received, visibly unapplied.
+ */
+const requestOwnedLeaseUntil = '9999-12-31T23:59:59.999Z';
+
 function errorText(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, providerEventErrorLengthMax);
 }
@@ -90,24 +96,43 @@ export class ProviderEventInbox {
   /**
    * Writes the event and applies it now (after any event of its reference received before it), answering what its
    * lifecycle answers: the resource's record. An event refused by its lifecycle is left failed and its error thrown;
-   * one already applied answers undefined; one that failed before throws the error it failed with. `answer`, the
-   * reporting request's Idempotency-Key, is handed to the lifecycle (AppliedMark.answer).
+   * one already applied answers undefined; one that failed before throws the error it failed with.
    *
    * The event is written leased to this call, so the worker leaves it alone while it is applied here and takes it
    * only if this call dies (its lease runs out) or gives it back (a failure that is no refusal). An event its key
    * names already is applied here only once its lease is free; while another caller holds it, this one waits for
    * its outcome.
    */
-  async report(event: ReportedProviderEvent, answer?: KeyedAnswer): Promise<unknown> {
+  async report(event: ReportedProviderEvent): Promise<unknown> {
     const deadline = performance.now() + providerEventEarlierWaitMs;
     const row = (await this.write(event, this.leaseUntil())) ?? (await this.takeOver(event, deadline));
     if (row.state === 'applied') return undefined;
     if (row.state === 'failed') throw storedFailure(row);
     try {
       await this.afterEarlierEvents(row, deadline);
-      return await this.applyRefusable(row, answer);
+      return await this.applyRefusable(row);
     } catch (error) {
       if (!(error instanceof DomainError)) await this.release(row.id);
+      throw error;
+    }
+  }
+
+  /**
+   * Writes an outcome that a request makes happen (the sandbox's deposits: the request is the money arriving) and
+   * applies it now, answering what its lifecycle answers; `answer`, the request's Idempotency-Key, is handed to the
+   * lifecycle, which stores the request's answer with the effect (AppliedMark.answer). Its key must be new, and so
+   * its reference (no earlier event to wait for). The event is the request's for good: the worker never takes it, and
+   * when it cannot be applied now for another reason than a refusal, it is left failed. The request failed, so the
+   * outcome did not happen, and a retry of the request reports it anew; applied later by the worker, it would have
+   * happened as well (twice with the retry).
+   */
+  async reportForRequest(event: ReportedProviderEvent, answer?: KeyedAnswer): Promise<unknown> {
+    const row = await this.write(event, requestOwnedLeaseUntil);
+    if (!row) throw new Error(`the provider event ${event.idempotencyKey} of ${event.provider} was written before`);
+    try {
+      return await this.applyRefusable(row, answer);
+    } catch (error) {
+      if (!(error instanceof DomainError)) await this.markFailed(row.id, 'INTERNAL_ERROR', errorText(error)).catch(() => undefined);
       throw error;
     }
   }

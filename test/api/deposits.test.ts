@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { providerEventLeaseMs } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import type { Storage } from '../../src/storage/database.js';
 import { createBusiness, createFiatAccount } from '../helpers/fixtures.js';
 import {
   createVirtualAccount,
@@ -17,6 +20,26 @@ import {
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const unknownId = '5e2d7c1a-9b3f-4a6e-8d0c-1f2a3b4c5d6e';
+
+/**
+ * Makes the next money plan fail as a lost connection would (not a refusal), where it runs: behind the per-customer
+ * limit on PostgreSQL, in its transaction on SQLite (as test/helpers/held-money-plans.ts holds them). Returns the undo.
+ */
+function failNextMoneyPlan(storage: Storage): () => void {
+  const runPerCustomer = storage.perCustomer.bind(storage);
+  const runTransaction = storage.transaction.bind(storage);
+  const restore = () => {
+    storage.perCustomer = runPerCustomer;
+    storage.transaction = runTransaction;
+  };
+  const fail = () => {
+    restore();
+    return Promise.reject(new Error('Connection terminated unexpectedly'));
+  };
+  if (storage.dialect === 'postgres') storage.perCustomer = fail;
+  else storage.transaction = fail;
+  return restore;
+}
 
 /** Sandbox funding (docs/architecture.md, Sandbox simulation): POST /sandbox/fiat-accounts/{id}/deposits. */
 describe('sandbox deposits', () => {
@@ -217,6 +240,29 @@ describe('sandbox deposits', () => {
       expect(event).toMatchObject({ provider: 'sandbox', event_type: 'deposit.received', state: 'applied', error_code: null });
       expect(JSON.parse(event!.payload)).toEqual({ account: account.fr_account_id, amount: '12.34', currency: 'EUR', reference: 'Top-up', counterpartyName: 'Ada Lovelace' });
       expect(record.description).toBe('Deposit (sandbox)');
+    });
+
+    it('credits nothing for a request that failed after its bank reported the arrival: the worker never applies it, and a retry with the key credits once', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Flaky', currency: 'EUR' });
+      const key = randomUUID();
+      const send = () => t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${account.id}/deposits`, key: alice.key, csrf: true, headers: { 'idempotency-key': key }, body: { amount: 30 } });
+      // The connection is lost as the credit is written: the request fails, its event already written.
+      const restore = failNextMoneyPlan(t.storage);
+      try {
+        expect((await send()).statusCode).toBeGreaterThanOrEqual(500);
+      } finally {
+        restore();
+      }
+      t.clock.advance(providerEventLeaseMs + 1);
+      await applyDue();
+      expect(await fiatBalance(t, alice, account.id)).toBe(0);
+      const retried = await send();
+      expect(retried.statusCode, retried.body).toBe(201);
+      expect(await fiatBalance(t, alice, account.id)).toBe(30);
+      await applyDue();
+      expect(await fiatBalance(t, alice, account.id)).toBe(30);
+      const events = await t.storage.db.selectFrom('provider_events').selectAll().where('event_type', '=', 'deposit.received').where('payload', 'like', `%${account.fr_account_id as string}%`).orderBy('id').execute();
+      expect(events.map((event) => [event.state, event.error_code])).toEqual([['failed', 'INTERNAL_ERROR'], ['applied', null]]);
     });
 
     it('credits the account its bank names once, however often the event is written, through the worker', async () => {

@@ -30,8 +30,9 @@ export interface IncomingChainTransfer {
  * POST /sandbox/wallets/{id}/deposits, the dashboard's deposit forms). Each arrival is reported as a provider event
  * under the provider's own new id of the incoming transfer, applied at once through the inbox by the deposit
  * lifecycle of its kind (modules/deposits/lifecycle.ts, modules/wallets/deposits.ts), which answers the record and
- * stores the request's answer with the money; the sandbox moves no money itself. A real bank or custodian reports
- * the same events from its webhook route.
+ * stores the request's answer with the money; the sandbox moves no money itself. The request is the arrival here, so
+ * the event is the request's (inbox.reportForRequest): a request that fails credits nothing, now or later. A real
+ * bank or custodian reports the same events from its webhook route.
  */
 export class SandboxDeposits {
   constructor(private readonly inbox: ProviderEventInbox) {}
@@ -39,13 +40,13 @@ export class SandboxDeposits {
   /** Money credited to an account. */
   bankTransfer(transfer: IncomingBankTransfer, answer?: KeyedAnswer): Promise<unknown> {
     const reference = providerId('txn');
-    return this.inbox.report({ provider: sandboxProviderName, type: 'deposit.received', reference, idempotencyKey: `simulation:${reference}`, payload: { ...transfer } }, answer);
+    return this.inbox.reportForRequest({ provider: sandboxProviderName, type: 'deposit.received', reference, idempotencyKey: `simulation:${reference}`, payload: { ...transfer } }, answer);
   }
 
   /** Crypto arriving at a wallet's address, with a transaction id in the network's format, as the chain would give it. */
   chainTransfer(transfer: IncomingChainTransfer, answer?: KeyedAnswer): Promise<unknown> {
     const reference = providerId('wtx');
     const payload = { ...transfer, txHash: sandboxTransactionHash(transfer.network, reference) };
-    return this.inbox.report({ provider: sandboxProviderName, type: 'wallet_deposit.received', reference, idempotencyKey: `simulation:${reference}`, payload }, answer);
+    return this.inbox.reportForRequest({ provider: sandboxProviderName, type: 'wallet_deposit.received', reference, idempotencyKey: `simulation:${reference}`, payload }, answer);
   }
 }
