@@ -1,12 +1,13 @@
 // `npm run check:lint` (docs/conventions.md, "Checks"): typescript-eslint's recommended type-checked rules on the
-// TypeScript of src/ and test/, typed by tsconfig.json; ESLint's recommended rules on the dashboard's browser script.
+// TypeScript of src/ and test/, typed by tsconfig.json, and on the benchmark's JavaScript, typed by its JSDoc
+// (bench/tsconfig.json); ESLint's recommended rules on the dashboard's browser script.
 // The few settings below are conventions of the project, each explained in docs/conventions.md.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    files: ['src/**/*.ts', 'test/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.mjs', 'bench/**/*.d.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -19,6 +20,13 @@ export default tseslint.config(
       // or not they await: a throw inside them becomes a rejection, the one way their callers handle a failure.
       '@typescript-eslint/require-await': 'off',
     },
+  },
+  {
+    // The benchmark is JavaScript with JSDoc types, checked by tsc under bench/tsconfig.json (checkJs;
+    // docs/benchmarks.md "Types"). tsc refuses an undefined name there as it does in TypeScript, so ESLint's no-undef,
+    // which would need a list of Node's globals, is left to it (typescript-eslint turns it off for TypeScript alike).
+    files: ['bench/**/*.mjs'],
+    rules: { 'no-undef': 'off' },
   },
   {
     // A test reads the API's answer as JSON (`response.json()`, typed any) and asserts it with expect: the assertion

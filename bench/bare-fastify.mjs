@@ -6,6 +6,6 @@ const app = Fastify({ logger: false });
 app.get('/', async () => ({ hello: 'world' }));
 await app.listen({ port: Number(process.env.PORT ?? 3200), host: process.env.HOST ?? '127.0.0.1' });
 
-const stop = () => app.close().finally(() => process.exit(0));
+const stop = () => void app.close().finally(() => process.exit(0));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

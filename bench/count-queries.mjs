@@ -17,19 +17,34 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { withSearchPath } from './lib.mjs';
 
-const dist = new URL('../dist/', import.meta.url);
-const { loadConfig } = await import(new URL('config/config.js', dist).href);
-const { openStorage } = await import(new URL('storage/database.js', dist).href);
-const { buildApp } = await import(new URL('app.js', dist).href);
-const { CustomerService } = await import(new URL('modules/customers/service.js', dist).href);
-const { ApiKeyService } = await import(new URL('modules/api-keys/service.js', dist).href);
-const { systemClock } = await import(new URL('clock.js', dist).href);
+/**
+ * A module of the built application, typed by the caller as its source in src/ (dist/ is what the build makes of it).
+ * @param {string} relative
+ * @returns {Promise<unknown>}
+ */
+async function fromDist(relative) {
+  /** @type {unknown} */
+  const module = await import(new URL(relative, new URL('../dist/', import.meta.url)).href);
+  return module;
+}
+const { loadConfig } = /** @type {typeof import('../src/config/config.js')} */ (await fromDist('config/config.js'));
+const { openStorage } = /** @type {typeof import('../src/storage/database.js')} */ (await fromDist('storage/database.js'));
+const { buildApp } = /** @type {typeof import('../src/app.js')} */ (await fromDist('app.js'));
+const { CustomerService } = /** @type {typeof import('../src/modules/customers/service.js')} */ (await fromDist('modules/customers/service.js'));
+const { ApiKeyService } = /** @type {typeof import('../src/modules/api-keys/service.js')} */ (await fromDist('modules/api-keys/service.js'));
+const { systemClock } = /** @type {typeof import('../src/clock.js')} */ (await fromDist('clock.js'));
 
 const repeat = Number(process.env.COUNT_QUERIES_REPEAT ?? 0);
+/** @type {{ on: boolean, statements: string[], timing: boolean, byStatement: Map<string, { count: number, ns: number }> }} */
 const trace = { on: false, statements: [], timing: false, byStatement: new Map() };
+/** @param {string} source */
 const record = (source) => {
   if (trace.on) trace.statements.push(source.replace(/\s+/g, ' ').trim());
 };
+/**
+ * @param {string} source
+ * @param {bigint} startedNs
+ */
 const timed = (source, startedNs) => {
   if (!trace.timing) return;
   const elapsedNs = Number(process.hrtime.bigint() - startedNs);
@@ -40,10 +55,13 @@ const timed = (source, startedNs) => {
 };
 
 // better-sqlite3: every statement Kysely runs goes through Statement#all/run/iterate.
+/** @typedef {(this: { source: string }, ...args: unknown[]) => unknown} StatementMethod */
 const probe = new BetterSqlite3(':memory:');
-const statementPrototype = Object.getPrototypeOf(probe.prepare('select 1'));
+/** @type {unknown} */
+const probedPrototype = Object.getPrototypeOf(probe.prepare('select 1'));
+const statementPrototype = /** @type {Record<'all' | 'get' | 'run' | 'iterate', StatementMethod>} */ (probedPrototype);
 probe.close();
-for (const method of ['all', 'get', 'run', 'iterate']) {
+for (const method of /** @type {const} */ (['all', 'get', 'run', 'iterate'])) {
   const original = statementPrototype[method];
   statementPrototype[method] = function traced(...args) {
     record(this.source);
@@ -55,20 +73,25 @@ for (const method of ['all', 'get', 'run', 'iterate']) {
     }
   };
 }
-// pg: every round trip goes through Client#query.
-const originalQuery = pg.Client.prototype.query;
-pg.Client.prototype.query = function traced(config, ...rest) {
+// pg: every round trip goes through Client#query (a promise unless given a callback or a submittable).
+/** @typedef {(this: unknown, config: string | { text: string }, ...rest: unknown[]) => unknown} ClientQuery */
+const clientPrototype = /** @type {{ query: ClientQuery }} */ (/** @type {unknown} */ (pg.Client.prototype));
+const originalQuery = clientPrototype.query;
+/** @type {ClientQuery} */
+const tracedQuery = function traced(config, ...rest) {
   const text = typeof config === 'string' ? config : config.text;
   record(text);
   const started = process.hrtime.bigint();
   const result = originalQuery.call(this, config, ...rest);
-  if (result && typeof result.then === 'function') result.then(() => timed(text, started), () => timed(text, started));
+  if (result instanceof Promise) result.then(() => timed(text, started), () => timed(text, started));
   return result;
 };
+clientPrototype.query = tracedQuery;
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'customer-api-count-'));
 const baseUrl = process.env.DATABASE_URL?.trim() || undefined;
 const schema = `bench_count_${randomBytes(4).toString('hex')}`;
+/** @type {pg.Client | undefined} */
 let admin;
 if (baseUrl) {
   admin = new pg.Client({ connectionString: baseUrl });
@@ -89,24 +112,30 @@ try {
   // Same seeding as the benchmark, through the same services and endpoints.
   const customer = await new CustomerService(storage, systemClock).create('Bench count');
   const { key } = await new ApiKeyService(storage, systemClock, config.apiEnvironment, app.caches).create({ customerId: customer.id });
+  /** @typedef {[method: 'GET' | 'POST', url: string, body?: object, headers?: Record<string, string>]} Request */
+  /** @type {(...request: Request) => Promise<unknown>} */
   const call = async (method, url, body, headers = {}) => {
     const response = await app.inject({ method, url, headers: { 'x-api-key': key, ...headers }, ...(body ? { payload: body } : {}) });
     if (response.statusCode >= 300) throw new Error(`${method} ${url} → ${response.statusCode} ${response.body}`);
-    return response.json();
+    /** @type {unknown} */
+    const answer = response.json();
+    return answer;
   };
-  const csrf = (await call('GET', '/csrf-token')).data.csrf_token;
+  /** @typedef {{ data: { id: string, csrf_token: string } }} Answer */
+  const csrf = /** @type {Answer} */ (await call('GET', '/csrf-token')).data.csrf_token;
   const write = { 'x-csrf-token': csrf };
-  const from = (await call('POST', '/fiat-accounts', { accountName: 'Bench A', currency: 'EUR' }, write)).data.id;
-  const to = (await call('POST', '/fiat-accounts', { accountName: 'Bench B', currency: 'EUR' }, write)).data.id;
+  const from = /** @type {Answer} */ (await call('POST', '/fiat-accounts', { accountName: 'Bench A', currency: 'EUR' }, write)).data.id;
+  const to = /** @type {Answer} */ (await call('POST', '/fiat-accounts', { accountName: 'Bench B', currency: 'EUR' }, write)).data.id;
   await call('POST', `/sandbox/fiat-accounts/${from}/deposits`, { amount: 10_000_000 }, write);
 
+  /** @type {[Request, Request, Request]} */
   const requests = [
     ['POST', '/payments', { fromAccountId: from, toAccountId: to, amount: 1, currency: 'EUR', reference: 'bench' }, write],
     ['GET', '/transactions?page=1&limit=50'],
     ['GET', '/transactions?page=2&limit=1'],
   ];
   // The first payment also writes api_keys.last_used_at (once a minute per key); the second is the steady state.
-  for (const [label, request] of [['first', requests[0]], ['steady', requests[0]], ['steady', requests[1]], ['steady', requests[2]]]) {
+  for (const [label, request] of /** @type {[string, Request][]} */ ([['first', requests[0]], ['steady', requests[0]], ['steady', requests[1]], ['steady', requests[2]]])) {
     trace.statements = [];
     trace.on = true;
     await call(...request);
@@ -116,7 +145,7 @@ try {
   }
 
   if (repeat > 0) {
-    const short = (text) => {
+    const short = (/** @type {string} */ text) => {
       const flat = text.replace(/\s+/g, ' ').trim();
       return flat.length > 90 ? `${flat.slice(0, 87)}...` : flat;
     };

@@ -12,12 +12,20 @@ import path from 'node:path';
 import { v7 as timeOrderedId } from 'uuid';
 import { Refusal, servePayments } from './payment-http.mjs';
 
+/**
+ * @typedef {import('./payment-http.mjs').PaymentBody} PaymentBody
+ * @typedef {{ pay: (customerId: string, body: PaymentBody) => Promise<string>, close: () => Promise<unknown> }} Backend
+ */
+
 const port = Number(process.env.PORT ?? 3200);
 const host = process.env.HOST ?? '127.0.0.1';
 const databaseUrl = process.env.DATABASE_URL?.trim() || undefined;
 const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 10);
 
-/** One payment of `amountMinor` from `fromId` to `toId`: returns the source balance after, or throws a Refusal. */
+/**
+ * One payment of `amountMinor` from `fromId` to `toId`: returns the source balance after, or throws a Refusal.
+ * @returns {Promise<Backend>}
+ */
 async function postgresBackend() {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
@@ -43,18 +51,22 @@ async function postgresBackend() {
       const reference = randomUUID();
       const eventId = timeOrderedId();
       const payload = JSON.stringify({ id: eventId, type: 'payment.created', created_at: now, data: { reference, amount: body.amount } });
+      /** @type {import('pg').QueryResult<{ after: string | null }>} */
       const { rows } = await pool.query({
         name: 'lean-payment',
         text,
         values: [String(Math.round(body.amount * 100)), now, body.fromAccountId, body.toAccountId, timeOrderedId(), customerId, reference, eventId, payload],
       });
-      if (rows[0].after === null) throw new Refusal(422, 'INSUFFICIENT_FUNDS');
-      return String(rows[0].after);
+      // The select answers one row whatever the CTEs did.
+      const { after } = /** @type {{ after: string | null }} */ (rows[0]);
+      if (after === null) throw new Refusal(422, 'INSUFFICIENT_FUNDS');
+      return String(after);
     },
     close: () => pool.end(),
   };
 }
 
+/** @returns {Promise<Backend>} */
 async function sqliteBackend() {
   const { default: Database } = await import('better-sqlite3');
   const db = new Database(path.join(process.env.DATA_DIR ?? './data', 'customer-api.sqlite'));
@@ -66,10 +78,10 @@ async function sqliteBackend() {
   const credit = db.prepare('update fiat_accounts set balance_minor = balance_minor + ?, updated_at = ? where id = ?');
   const journal = db.prepare("insert into ledger_journal (id, customer_id, kind, reference_id, created_at) values (?, ?, 'lean_payment', ?, ?)");
   const event = db.prepare("insert into outbox_events (id, customer_id, event_type, payload, created_at, published_at) values (?, ?, 'payment.created', ?, ?, null)");
-  const pay = db.transaction((customerId, body) => {
+  const pay = db.transaction((/** @type {string} */ customerId, /** @type {PaymentBody} */ body) => {
     const amount = BigInt(Math.round(body.amount * 100));
     const now = new Date().toISOString();
-    const debited = debit.get(amount, now, body.fromAccountId, amount);
+    const debited = /** @type {{ balance_minor: bigint } | undefined} */ (debit.get(amount, now, body.fromAccountId, amount));
     if (!debited) throw new Refusal(422, 'INSUFFICIENT_FUNDS');
     credit.run(amount, now, body.toAccountId);
     const reference = randomUUID();

@@ -16,6 +16,17 @@ import path from 'node:path';
 import { v7 as timeOrderedId } from 'uuid';
 import { Refusal, servePayments } from './payment-http.mjs';
 
+/**
+ * @typedef {import('./payment-http.mjs').PaymentBody} PaymentBody
+ * @typedef {{ customer_id: string, revoked_at: string | null }} ApiKeyRow
+ * @typedef {{ id: string, currency: string, account_name: string, iban: string | null }} AccountRow
+ * @typedef {{ id: string, scope: string, flat_fee_minor: bigint | string, percentage_millionths: bigint | string }} FeeRow
+ * @typedef {{ id: string, flat: bigint, millionths: bigint }} Fee
+ * @typedef {{ key: ApiKeyRow, source: AccountRow, target: AccountRow, fee: Fee }} PaymentReads
+ * @typedef {ReturnType<typeof paymentRows>} PaymentRows
+ * @typedef {{ pay: (keyHash: string, body: PaymentBody) => Promise<PaymentRows['payment']>, close: () => Promise<unknown> }} Backend
+ */
+
 const port = Number(process.env.PORT ?? 3100);
 const host = process.env.HOST ?? '127.0.0.1';
 const databaseUrl = process.env.DATABASE_URL?.trim() || undefined;
@@ -38,13 +49,21 @@ const sql = {
   outbox: 'insert into "outbox_events" ("id", "customer_id", "event_type", "payload", "created_at", "published_at") values (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?)',
 };
 
-/** The same statements in PostgreSQL's placeholder style ($1, $2 …). */
+/** The same statements in PostgreSQL's placeholder style ($1, $2 …). @param {string} text */
 function numbered(text) {
   let index = 0;
   return text.replace(/\?/g, () => `$${++index}`);
 }
 
-/** One payment's rows, built the way the service builds them (ids, provider ids, timestamps, event payloads). */
+/**
+ * One payment's rows, built the way the service builds them (ids, provider ids, timestamps, event payloads).
+ *
+ * @param {string} customerId
+ * @param {PaymentBody} body
+ * @param {AccountRow} source
+ * @param {AccountRow} target
+ * @param {Fee} fee
+ */
 function paymentRows(customerId, body, source, target, fee) {
   const amountMinor = BigInt(Math.round(body.amount * 100));
   const feeMinor = fee.flat + (amountMinor * fee.millionths) / 1_000_000n;
@@ -64,6 +83,10 @@ function paymentRows(customerId, body, source, target, fee) {
   return { amountMinor, feeMinor, reserved: amountMinor + feeMinor, nowText, paymentId, transactionId, payment, source, target, customerId };
 }
 
+/**
+ * @param {PaymentRows} p
+ * @param {string} scheduleId
+ */
 function paymentValues(p, scheduleId) {
   return [
     p.paymentId, p.customerId, p.payment.frPaymentId, 'pending', 'payment', 'INTERNAL', p.amountMinor, p.feeMinor, scheduleId,
@@ -72,6 +95,12 @@ function paymentValues(p, scheduleId) {
   ];
 }
 
+/**
+ * @param {PaymentRows} p
+ * @param {bigint | null} sequence
+ * @param {bigint | null} before
+ * @param {bigint | null} after
+ */
 function transactionValues(p, sequence, before, after) {
   return [
     p.transactionId, p.customerId, sequence, `txn_${randomBytes(12).toString('hex')}`, 'payment', p.amountMinor, p.payment.currency, 'pending',
@@ -81,11 +110,18 @@ function transactionValues(p, sequence, before, after) {
   ];
 }
 
+/**
+ * @param {PaymentRows} p
+ * @param {string} type
+ * @param {object} data
+ * @returns {[id: string, customerId: string, type: string, payload: string, createdAt: string, publishedAt: null]}
+ */
 function eventValues(p, type, data) {
   const id = timeOrderedId();
   return [id, p.customerId, type, JSON.stringify({ id, type, created_at: p.nowText, data }), p.nowText, null];
 }
 
+/** @param {PaymentRows} p */
 function createdEvent(p) {
   return eventValues(p, 'payment.created', {
     ...p.payment,
@@ -102,7 +138,13 @@ function createdEvent(p) {
   });
 }
 
-/** `before` and `after` are base units, or (PostgreSQL) the placeholders the function fills in. */
+/**
+ * `before` and `after` are base units, or (PostgreSQL) the placeholders the function fills in.
+ *
+ * @param {PaymentRows} p
+ * @param {bigint | string} before
+ * @param {bigint | string} after
+ */
 function balanceEvent(p, before, after) {
   return eventValues(p, 'fiat_account.balance_updated', {
     fiat_account_id: p.source.id,
@@ -113,12 +155,18 @@ function balanceEvent(p, before, after) {
   });
 }
 
+/**
+ * @param {FeeRow[]} rows
+ * @param {string} customerId
+ * @returns {Fee}
+ */
 function pickFee(rows, customerId) {
   const row = rows.find((candidate) => candidate.scope === customerId) ?? rows.find((candidate) => candidate.scope === 'default');
   if (!row) throw new Refusal(422, 'FEE_SCHEDULE_NOT_FOUND');
   return { id: row.id, flat: BigInt(row.flat_fee_minor), millionths: BigInt(row.percentage_millionths) };
 }
 
+/** @returns {Promise<Backend>} */
 async function sqliteBackend() {
   const { default: Database } = await import('better-sqlite3');
   const db = new Database(path.join(process.env.DATA_DIR ?? './data', 'customer-api.sqlite'));
@@ -130,17 +178,17 @@ async function sqliteBackend() {
     throw new Error('the raw baseline needs WAL and synchronous=FULL');
   }
   db.defaultSafeIntegers(true);
-  const s = Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, db.prepare(text)]));
+  const s = /** @type {Record<keyof typeof sql, import('better-sqlite3').Statement>} */ (Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, db.prepare(text)])));
   const begin = db.prepare('begin immediate');
   const commit = db.prepare('commit');
   const rollback = db.prepare('rollback');
   const read = remembered((keyHash, body) => {
-    const key = s.apiKey.get(keyHash);
+    const key = /** @type {ApiKeyRow | undefined} */ (s.apiKey.get(keyHash));
     if (!key || key.revoked_at !== null) throw new Refusal(401, 'UNAUTHENTICATED');
-    const source = s.account.get(key.customer_id, body.fromAccountId);
-    const target = s.account.get(key.customer_id, body.toAccountId);
+    const source = /** @type {AccountRow | undefined} */ (s.account.get(key.customer_id, body.fromAccountId));
+    const target = /** @type {AccountRow | undefined} */ (s.account.get(key.customer_id, body.toAccountId));
     if (!source || !target) throw new Refusal(404, 'NOT_FOUND');
-    return { key, source, target, fee: pickFee(s.fees.all(key.customer_id, 'default', 'payment', 'INTERNAL', body.currency), key.customer_id) };
+    return { key, source, target, fee: pickFee(/** @type {FeeRow[]} */ (s.fees.all(key.customer_id, 'default', 'payment', 'INTERNAL', body.currency)), key.customer_id) };
   });
   return {
     async pay(keyHash, body) {
@@ -148,10 +196,10 @@ async function sqliteBackend() {
       const p = paymentRows(key.customer_id, body, source, target, fee);
       begin.run();
       try {
-        const sequence = s.sequence.get(1n, p.customerId).transaction_count;
+        const sequence = /** @type {{ transaction_count: bigint }} */ (s.sequence.get(1n, p.customerId)).transaction_count;
         const journalId = timeOrderedId();
         s.journal.run(journalId, p.customerId, 'payment_reserve', p.paymentId, p.nowText);
-        const debited = s.debit.get(-p.reserved, p.nowText, source.id, -p.reserved);
+        const debited = /** @type {{ balance_minor: bigint } | undefined} */ (s.debit.get(-p.reserved, p.nowText, source.id, -p.reserved));
         if (!debited) throw new Refusal(422, 'INSUFFICIENT_FUNDS');
         const after = debited.balance_minor;
         const before = after + p.reserved;
@@ -170,25 +218,36 @@ async function sqliteBackend() {
   };
 }
 
+/** @returns {Promise<Backend>} */
 async function postgresBackend() {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   pool.on('error', () => undefined);
-  const q = Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, numbered(text)]));
+  const q = /** @type {Record<keyof typeof sql, string>} */ (Object.fromEntries(Object.entries(sql).map(([name, text]) => [name, numbered(text)])));
+  /**
+   * @param {string} text
+   * @param {unknown[]} values
+   * @returns {Promise<unknown[]>}
+   */
+  const rowsOf = async (text, values) => {
+    /** @type {unknown[]} */
+    const rows = (await pool.query(text, values)).rows;
+    return rows;
+  };
   const read = remembered(async (keyHash, body) => {
-    const key = (await pool.query(q.apiKey, [keyHash])).rows[0];
+    const key = /** @type {ApiKeyRow | undefined} */ ((await rowsOf(q.apiKey, [keyHash]))[0]);
     if (!key || key.revoked_at !== null) throw new Refusal(401, 'UNAUTHENTICATED');
-    const source = (await pool.query(q.account, [key.customer_id, body.fromAccountId])).rows[0];
-    const target = (await pool.query(q.account, [key.customer_id, body.toAccountId])).rows[0];
+    const source = /** @type {AccountRow | undefined} */ ((await rowsOf(q.account, [key.customer_id, body.fromAccountId]))[0]);
+    const target = /** @type {AccountRow | undefined} */ ((await rowsOf(q.account, [key.customer_id, body.toAccountId]))[0]);
     if (!source || !target) throw new Refusal(404, 'NOT_FOUND');
-    return { key, source, target, fee: pickFee((await pool.query(q.fees, [key.customer_id, 'default', 'payment', 'INTERNAL', body.currency])).rows, key.customer_id) };
+    return { key, source, target, fee: pickFee(/** @type {FeeRow[]} */ (await rowsOf(q.fees, [key.customer_id, 'default', 'payment', 'INTERNAL', body.currency])), key.customer_id) };
   });
   return {
     async pay(keyHash, body) {
       const { key, source, target, fee } = await read(keyHash, body);
       const p = paymentRows(key.customer_id, body, source, target, fee);
       const sourceKey = `fiat_account:${source.id}`;
-      const placeholder = (which) => `@balance:${p.paymentId}:${which}@`;
+      const placeholder = (/** @type {'before' | 'after'} */ which) => `@balance:${p.paymentId}:${which}@`;
       const balanceNumbers = [
         { placeholder: JSON.stringify(placeholder('after')), account: sourceKey, which: 'after', asset: p.payment.currency, scale: 2 },
         { placeholder: JSON.stringify(placeholder('before')), account: sourceKey, which: 'before', asset: p.payment.currency, scale: 2 },
@@ -217,7 +276,7 @@ async function postgresBackend() {
         ],
         response: null,
       };
-      await pool.query({ name: 'apply-money-plan', text: 'select apply_money_plan($1::jsonb) as result', values: [JSON.stringify(plan)] }).catch((error) => {
+      await pool.query({ name: 'apply-money-plan', text: 'select apply_money_plan($1::jsonb) as result', values: [JSON.stringify(plan)] }).catch((/** @type {{ code?: string, message?: string }} */ error) => {
         if (error.code === 'P0001' && error.message === 'INSUFFICIENT_FUNDS') throw new Refusal(422, 'INSUFFICIENT_FUNDS');
         throw error;
       });
@@ -227,20 +286,26 @@ async function postgresBackend() {
   };
 }
 
-/** The reads a payment needs, made once per key and accounts and then kept, as the server's caches keep them. */
+/**
+ * The reads a payment needs, made once per key and accounts and then kept, as the server's caches keep them.
+ *
+ * @param {(keyHash: string, body: PaymentBody) => PaymentReads | Promise<PaymentReads>} read
+ * @returns {(keyHash: string, body: PaymentBody) => Promise<PaymentReads>}
+ */
 function remembered(read) {
+  /** @type {Map<string, PaymentReads>} */
   const known = new Map();
   return async (keyHash, body) => {
     const id = `${keyHash}|${body.fromAccountId}|${body.toAccountId}|${body.currency}`;
     if (!known.has(id)) known.set(id, await read(keyHash, body));
-    return known.get(id);
+    return /** @type {PaymentReads} */ (known.get(id));
   };
 }
 
 const paymentColumns = sql.payment.slice(sql.payment.indexOf('(') + 1, sql.payment.indexOf(')')).split(', ').map((column) => column.replaceAll('"', ''));
 const transactionColumns = sql.transaction.slice(sql.transaction.indexOf('(') + 1, sql.transaction.indexOf(')')).split(', ').map((column) => column.replaceAll('"', ''));
 
-/** pg sends bigint parameters as text (as Kysely's pg dialect does). */
+/** pg sends bigint parameters as text (as Kysely's pg dialect does). @param {unknown} value */
 function toPg(value) {
   return typeof value === 'bigint' ? String(value) : value;
 }

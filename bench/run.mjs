@@ -15,10 +15,34 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, serverHeapFlags, startNode, waitForHttp, withSearchPath } from './lib.mjs';
+import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, parseJson, serverHeapFlags, startNode, waitForHttp, withSearchPath } from './lib.mjs';
 import { seedHistoryPostgres, seedHistorySqlite } from './seed.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
 
+/**
+ * @typedef {import('./lib.mjs').Child} Child
+ * @typedef {{ data: { id: string, local_id: string, csrf_token: string, status: string, amount: string, balance: number } }} Answer
+ */
+
+/**
+ * The ten scenarios of a round, in the order they run (bare, lean, raw, payments, transfer, replay, quote, confirm,
+ * page 1, deep page).
+ * @template T
+ * @typedef {[T, T, T, T, T, T, T, T, T, T]} Scenarios
+ */
+
+/**
+ * A figure that may be missing (a median of nothing, CPU time off Linux) as arithmetic sees it: NaN, which every
+ * ratio and comparison then carries and `fmt` prints as n/a.
+ * @param {number | undefined} value
+ */
+const figure = (value) => value ?? NaN;
+
+/**
+ * @param {string} name
+ * @param {number} fallback
+ * @param {number} min
+ */
 function setting(name, fallback, min) {
   const raw = process.env[name]?.trim();
   if (!raw) return fallback;
@@ -38,7 +62,7 @@ if (deepPage * pageLimit > historySize) throw new Error(`BENCH_DEEP_PAGE ${deepP
 
 const cpuProfileDir = process.env.BENCH_CPU_PROF === '1' ? path.join(checkout, '.bench/profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
 /** Node options of a profiled server: the profile is written when it exits after SIGTERM. */
-const profiling = (name) => (cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProfileDir, name)}`] : []);
+const profiling = (/** @type {string} */ name) => (cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProfileDir, name)}`] : []);
 const baseDatabaseUrl = process.env.DATABASE_URL?.trim() || undefined;
 const dialect = baseDatabaseUrl ? 'postgres' : 'sqlite';
 /** Deposited once into the paying account: 10,000,000.00 EUR, enough for 10 million payments of 1.00. */
@@ -62,13 +86,14 @@ const targets = {
 };
 
 const loadAtStart = os.loadavg();
-const log = (line) => process.stdout.write(`${line}\n`);
+const log = (/** @type {string} */ line) => process.stdout.write(`${line}\n`);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Clean-up: every child by PID, the temp dir, the PostgreSQL schema. Runs once, on success, error or signal.
 
 const tempDir = fs.mkdtempSync(path.join(os.tmpdir(), 'customer-api-bench-'));
 const schema = `bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+/** @type {pg.Client | undefined} */
 let admin;
 let cleanedUp = false;
 
@@ -80,7 +105,7 @@ async function cleanUp() {
     try {
       await admin.query(`drop schema if exists ${schema} cascade`);
     } catch (error) {
-      process.stderr.write(`bench: could not drop schema ${schema}: ${error.message}\n`);
+      process.stderr.write(`bench: could not drop schema ${schema}: ${error instanceof Error ? error.message : String(error)}\n`);
     }
     await admin.end().catch(() => undefined);
   }
@@ -90,7 +115,7 @@ async function cleanUp() {
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
     process.stderr.write(`\nbench: ${signal}, stopping the servers and cleaning up\n`);
-    cleanUp().finally(() => process.exit(130));
+    void cleanUp().finally(() => process.exit(130));
   });
 }
 // A synchronous last resort (an uncaught error that skipped the finally below): no child outlives the run.
@@ -102,6 +127,7 @@ process.on('exit', () => killChildren());
 const dataDir = path.join(tempDir, 'data');
 const serverDatabaseUrl = baseDatabaseUrl ? withSearchPath(baseDatabaseUrl, schema) : undefined;
 
+/** @param {number} [port] */
 function serverEnv(port) {
   const env = { ...process.env };
   for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'OTC_QUOTE_TTL_SECONDS', 'OTC_SPREAD_BPS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_DISABLE_AFTER', 'WEBHOOK_TIMEOUT_MS']) {
@@ -124,15 +150,20 @@ function serverEnv(port) {
   };
 }
 
+/**
+ * @param {string[]} args
+ * @returns {Promise<unknown>}
+ */
 function cli(args) {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [path.join(checkout, 'bin/customer-api.js'), ...args], { cwd: checkout, env: serverEnv(), timeout: 120_000 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`customer-api ${args.join(' ')} failed: ${error.message}\n${stderr}`));
-      resolve(JSON.parse(stdout));
+      resolve(parseJson(stdout));
     });
   });
 }
 
+/** @param {string[]} nodeArgs */
 async function startRealServer(nodeArgs = []) {
   const port = await freePort();
   const server = startNode(path.join(checkout, 'dist/server.js'), [], serverEnv(port), 'customer-api server', [...serverHeapFlags, ...nodeArgs]);
@@ -140,6 +171,7 @@ async function startRealServer(nodeArgs = []) {
   return { ...server, port, url: `http://127.0.0.1:${port}` };
 }
 
+/** @type {import('./webhook-delivery.mjs').Call} */
 async function call(baseUrl, key, method, url, body, csrf) {
   const response = await fetch(`${baseUrl}${url}`, {
     method,
@@ -148,7 +180,7 @@ async function call(baseUrl, key, method, url, body, csrf) {
   });
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
-  return JSON.parse(text);
+  return parseJson(text);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -156,10 +188,16 @@ async function call(baseUrl, key, method, url, body, csrf) {
 // for sub-millisecond latencies), so p50/p99 are exact over the 2xx responses of the measured run.
 
 /** autocannon request hooks: a new Idempotency-Key on every request, each one a new operation as a client's would be. */
-const withFreshIdempotencyKey = (request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } });
+const withFreshIdempotencyKey = (/** @type {import('autocannon').Request} */ request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } });
 
+/**
+ * @typedef {Omit<import('autocannon').Options, 'duration' | 'connections' | 'pipelining' | 'timeout'>} LoadOptions
+ * @param {LoadOptions & { seconds: number }} options
+ */
 async function load({ url, method = 'GET', headers = {}, body, seconds, requests }) {
+  /** @type {number[]} */
   const latencies = [];
+  /** @type {Record<number, number>} */
   const statusCounts = {};
   const instance = autocannon({ url, method, headers, body, requests, connections, pipelining: 1, duration: seconds, timeout: 10 });
   instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
@@ -168,7 +206,7 @@ async function load({ url, method = 'GET', headers = {}, body, seconds, requests
   });
   const result = await instance;
   latencies.sort((a, b) => a - b);
-  const percentile = (p) => (latencies.length === 0 ? NaN : latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]);
+  const percentile = (/** @type {number} */ p) => (latencies.length === 0 ? NaN : /** @type {number} */ (latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]));
   const ok = latencies.length;
   const failed = result.non2xx + result.errors + result.timeouts;
   return {
@@ -187,6 +225,11 @@ async function load({ url, method = 'GET', headers = {}, body, seconds, requests
   };
 }
 
+/**
+ * @param {string} name
+ * @param {Child} proc
+ * @param {LoadOptions} options
+ */
 async function scenario(name, proc, options) {
   if (warmupSeconds > 0) await load({ ...options, seconds: warmupSeconds });
   const cpuBefore = cpuSecondsOf(proc.pid);
@@ -207,24 +250,36 @@ async function scenario(name, proc, options) {
   return row;
 }
 
+/**
+ * @param {number | undefined} value
+ * @param {number} digits
+ */
 function fmt(value, digits) {
   return value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 
+/** @param {string} customerId */
 async function countHistory(customerId) {
   if (dialect === 'postgres') {
-    const { rows } = await admin.query(`select count(*)::bigint as n from transactions where customer_id = $1`, [customerId]);
-    return Number(rows[0].n);
+    /** @type {pg.QueryResult<{ n: string }>} */
+    const { rows } = await adminClient().query(`select count(*)::bigint as n from transactions where customer_id = $1`, [customerId]);
+    return Number(/** @type {{ n: string }} */ (rows[0]).n);
   }
   const { default: Database } = await import('better-sqlite3');
   const db = new Database(path.join(dataDir, 'customer-api.sqlite'), { readonly: true });
   try {
-    return Number(db.prepare('select count(*) as n from transactions where customer_id = ?').get(customerId).n);
+    return Number(/** @type {{ n: number }} */ (db.prepare('select count(*) as n from transactions where customer_id = ?').get(customerId)).n);
   } finally {
     db.close();
   }
+}
+
+/** The PostgreSQL connection main() opens first when DATABASE_URL is set. */
+function adminClient() {
+  if (!admin) throw new Error('no PostgreSQL connection');
+  return admin;
 }
 
 async function main() {
@@ -249,22 +304,22 @@ async function main() {
 
   // --- Seeding: customer and key through the CLI, accounts and funding through the API, history by direct SQL.
   const seedStarted = Date.now();
-  const customer = await cli(['customers', 'create', '--name', 'Bench Customer']);
-  const { key } = await cli(['keys', 'create', '--customer', customer.id]);
+  const customer = /** @type {{ id: string }} */ (await cli(['customers', 'create', '--name', 'Bench Customer']));
+  const { key } = /** @type {{ key: string }} */ (await cli(['keys', 'create', '--customer', customer.id]));
   let server = await startRealServer();
-  const csrfForSeed = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
-  const from = (await call(server.url, key, 'POST', '/fiat-accounts', { accountName: 'Bench source', currency: 'EUR' }, csrfForSeed)).data.id;
-  const to = (await call(server.url, key, 'POST', '/fiat-accounts', { accountName: 'Bench target', currency: 'EUR' }, csrfForSeed)).data.id;
+  const csrfForSeed = /** @type {Answer} */ (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
+  const from = /** @type {Answer} */ (await call(server.url, key, 'POST', '/fiat-accounts', { accountName: 'Bench source', currency: 'EUR' }, csrfForSeed)).data.id;
+  const to = /** @type {Answer} */ (await call(server.url, key, 'POST', '/fiat-accounts', { accountName: 'Bench target', currency: 'EUR' }, csrfForSeed)).data.id;
   await call(server.url, key, 'POST', `/sandbox/fiat-accounts/${from}/deposits`, { amount: fundingAmount, reference: 'bench funding' }, csrfForSeed);
-  const funded = (await call(server.url, key, 'GET', `/fiat-accounts/${from}`)).data.balance;
+  const funded = /** @type {Answer} */ (await call(server.url, key, 'GET', `/fiat-accounts/${from}`)).data.balance;
   if (funded !== fundingAmount) throw new Error(`the source account holds ${funded}, expected ${fundingAmount}`);
-  const wallet = (await call(server.url, key, 'POST', '/wallets', { displayName: 'Bench wallet' }, csrfForSeed)).data.local_id;
+  const wallet = /** @type {Answer} */ (await call(server.url, key, 'POST', '/wallets', { displayName: 'Bench wallet' }, csrfForSeed)).data.local_id;
   await call(server.url, key, 'POST', `/sandbox/wallets/${wallet}/deposits`, { asset: 'USDC', network: 'ETH', amount: walletFunding }, csrfForSeed);
   await server.stop();
   const historyStarted = Date.now();
   const seeded =
     dialect === 'postgres'
-      ? await seedHistoryPostgres(admin, customer.id, from, historySize)
+      ? await seedHistoryPostgres(adminClient(), customer.id, from, historySize)
       : await seedHistorySqlite(dataDir, customer.id, from, historySize);
   const historySeconds = (Date.now() - historyStarted) / 1000;
   const seedSeconds = (Date.now() - seedStarted) / 1000;
@@ -286,10 +341,11 @@ async function main() {
   const paymentBody = JSON.stringify({ fromAccountId: from, toAccountId: to, amount: 1, currency: 'EUR', reference: 'bench payment' });
   const json = { 'content-type': 'application/json' };
   // One request of each kind first: a failure shows its body here instead of a count of non-2xx later.
-  await call(`http://127.0.0.1:${rawPort}`, key, 'POST', '/payments', JSON.parse(paymentBody));
-  await call(`http://127.0.0.1:${leanPort}`, key, 'POST', '/payments', JSON.parse(paymentBody));
-  const csrf = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
-  const created = await call(server.url, key, 'POST', '/payments', JSON.parse(paymentBody), csrf);
+  const paymentObject = () => /** @type {object} */ (parseJson(paymentBody));
+  await call(`http://127.0.0.1:${rawPort}`, key, 'POST', '/payments', paymentObject());
+  await call(`http://127.0.0.1:${leanPort}`, key, 'POST', '/payments', paymentObject());
+  const csrf = /** @type {Answer} */ (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
+  const created = /** @type {Answer} */ (await call(server.url, key, 'POST', '/payments', paymentObject(), csrf));
   if (created.data.status !== 'pending' || created.data.amount !== '1.00') throw new Error(`unexpected payment: ${JSON.stringify(created)}`);
 
   const transferBody = JSON.stringify({ asset: 'USDC', network: 'ETH', amount: transferAmount, destination: '0x52908400098527886e0f7030069857d2e4169ee7' });
@@ -300,10 +356,10 @@ async function main() {
   if (firstTransfer.status !== 201) throw new Error(`POST /wallets/{id}/transfers answered ${firstTransfer.status}: ${await firstTransfer.text()}`);
   // Exact afterwards: the wallet's available balance is the funding less every pending transfer's amount.
   const verifyWallet = async () => {
-    const units = (decimal) => BigInt(decimal.replace('.', ''));
+    const units = (/** @type {string} */ decimal) => BigInt(decimal.replace('.', ''));
     for (let attempt = 0; attempt < 120; attempt++) {
-      const { available } = (await call(server.url, key, 'GET', `/otc-exchanges/wallets/${wallet}/balance?asset=USDC`)).data;
-      const transfers = (await call(server.url, key, 'GET', `/wallets/${wallet}/transfers?limit=1`)).meta.pagination.total - 1;
+      const { available } = /** @type {{ data: { available: string } }} */ (await call(server.url, key, 'GET', `/otc-exchanges/wallets/${wallet}/balance?asset=USDC`)).data;
+      const transfers = /** @type {Page} */ (await call(server.url, key, 'GET', `/wallets/${wallet}/transfers?limit=1`)).meta.pagination.total - 1;
       const expected = units(`${walletFunding}.000000`) - BigInt(transfers) * units('0.010000');
       if (units(available) === expected) return transfers;
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -311,7 +367,8 @@ async function main() {
     throw new Error('the wallet balance does not equal the funding less its transfers');
   };
 
-  const pageUrl = (page) => `${server.url}/transactions?page=${page}&limit=${pageLimit}`;
+  /** @typedef {{ data: unknown[], meta: { pagination: { total: number } } }} Page */
+  const pageUrl = (/** @type {number} */ page) => `${server.url}/transactions?page=${page}&limit=${pageLimit}`;
   // autocannon returns when its time is up, with up to `connections` payments still in flight in the server: the
   // exact count is only exact once they have committed, so it is read until two readings 250 ms apart agree.
   const settledCount = async () => {
@@ -327,23 +384,27 @@ async function main() {
   const verifyPages = async () => {
     const exact = await settledCount();
     for (const page of [1, deepPage]) {
-      const body = await call(server.url, key, 'GET', `/transactions?page=${page}&limit=${pageLimit}`);
+      const body = /** @type {Page} */ (await call(server.url, key, 'GET', `/transactions?page=${page}&limit=${pageLimit}`));
       if (body.meta.pagination.total !== exact) throw new Error(`page ${page}: total ${body.meta.pagination.total}, but the customer has ${exact} records`);
       if (body.data.length !== pageLimit) throw new Error(`page ${page}: ${body.data.length} records, expected ${pageLimit}`);
     }
     return exact;
   };
 
+  /** @typedef {Awaited<ReturnType<typeof scenario>> & { total?: number }} Row */
+  /** @type {Row[][]} */
   const runs = [];
+  /** @type {Awaited<ReturnType<typeof measureWebhookDelivery>>[]} */
   const webhookRuns = [];
   for (let round = 1; round <= rounds; round++) {
     log(`\nround ${round} of ${rounds}`);
     const roundStartedAt = new Date().toISOString();
+    /** @type {Row[]} */
     const results = [];
     results.push(await scenario('bare Fastify GET /', bare, { url: `http://127.0.0.1:${barePort}/` }));
     results.push(await scenario('lean payment reference', lean, { url: `http://127.0.0.1:${leanPort}/payments`, method: 'POST', headers: json, body: paymentBody }));
     results.push(await scenario('raw payment baseline', raw, { url: `http://127.0.0.1:${rawPort}/payments`, method: 'POST', headers: { ...json, 'x-api-key': key }, body: paymentBody }));
-    const token = (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
+    const token = /** @type {Answer} */ (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
     results.push(
       await scenario('POST /payments', server, { url: `${server.url}/payments`, method: 'POST', headers: { ...json, 'x-api-key': key, 'x-csrf-token': token }, body: paymentBody }),
     );
@@ -351,12 +412,13 @@ async function main() {
     results.push(await scenario('POST wallet transfer', server, { url: transferUrl, method: 'POST', headers: transferHeaders, body: transferBody, requests: [{ setupRequest: withFreshIdempotencyKey }] }));
     results.push(await scenario('wallet transfer replay', server, { url: transferUrl, method: 'POST', headers: { ...transferHeaders, 'idempotency-key': replayKey }, body: transferBody }));
     // Quotes made by the quote scenario are what the confirm scenario confirms, one per request, each with a new key.
+    /** @type {string[]} */
     const quoteIds = [];
-    const collectQuote = (status, responseBody) => {
-      if (status === 200) quoteIds.push(JSON.parse(responseBody).data.quoteId);
+    const collectQuote = (/** @type {number} */ status, /** @type {string} */ responseBody) => {
+      if (status === 200) quoteIds.push(/** @type {{ data: { quoteId: string } }} */ (parseJson(responseBody)).data.quoteId);
     };
     results.push(await scenario('POST OTC quote', server, { url: `${server.url}/otc-exchanges/quote`, method: 'POST', headers: transferHeaders, body: quoteBody, requests: [{ onResponse: collectQuote }] }));
-    const confirmNext = (request) => withFreshIdempotencyKey({ ...request, body: JSON.stringify({ quoteId: quoteIds.pop() ?? 'exhausted' }) });
+    const confirmNext = (/** @type {import('autocannon').Request} */ request) => withFreshIdempotencyKey({ ...request, body: JSON.stringify({ quoteId: quoteIds.pop() ?? 'exhausted' }) });
     results.push(await scenario('POST OTC confirm', server, { url: `${server.url}/otc-exchanges`, method: 'POST', headers: transferHeaders, body: '{}', requests: [{ setupRequest: confirmNext }] }));
     log(`  ${quoteIds.length.toLocaleString('en')} quotes left unconfirmed`);
     const transfers = await verifyWallet();
@@ -373,9 +435,9 @@ async function main() {
   const finalTotal = await verifyPages();
 
   // --- Summary: medians over rounds, ratios, targets.
-  const names = runs[0].map((row) => row.scenario);
+  const names = /** @type {Row[]} */ (runs[0]).map((row) => row.scenario);
   const summary = names.map((name, index) => {
-    const rows = runs.map((results) => results[index]);
+    const rows = runs.map((results) => /** @type {Row} */ (results[index]));
     return {
       scenario: name,
       reqPerSecond: median(rows.map((row) => row.reqPerSecond)),
@@ -386,34 +448,43 @@ async function main() {
       requests: rows.reduce((sum, row) => sum + row.requests, 0),
       non2xx: rows.reduce((sum, row) => sum + row.non2xx, 0),
       errors: rows.reduce((sum, row) => sum + row.errors + row.timeouts, 0),
+      /** @type {number | undefined} */
+      vsBare: undefined,
     };
   });
-  const [bareRow, leanRow, rawRow, paymentsRow, transferRow, replayRow, quoteRow, confirmRow, firstRow, deepRow] = summary;
-  for (const row of summary) row.vsBare = row.reqPerSecond / bareRow.reqPerSecond;
+  const [bareRow, leanRow, rawRow, paymentsRow, transferRow, replayRow, quoteRow, confirmRow, firstRow, deepRow] = /** @type {Scenarios<typeof summary[number]>} */ (summary);
+  for (const row of summary) row.vsBare = figure(row.reqPerSecond) / figure(bareRow.reqPerSecond);
   // Ratios are taken within each round (its scenarios ran minutes apart at most, under the same background load),
   // then the median over rounds: steadier than a ratio of medians taken from different rounds.
-  const ratiosOf = ([bare, lean, raw, payments, transfer, replay, quote, confirm, first, deep]) => ({
-    transfersVsPayments: transfer.reqPerSecond / payments.reqPerSecond,
-    replayVsPayments: replay.reqPerSecond / payments.reqPerSecond,
-    quoteVsPayments: quote.reqPerSecond / payments.reqPerSecond,
-    confirmVsPayments: confirm.reqPerSecond / payments.reqPerSecond,
-    paymentsVsLean: payments.reqPerSecond / lean.reqPerSecond,
-    paymentsP99VsLean: payments.p99Ms / lean.p99Ms,
-    paymentsVsRaw: payments.reqPerSecond / raw.reqPerSecond,
-    deepVsFirstThroughput: deep.reqPerSecond / first.reqPerSecond,
-    deepVsFirstP50: deep.p50Ms / first.p50Ms,
-    deepVsFirstP99: deep.p99Ms / first.p99Ms,
-    leanVsBare: lean.reqPerSecond / bare.reqPerSecond,
-    rawVsBare: raw.reqPerSecond / bare.reqPerSecond,
-    paymentsVsBare: payments.reqPerSecond / bare.reqPerSecond,
-    firstPageVsBare: first.reqPerSecond / bare.reqPerSecond,
-    deepPageVsBare: deep.reqPerSecond / bare.reqPerSecond,
-    paymentsVsRawCpu: payments.cpuMsPerRequest / raw.cpuMsPerRequest,
-    paymentsVsLeanCpu: payments.cpuMsPerRequest / lean.cpuMsPerRequest,
-    deepVsFirstCpu: deep.cpuMsPerRequest / first.cpuMsPerRequest,
-  });
+  /** @param {Row[]} round */
+  const ratiosOf = (round) => {
+    const [bare, lean, raw, payments, transfer, replay, quote, confirm, first, deep] = /** @type {Scenarios<Row>} */ (round);
+    return {
+      transfersVsPayments: transfer.reqPerSecond / payments.reqPerSecond,
+      replayVsPayments: replay.reqPerSecond / payments.reqPerSecond,
+      quoteVsPayments: quote.reqPerSecond / payments.reqPerSecond,
+      confirmVsPayments: confirm.reqPerSecond / payments.reqPerSecond,
+      paymentsVsLean: payments.reqPerSecond / lean.reqPerSecond,
+      paymentsP99VsLean: payments.p99Ms / lean.p99Ms,
+      paymentsVsRaw: payments.reqPerSecond / raw.reqPerSecond,
+      deepVsFirstThroughput: deep.reqPerSecond / first.reqPerSecond,
+      deepVsFirstP50: deep.p50Ms / first.p50Ms,
+      deepVsFirstP99: deep.p99Ms / first.p99Ms,
+      leanVsBare: lean.reqPerSecond / bare.reqPerSecond,
+      rawVsBare: raw.reqPerSecond / bare.reqPerSecond,
+      paymentsVsBare: payments.reqPerSecond / bare.reqPerSecond,
+      firstPageVsBare: first.reqPerSecond / bare.reqPerSecond,
+      deepPageVsBare: deep.reqPerSecond / bare.reqPerSecond,
+      paymentsVsRawCpu: figure(payments.cpuMsPerRequest) / figure(raw.cpuMsPerRequest),
+      paymentsVsLeanCpu: figure(payments.cpuMsPerRequest) / figure(lean.cpuMsPerRequest),
+      deepVsFirstCpu: figure(deep.cpuMsPerRequest) / figure(first.cpuMsPerRequest),
+    };
+  };
   const roundRatios = runs.map(ratiosOf);
-  const ratios = Object.fromEntries(Object.keys(roundRatios[0]).map((name) => [name, median(roundRatios.map((round) => round[name]))]));
+  const ratioNames = /** @type {(keyof ReturnType<typeof ratiosOf>)[]} */ (Object.keys(/** @type {ReturnType<typeof ratiosOf>} */ (roundRatios[0])));
+  const ratios = /** @type {Record<keyof ReturnType<typeof ratiosOf>, number | undefined>} */ (
+    Object.fromEntries(ratioNames.map((name) => [name, median(roundRatios.map((round) => round[name]))]))
+  );
   const serverPeakRssMb = Math.max(...[paymentsRow, transferRow, replayRow, quoteRow, confirmRow, firstRow, deepRow].map((row) => row.peakRssMb));
 
   log(`\nResults (${dialect}${rounds > 1 ? `, medians of ${rounds} rounds` : ''}; ${connections} connections, ${durationSeconds} s each)`);
@@ -429,25 +500,27 @@ async function main() {
     String(row.requests),
     String(row.non2xx + row.errors),
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column].length)));
-  const line = (cells) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(' | ')} |`;
+  const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => (cells[column] ?? '').length)));
+  const line = (/** @type {string[]} */ cells) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join(' | ')} |`;
   log(line(header));
   log(`|${widths.map((width, column) => (column === 0 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`);
   for (const cells of table) log(line(cells));
 
-  const verdict = (ok) => (ok ? 'meets target' : 'BELOW TARGET');
+  const slowerPage = Math.min(figure(firstRow.reqPerSecond), figure(deepRow.reqPerSecond));
+  const verdict = (/** @type {boolean} */ ok) => (ok ? 'meets target' : 'BELOW TARGET');
+  /** @type {[label: string, value: string, target: string, ok: boolean | undefined][]} */
   const checks = [
-    ['POST /payments / lean reference, req/s', `${fmt(ratios.paymentsVsLean, 3)}×`, `>= ${targets.paymentsVsLeanMin}×`, ratios.paymentsVsLean >= targets.paymentsVsLeanMin],
-    ['POST /payments p99 / lean reference p99', `${fmt(ratios.paymentsP99VsLean, 2)}×`, `<= ${targets.paymentsP99VsLeanMax}×`, ratios.paymentsP99VsLean <= targets.paymentsP99VsLeanMax],
-    ['POST /payments server CPU', `${fmt(paymentsRow.cpuMsPerRequest, 3)} ms/req`, `<= ${targets.paymentsCpuMsMax} ms`, paymentsRow.cpuMsPerRequest <= targets.paymentsCpuMsMax],
-    ['POST /payments / raw baseline, req/s', `${fmt(ratios.paymentsVsRaw, 3)}×`, `>= ${targets.paymentsVsRawMin}×`, ratios.paymentsVsRaw >= targets.paymentsVsRawMin],
-    ['POST /payments p99', `${fmt(paymentsRow.p99Ms, 2)} ms`, `< ${targets.paymentsP99MsMax} ms`, paymentsRow.p99Ms < targets.paymentsP99MsMax],
-    ['wallet transfer (new key) / POST /payments, req/s', `${fmt(ratios.transfersVsPayments, 3)}×`, `>= ${targets.transfersVsPaymentsMin}×`, ratios.transfersVsPayments >= targets.transfersVsPaymentsMin],
-    ['wallet transfer replay / POST /payments, req/s', `${fmt(ratios.replayVsPayments, 3)}×`, `>= ${targets.replayVsPaymentsMin}×`, ratios.replayVsPayments >= targets.replayVsPaymentsMin],
-    [`page ${deepPage} / page 1, p50 latency`, `${fmt(ratios.deepVsFirstP50, 3)}×`, `<= ${targets.deepVsFirstMax}×`, ratios.deepVsFirstP50 <= targets.deepVsFirstMax],
-    [`page ${deepPage} / page 1, req/s`, `${fmt(ratios.deepVsFirstThroughput, 3)}×`, `>= ${fmt(1 / targets.deepVsFirstMax, 3)}×`, ratios.deepVsFirstThroughput >= 1 / targets.deepVsFirstMax],
+    ['POST /payments / lean reference, req/s', `${fmt(ratios.paymentsVsLean, 3)}×`, `>= ${targets.paymentsVsLeanMin}×`, figure(ratios.paymentsVsLean) >= targets.paymentsVsLeanMin],
+    ['POST /payments p99 / lean reference p99', `${fmt(ratios.paymentsP99VsLean, 2)}×`, `<= ${targets.paymentsP99VsLeanMax}×`, figure(ratios.paymentsP99VsLean) <= targets.paymentsP99VsLeanMax],
+    ['POST /payments server CPU', `${fmt(paymentsRow.cpuMsPerRequest, 3)} ms/req`, `<= ${targets.paymentsCpuMsMax} ms`, figure(paymentsRow.cpuMsPerRequest) <= targets.paymentsCpuMsMax],
+    ['POST /payments / raw baseline, req/s', `${fmt(ratios.paymentsVsRaw, 3)}×`, `>= ${targets.paymentsVsRawMin}×`, figure(ratios.paymentsVsRaw) >= targets.paymentsVsRawMin],
+    ['POST /payments p99', `${fmt(paymentsRow.p99Ms, 2)} ms`, `< ${targets.paymentsP99MsMax} ms`, figure(paymentsRow.p99Ms) < targets.paymentsP99MsMax],
+    ['wallet transfer (new key) / POST /payments, req/s', `${fmt(ratios.transfersVsPayments, 3)}×`, `>= ${targets.transfersVsPaymentsMin}×`, figure(ratios.transfersVsPayments) >= targets.transfersVsPaymentsMin],
+    ['wallet transfer replay / POST /payments, req/s', `${fmt(ratios.replayVsPayments, 3)}×`, `>= ${targets.replayVsPaymentsMin}×`, figure(ratios.replayVsPayments) >= targets.replayVsPaymentsMin],
+    [`page ${deepPage} / page 1, p50 latency`, `${fmt(ratios.deepVsFirstP50, 3)}×`, `<= ${targets.deepVsFirstMax}×`, figure(ratios.deepVsFirstP50) <= targets.deepVsFirstMax],
+    [`page ${deepPage} / page 1, req/s`, `${fmt(ratios.deepVsFirstThroughput, 3)}×`, `>= ${fmt(1 / targets.deepVsFirstMax, 3)}×`, figure(ratios.deepVsFirstThroughput) >= 1 / targets.deepVsFirstMax],
     ...(targets.pagesReqPerSecondMin !== undefined
-      ? [['GET /transactions, slower page', `${fmt(Math.min(firstRow.reqPerSecond, deepRow.reqPerSecond), 0)} req/s`, `>= ${targets.pagesReqPerSecondMin}`, Math.min(firstRow.reqPerSecond, deepRow.reqPerSecond) >= targets.pagesReqPerSecondMin]]
+      ? /** @type {typeof checks} */ ([['GET /transactions, slower page', `${fmt(slowerPage, 0)} req/s`, `>= ${targets.pagesReqPerSecondMin}`, slowerPage >= targets.pagesReqPerSecondMin]])
       : []),
     ['server peak RSS under load', `${fmt(serverPeakRssMb, 1)} MB`, `< ${targets.peakRssMbMax} MB`, serverPeakRssMb < targets.peakRssMbMax],
     ['OTC quote / POST /payments, req/s', `${fmt(ratios.quoteVsPayments, 3)}×`, 'no target', undefined],
@@ -466,19 +539,19 @@ async function main() {
   // The absolute targets were measured on a machine where bare Fastify answers ~60,000 req/s. This machine's bare
   // Fastify, measured in the same run, says how much slower it is; the scaled targets are the absolute ones at this
   // machine's speed (latency scaled by the inverse). Approximate, and printed as such, next to the unscaled ones.
-  const machineFactor = bareRow.reqPerSecond / targets.bareReqPerSecond;
-  const slowerPage = Math.min(firstRow.reqPerSecond, deepRow.reqPerSecond);
+  const machineFactor = figure(bareRow.reqPerSecond) / targets.bareReqPerSecond;
+  /** @type {[label: string, value: string, target: string, ok: boolean][]} */
   const scaledChecks = [
-    ['POST /payments p99', `${fmt(paymentsRow.p99Ms, 2)} ms`, `< ${fmt(targets.paymentsP99MsMax / machineFactor, 1)} ms`, paymentsRow.p99Ms < targets.paymentsP99MsMax / machineFactor],
+    ['POST /payments p99', `${fmt(paymentsRow.p99Ms, 2)} ms`, `< ${fmt(targets.paymentsP99MsMax / machineFactor, 1)} ms`, figure(paymentsRow.p99Ms) < targets.paymentsP99MsMax / machineFactor],
     ...(targets.pagesReqPerSecondMin !== undefined
-      ? [['GET /transactions, slower page', `${fmt(slowerPage, 0)} req/s`, `>= ${fmt(targets.pagesReqPerSecondMin * machineFactor, 0)}`, slowerPage >= targets.pagesReqPerSecondMin * machineFactor]]
+      ? /** @type {typeof scaledChecks} */ ([['GET /transactions, slower page', `${fmt(slowerPage, 0)} req/s`, `>= ${fmt(targets.pagesReqPerSecondMin * machineFactor, 0)}`, slowerPage >= targets.pagesReqPerSecondMin * machineFactor]])
       : []),
   ];
   log(`\nAbsolute targets scaled to this machine (bare Fastify ${fmt(bareRow.reqPerSecond, 0)} req/s = ${fmt(machineFactor, 3)}× the reference ${targets.bareReqPerSecond})`);
   for (const [label, value, target, ok] of scaledChecks) {
     log(`  ${label.padEnd(labelWidth)}  ${value.padStart(valueWidth)}  target ${target.padEnd(targetWidth)}  ${verdict(ok)} (scaled)`);
   }
-  log(`  POST /payments p99 / raw baseline p99 (same run): ${fmt(paymentsRow.p99Ms / rawRow.p99Ms, 2)}× (${fmt(paymentsRow.p99Ms, 2)} / ${fmt(rawRow.p99Ms, 2)} ms)`);
+  log(`  POST /payments p99 / raw baseline p99 (same run): ${fmt(figure(paymentsRow.p99Ms) / figure(rawRow.p99Ms), 2)}× (${fmt(paymentsRow.p99Ms, 2)} / ${fmt(rawRow.p99Ms, 2)} ms)`);
   if (rounds > 1) {
     log(`  per round, POST /payments / lean reference: ${roundRatios.map((round) => `${fmt(round.paymentsVsLean, 3)}×`).join(', ')}; p99 / lean p99: ${roundRatios.map((round) => `${fmt(round.paymentsP99VsLean, 2)}×`).join(', ')}`);
     log(`  per round, wallet transfer / payments: ${roundRatios.map((round) => `${fmt(round.transfersVsPayments, 3)}×`).join(', ')}; replay / payments: ${roundRatios.map((round) => `${fmt(round.replayVsPayments, 3)}×`).join(', ')}`);
@@ -486,7 +559,7 @@ async function main() {
   }
   log(`  server CPU per request: payments / lean reference ${fmt(ratios.paymentsVsLeanCpu, 2)}×, payments / raw baseline ${fmt(ratios.paymentsVsRawCpu, 2)}×; page ${deepPage} / page 1 ${fmt(ratios.deepVsFirstCpu, 2)}×`);
   log(`  vs bare Fastify (req/s): lean ${fmt(ratios.leanVsBare, 3)}×, raw ${fmt(ratios.rawVsBare, 3)}×, payments ${fmt(ratios.paymentsVsBare, 3)}×, page 1 ${fmt(ratios.firstPageVsBare, 3)}×, page ${deepPage} ${fmt(ratios.deepPageVsBare, 3)}×`);
-  const webhookMedian = (name) => median(webhookRuns.map((run) => run[name]));
+  const webhookMedian = (/** @type {'eventsPerSecond' | 'replayed' | 'lagP50Ms' | 'lagP99Ms'} */ name) => median(webhookRuns.map((run) => run[name]));
   log(`  webhook delivery to a local receiver: ${fmt(webhookMedian('eventsPerSecond'), 0)} events/s (a replay of ${fmt(webhookMedian('replayed'), 0)} events); lag from commit to delivery at 100 payments/s: p50 ${fmt(webhookMedian('lagP50Ms'), 0)} ms, p99 ${fmt(webhookMedian('lagP99Ms'), 0)} ms`);
   log(`  load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(' ')} (at the start: ${loadAtStart.map((v) => v.toFixed(2)).join(' ')}; other work on the machine moves every figure)`);
   log(`  history total after the run: ${finalTotal.toLocaleString('en')} records (${historySize.toLocaleString('en')} seeded + payments made by the run)`);
@@ -523,7 +596,7 @@ let exitCode = 0;
 try {
   await main();
 } catch (error) {
-  process.stderr.write(`\nbench failed: ${error.stack ?? error}\n`);
+  process.stderr.write(`\nbench failed: ${error instanceof Error ? (error.stack ?? String(error)) : String(error)}\n`);
   exitCode = 1;
 } finally {
   await cleanUp();

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkout, freePort, killChildren, memoryOf, startNode, waitForHttp } from './lib.mjs';
+import { checkout, freePort, killChildren, memoryOf, parseJson, startNode, waitForHttp } from './lib.mjs';
 
 const concurrent = Number(process.argv[2] ?? 6);
 const reportLength = 14_680_064;
@@ -20,14 +20,15 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'customer-api-upload-memory-'));
   const port = await freePort();
   const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', METRICS_PORT: 'off', RATE_LIMIT_PER_SECOND: 'off' };
-  const cli = (...args) => JSON.parse(execFileSync(process.execPath, [path.join(checkout, 'bin/customer-api.js'), ...args], { env, cwd: checkout }).toString());
+  /** @type {(...args: string[]) => unknown} */
+  const cli = (...args) => parseJson(execFileSync(process.execPath, [path.join(checkout, 'bin/customer-api.js'), ...args], { env, cwd: checkout }).toString());
   const server = startNode('dist/server.js', [], env, 'server');
   try {
     const baseUrl = `http://127.0.0.1:${port}`;
     await waitForHttp(`${baseUrl}/health`, server);
-    const customer = cli('customers', 'create', '--name', 'Upload memory');
-    const { key } = cli('keys', 'create', '--customer', customer.id);
-    const csrf = (await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).json()).data.csrf_token;
+    const customer = /** @type {{ id: string }} */ (cli('customers', 'create', '--name', 'Upload memory'));
+    const { key } = /** @type {{ key: string }} */ (cli('keys', 'create', '--customer', customer.id));
+    const csrf = /** @type {{ data: { csrf_token: string } }} */ (parseJson(await (await fetch(`${baseUrl}/csrf-token`, { headers: { 'x-api-key': key } })).text())).data.csrf_token;
     const report = reportOfMaximumLength();
     const body = JSON.stringify({
       firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', dob: '1990-12-10',

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bodyLimitDefaultBytes, uploadRateStepsPerWindow } from '../config/limits.js';
 import { DomainError } from '../errors.js';
 import { PerKeyLimiter } from '../storage/per-key-limiter.js';
@@ -40,8 +40,12 @@ function uploaderOf(request: FastifyRequest): string {
   return uploader;
 }
 
-/** Waits for a slot of `key` and holds it until `ended` settles (at once if it already has). */
-function hold(limiter: PerKeyLimiter, key: string, ended: Promise<void>): Promise<void> {
+/**
+ * Waits for a slot of `key` and holds it until `ended` settles (at once if it already has). A wait is logged (debug):
+ * it tells an operator why an upload is slow to start, and a test that the upload has reached the gate.
+ */
+function hold(limiter: PerKeyLimiter, key: string, ended: Promise<void>, log: FastifyBaseLogger): Promise<void> {
+  if (limiter.isFull(key)) log.debug({ permit: key }, 'upload waits for a permit, its body unread');
   return new Promise((granted) => {
     void limiter.run(key, () => {
       granted();
@@ -140,9 +144,11 @@ export function installUploadGate(app: FastifyInstance, options: UploadGateOptio
     const end = responseEnds.get(request);
     if (!end || end.done) return;
     // The uploader's permit first: its queued uploads wait without holding one of the process.
-    await hold(perUploader, uploaderOf(request), end.ended);
-    await hold(perProcess, 'process', end.ended);
-    if (!end.done) cutWhenTooSlow(request, reply, end, options);
+    await hold(perUploader, uploaderOf(request), end.ended, request.log);
+    await hold(perProcess, 'process', end.ended, request.log);
+    if (end.done) return;
+    request.log.debug('upload permitted: its body is read');
+    cutWhenTooSlow(request, reply, end, options);
   };
 
   app.addHook('onRoute', (route) => {

@@ -7,6 +7,11 @@ export class PerKeyLimiter {
 
   constructor(private readonly limit: number) {}
 
+  /** Whether a run of `key` started now would wait its turn. */
+  isFull(key: string): boolean {
+    return (this.#running.get(key)?.active ?? 0) >= this.limit;
+  }
+
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
     let state = this.#running.get(key);
     if (!state) {

@@ -6,7 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { postgresConnectTimeoutMs, storageFaultRetryAfterSecondsMax, storageFaultRetryAfterSecondsMin } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { signedInBrowser } from '../helpers/dashboard.js';
@@ -115,12 +115,15 @@ describe.skipIf(testDialect !== 'postgres')('PostgreSQL away', () => {
     const admin = new pg.Client({ connectionString: postgresUrl() });
     await admin.connect();
     try {
-      // Wait until the sleeping query runs, then end every connection of this app, as a restart would.
-      for (let tries = 0; tries < 200; tries += 1) {
-        const { rows } = await admin.query(`select count(*)::int as n from pg_stat_activity where application_name = $1 and query like 'select pg_sleep%' and state = 'active'`, [applicationName]);
-        if (rows[0].n > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      // Once the sleeping query runs (PostgreSQL's activity view: polled, with a deadline), end every connection of
+      // this app, as a restart would.
+      await vi.waitFor(
+        async () => {
+          const { rows } = await admin.query(`select count(*)::int as n from pg_stat_activity where application_name = $1 and query like 'select pg_sleep%' and state = 'active'`, [applicationName]);
+          expect(rows[0].n).toBeGreaterThan(0);
+        },
+        { timeout: 10_000, interval: 25 },
+      );
       const { rows } = await admin.query('select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1) ended', [applicationName]);
       expect(rows[0].n).toBeGreaterThan(0);
     } finally {

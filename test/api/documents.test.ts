@@ -9,6 +9,7 @@ import { CustomerService } from '../../src/modules/customers/service.js';
 import { documentSyncRetryDelayMs } from '../../src/modules/documents/sync-worker.js';
 import { SandboxKycProvider } from '../../src/providers/sandbox/kyc.js';
 import type { PollingWorker } from '../../src/workers/polling-worker.js';
+import { CapturedLog } from '../helpers/captured-log.js';
 import { TestClock } from '../helpers/clock.js';
 import { removeStoredFile, storedFile, storedFilePaths } from '../helpers/files.js';
 import { createIndividual } from '../helpers/fixtures.js';
@@ -389,8 +390,13 @@ describe('documents', () => {
   });
 
   describe('memory: large bodies are read a few at a time', () => {
+    // What the upload gate logs (debug): the events these tests wait for.
+    const permitted = 'upload permitted: its body is read';
+    const waitsForPermit = 'upload waits for a permit, its body unread';
+
     it('holds a second upload unread while UPLOAD_CONCURRENCY=1 is taken, and lets it through when the first ends', async () => {
-      const q = await createTestApp({ env: { UPLOAD_CONCURRENCY: '1' } });
+      const log = new CapturedLog();
+      const q = await createTestApp({ env: { UPLOAD_CONCURRENCY: '1', LOG_LEVEL: 'debug' }, logStream: log.stream });
       try {
         const erin = await q.createCustomer('Erin Ltd');
         const user = await createIndividual(q, erin);
@@ -402,24 +408,27 @@ describe('documents', () => {
         const slow = new PassThrough();
         slow.write(body.slice(0, 20));
         const first = q.app.inject({ method: 'POST', url: '/documents', headers: { ...headers, 'content-length': String(body.length) }, payload: slow });
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await log.waitFor(permitted);
         let secondDone = false;
         const second = q.app.inject({ method: 'POST', url: '/documents', headers, payload: body }).then((response) => {
           secondDone = true;
           return response;
         });
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await log.waitFor(waitsForPermit);
         expect(secondDone).toBe(false);
+        expect(log.lines.filter((line) => line.msg === permitted)).toHaveLength(1);
         slow.end(body.slice(20));
         expect((await first).statusCode).toBe(201);
         expect((await second).statusCode).toBe(201);
+        expect(log.lines.filter((line) => line.msg === permitted)).toHaveLength(2);
       } finally {
         await q.close();
       }
     });
 
     it('gives the permit back when a client goes away while its upload waits, or before it is read', async () => {
-      const q = await createTestApp({ env: { UPLOAD_CONCURRENCY: '1' } });
+      const log = new CapturedLog();
+      const q = await createTestApp({ env: { UPLOAD_CONCURRENCY: '1', LOG_LEVEL: 'debug' }, logStream: log.stream });
       try {
         const frank = await q.createCustomer('Frank Ltd');
         const user = await createIndividual(q, frank);
@@ -430,7 +439,7 @@ describe('documents', () => {
         const stalled = new PassThrough();
         stalled.write(body.slice(0, 20));
         const holder = q.app.inject({ method: 'POST', url: '/documents', headers: { ...headers, 'content-length': String(body.length) }, payload: stalled });
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await log.waitFor(permitted);
         stalled.destroy(new Error('client went away'));
         await holder.catch(() => undefined);
         // Were the permit kept, these would wait for ever (the test would time out).

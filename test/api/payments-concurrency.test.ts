@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { createVirtualAccount, deposit, fiatBalance, settle, virtualBalance } from '../helpers/money.js';
@@ -14,6 +14,8 @@ import { createTestApp, postgresUrl, testDialect, type TestApp, type TestCustome
  */
 /** Generous: on PostgreSQL one customer's payments queue on its row lock, and a loaded CI machine is slow. */
 const concurrencyTestTimeoutMs = 120_000;
+/** How long the busy customer's payments may take to reach their wait on the held row (a loaded machine is slow). */
+const lockWaitDeadlineMs = 30_000;
 
 describe(`concurrent payments on ${testDialect}`, { timeout: concurrencyTestTimeoutMs }, () => {
   let t: TestApp;
@@ -117,11 +119,29 @@ describe(`concurrent payments on ${testDialect}`, { timeout: concurrencyTestTime
   });
 });
 
+/**
+ * The sessions waiting, directly or behind another waiter, on the locks `blockerPid` holds. Asked from a session
+ * outside any transaction: PostgreSQL freezes pg_stat_activity for the rest of a transaction at its first read, so
+ * a backend the pool connects later would never show there.
+ */
+async function sessionsWaitingBehind(observer: pg.Client, blockerPid: number): Promise<number> {
+  const { rows } = await observer.query<{ waiting: number }>(
+    `with recursive behind(pid) as (
+       select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))
+       union
+       select activity.pid from pg_stat_activity activity join behind on behind.pid = any(pg_blocking_pids(activity.pid))
+     ) select count(*)::int as waiting from behind`,
+    [blockerPid],
+  );
+  return rows[0]!.waiting;
+}
+
 describe.skipIf(testDialect !== 'postgres')('one busy customer and the connection pool (PostgreSQL)', { timeout: concurrencyTestTimeoutMs }, () => {
   it('keeps serving other customers while one customer’s payments wait on a locked account: they take at most two pooled connections', async () => {
     const t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' }, poolSize: 4 });
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(t.storage.db);
     const blocker = new pg.Client({ connectionString: postgresUrl(), options: `-c search_path=${rows[0]!.schema}` });
+    const observer = new pg.Client({ connectionString: postgresUrl() });
     try {
       const busy = await t.createCustomer('Busy Ltd');
       const calm = await t.createCustomer('Calm Ltd');
@@ -134,18 +154,24 @@ describe.skipIf(testDialect !== 'postgres')('one busy customer and the connectio
       const busyCsrf = await t.csrfToken(busy.key);
 
       // Another session holds the busy customer's row: its money operations wait inside the database.
-      await blocker.connect();
+      await Promise.all([blocker.connect(), observer.connect()]);
       await blocker.query('begin');
       await blocker.query('select 1 from customers where id = $1 for update', [busy.id]);
+      const { rows: [held] } = await blocker.query<{ pid: number }>('select pg_backend_pid() as pid');
+      // 20 payments in flight at once; only two may hold a pooled connection, the rest wait in the instance.
+      let answered = 0;
       const waiting = Array.from({ length: 20 }, (_, index) =>
-        t.app.inject({
-          method: 'POST',
-          url: '/payments',
-          headers: { 'x-api-key': busy.key, 'x-csrf-token': busyCsrf },
-          payload: { fromAccountId: busyFrom.id, toAccountId: busyTo.id, amount: 1, currency: 'EUR', reference: `busy ${index}` },
-        }),
+        t.app
+          .inject({
+            method: 'POST',
+            url: '/payments',
+            headers: { 'x-api-key': busy.key, 'x-csrf-token': busyCsrf },
+            payload: { fromAccountId: busyFrom.id, toAccountId: busyTo.id, amount: 1, currency: 'EUR', reference: `busy ${index}` },
+          })
+          .finally(() => (answered += 1)),
       );
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The waits happen inside PostgreSQL, another process: polled, with a deadline.
+      await vi.waitFor(async () => expect(await sessionsWaitingBehind(observer, held!.pid)).toBeGreaterThanOrEqual(2), { timeout: lockWaitDeadlineMs, interval: 20 });
 
       // The calm customer reads and pays meanwhile, well within the pool's wait timeout.
       const started = Date.now();
@@ -153,6 +179,9 @@ describe.skipIf(testDialect !== 'postgres')('one busy customer and the connectio
       const paid = await t.request({ method: 'POST', url: '/payments', key: calm.key, csrf: true, body: { fromAccountId: calmFrom.id, toAccountId: calmTo.id, amount: 1, currency: 'EUR', reference: 'calm' } });
       expect(paid.statusCode, paid.body).toBe(201);
       expect(Date.now() - started).toBeLessThan(5000);
+      // ...while every busy payment still waited, on no more than two connections.
+      expect(answered).toBe(0);
+      expect(await sessionsWaitingBehind(observer, held!.pid)).toBe(2);
 
       await blocker.query('commit');
       const settled = await Promise.all(waiting);
@@ -161,6 +190,7 @@ describe.skipIf(testDialect !== 'postgres')('one busy customer and the connectio
       expect((await verifyLedger(t.storage)).problems).toEqual([]);
     } finally {
       await blocker.end().catch(() => undefined);
+      await observer.end().catch(() => undefined);
       await t.close();
     }
   });

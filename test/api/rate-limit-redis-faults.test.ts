@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { redisConnectTimeoutMs } from '../../src/config/limits.js';
 import type { Storage } from '../../src/storage/database.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { closedPort, FaultProxy } from '../helpers/tcp-faults.js';
+import { CapturedLog, type LogLine } from '../helpers/captured-log.js';
 
 const limit = 3;
 /** A request still unanswered after this long has waited on Redis: the test fails here rather than at Redis's own timeouts. */
@@ -24,24 +24,8 @@ const recoveryWithinMs = 10_000;
 const medianSlackMs = 2;
 const limitedEnv = { RATE_LIMIT_PER_SECOND: String(limit), RATE_LIMIT_FAILED_AUTH_PER_IP_PER_MINUTE: String(limit), LOG_LEVEL: 'info' };
 
-interface LogLine {
-  level: number;
-  msg: string;
-}
 const warn = 40;
 const info = 30;
-
-/** The application's log lines, parsed. */
-function capturedLog(): { stream: Writable; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _encoding, callback) {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line) as LogLine);
-      callback();
-    },
-  });
-  return { stream, lines };
-}
 
 /** The log lines that tell of the rate limits' Redis: where they are counted, and why. */
 const storeLines = (lines: LogLine[]) => lines.filter((line) => /Redis/.test(line.msg)).map((line) => ({ level: line.level, msg: line.msg }));
@@ -116,14 +100,14 @@ describe.each([
   let startMs: number;
   let baselineStartMs: number;
   let closeRedis: () => Promise<void>;
-  const log = capturedLog();
+  const log = new CapturedLog();
 
   beforeAll(async () => {
     const fault = await redis();
     closeRedis = fault.close;
     let started = performance.now();
     // Logging as the instance under test does, so that the two differ by Redis alone.
-    baseline = await createTestApp({ env: limitedEnv, logStream: capturedLog().stream });
+    baseline = await createTestApp({ env: limitedEnv, logStream: new CapturedLog().stream });
     baselineStartMs = performance.now() - started;
     started = performance.now();
     t = await createTestApp({ env: { ...limitedEnv, REDIS_URL: fault.url }, logStream: log.stream });
@@ -180,14 +164,14 @@ describe.skipIf(!redisUrl)('rate limits when a Redis in use freezes, goes away, 
   let baseline: TestApp;
   let t: TestApp;
   let second: FastifyInstance;
-  const log = capturedLog();
-  const secondLog = capturedLog();
+  const log = new CapturedLog();
+  const secondLog = new CapturedLog();
 
   beforeAll(async () => {
     const target = new URL(redisUrl!);
     proxy = await FaultProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
     // Logging as the instance under test does, so that the two differ by Redis alone.
-    baseline = await createTestApp({ env: limitedEnv, logStream: capturedLog().stream });
+    baseline = await createTestApp({ env: limitedEnv, logStream: new CapturedLog().stream });
     // The proxy runs on the test's own event loop, an extra hop each way, on a machine other tests load too: a
     // deadline with room for that, or a late answer would count a request on one instance alone.
     const env = { ...limitedEnv, REDIS_URL: `redis://${proxy.address}`, RATE_LIMIT_REDIS_TIMEOUT_MS: '100' };

@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CapturedLog } from '../helpers/captured-log.js';
 import { createIndividual } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
@@ -71,9 +72,18 @@ describe('large uploads over real connections (UPLOAD_CONCURRENCY=2, one per cus
   let bobUserId: string;
   let aliceLinkPath: string;
   const open: StalledUpload[] = [];
+  const log = new CapturedLog();
+  /** Resolves once the uploads sent since line `from` of the log hold `holding` permits and `waiting` wait for one. */
+  async function atTheGate(from: number, { holding, waiting }: { holding: number; waiting: number }): Promise<void> {
+    await log.waitFor('upload permitted: its body is read', holding, { from });
+    await log.waitFor('upload waits for a permit, its body unread', waiting, { from });
+  }
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { UPLOAD_CONCURRENCY: '2', UPLOAD_CONCURRENCY_PER_CUSTOMER: '1', UPLOAD_RATE_WINDOW_MS: String(rateWindowMs) } });
+    t = await createTestApp({
+      env: { UPLOAD_CONCURRENCY: '2', UPLOAD_CONCURRENCY_PER_CUSTOMER: '1', UPLOAD_RATE_WINDOW_MS: String(rateWindowMs), LOG_LEVEL: 'debug' },
+      logStream: log.stream,
+    });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     port = (t.app.server.address() as AddressInfo).port;
     base = `http://127.0.0.1:${port}`;
@@ -116,9 +126,10 @@ describe('large uploads over real connections (UPLOAD_CONCURRENCY=2, one per cus
 
   it('two stalled API uploads of one customer neither delay another customer’s upload nor outlive the rate window', async () => {
     const headers = await apiHeaders(alice);
+    const from = log.lines.length;
     const stalled = [stall('/documents', headers), stall('/documents', headers)];
     // Both requests reach the gate: one holds Alice's permit, the other waits for it.
-    await sleep(200);
+    await atTheGate(from, { holding: 1, waiting: 1 });
     await bobUploadsPromptly();
     // The first is cut a window after its permit, the second (which then gets Alice's permit) a window later.
     for (const [index, upload] of stalled.entries()) {
@@ -136,8 +147,9 @@ describe('large uploads over real connections (UPLOAD_CONCURRENCY=2, one per cus
 
   it('two stalled uploads on one hosted onboarding link hold the link’s permit, not its customer’s, and are cut with a page', async () => {
     const headers = { 'content-type': 'multipart/form-data; boundary=x' };
+    const from = log.lines.length;
     const stalled = [stall(`${aliceLinkPath}/documents`, headers), stall(`${aliceLinkPath}/documents`, headers)];
-    await sleep(200);
+    await atTheGate(from, { holding: 1, waiting: 1 });
     // Whoever holds the link cannot hold Alice's own uploads through her API keys.
     await uploadsPromptly(alice, (await createIndividual(t, alice)).id);
     for (const [index, upload] of stalled.entries()) {
@@ -169,8 +181,10 @@ describe('large uploads over real connections (UPLOAD_CONCURRENCY=2, one per cus
 
   it('answers an upload refused on its headers at once, even with every permit taken: a bad link, no key, a key without the scope', async () => {
     // Both permits held: one by Alice (through her link), one by Bob.
-    const holders = [stall(`${aliceLinkPath}/documents`, { 'content-type': 'multipart/form-data; boundary=x' }), stall('/documents', await apiHeaders(bob))];
-    await sleep(200);
+    const bobHeaders = await apiHeaders(bob);
+    const from = log.lines.length;
+    const holders = [stall(`${aliceLinkPath}/documents`, { 'content-type': 'multipart/form-data; boundary=x' }), stall('/documents', bobHeaders)];
+    await atTheGate(from, { holding: 2, waiting: 0 });
     const narrow = await t.createKey(alice.id, { scopes: ['documents:read'] });
     const refused = [
       stall(`/onboarding/${'a'.repeat(43)}/documents`, { 'content-type': 'multipart/form-data; boundary=x' }),

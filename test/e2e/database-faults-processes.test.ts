@@ -88,14 +88,17 @@ async function setUp(env: NodeJS.ProcessEnv, baseUrl: string): Promise<{ key: st
 function depositLoad(callers: Caller[], accountId: string, loops: number) {
   const answers = new Map<string, number[]>();
   const refusals: Array<{ status: number; retryAfter: string | null; code?: string }> = [];
+  const watchers = new Set<(status: number) => void>();
   let stopping = false;
   const runs = Array.from({ length: loops }, async (_unused, loop) => {
     while (!stopping) {
       const key = randomUUID();
       const answer = await deposit(callers[loop % callers.length]!, accountId, key, 1);
       answers.set(key, [answer.status]);
+      for (const watcher of watchers) watcher(answer.status);
       if (answer.status !== 201) {
         refusals.push(answer);
+        // The pace of a client retrying a refusal, not a wait for anything.
         await sleep(50);
       }
     }
@@ -103,6 +106,18 @@ function depositLoad(callers: Caller[], accountId: string, loops: number) {
   return {
     answers,
     refusals,
+    /** Resolves once `count` more answers of `status` have come: the load's own progress, not a guess at its pace. */
+    answered(status: number, count: number): Promise<void> {
+      let seen = 0;
+      return new Promise((resolve) => {
+        const watcher = (answered: number) => {
+          if (answered !== status || (seen += 1) < count) return;
+          watchers.delete(watcher);
+          resolve();
+        };
+        watchers.add(watcher);
+      });
+    },
     async stop() {
       stopping = true;
       await Promise.all(runs);
@@ -145,17 +160,20 @@ describe.skipIf(postgresUrl === undefined || postgresDeployment === undefined)('
     const callers = [await callerOf(one.baseUrl, key), await callerOf(two.baseUrl, key)];
 
     const load = depositLoad(callers, accountId, 6);
-    await sleep(1_000);
+    await load.answered(201, 10);
+    const refused = load.answered(503, 6);
     proxy.dropAll();
     proxy.refuse();
-    await sleep(1_000);
+    // The database stays away until both servers answer 503 and each has paused its workers.
+    await refused;
     for (const { baseUrl } of [one, two]) {
       expect(await statusOf(`${baseUrl}/ready`)).toBe(503);
       expect(await statusOf(`${baseUrl}/health`)).toBe(200);
     }
-    await sleep(2_000);
+    await Promise.all([one, two].map(({ server }) => server.logged('worker paused by a storage fault')));
+    const landing = load.answered(201, 10);
     await proxy.restore();
-    await sleep(1_500);
+    await landing;
     await load.stop();
 
     expect(one.server.child.exitCode).toBeNull();
@@ -194,7 +212,7 @@ describe.skipIf(postgresUrl === undefined || postgresDeployment === undefined)('
       expect(paused.length).toBeGreaterThan(0);
       expect(new Set(paused).size).toBe(paused.length);
       expect(server.output()).not.toContain('worker pass failed');
-      for (let waited = 0; workersLogged(server, 'worker resumed').length < paused.length && waited < 40_000; waited += 250) await sleep(250);
+      await server.logged('worker resumed', paused.length);
       expect(workersLogged(server, 'worker resumed').sort()).toEqual([...paused].sort());
     }
   });
@@ -240,7 +258,7 @@ describe.each(databaseDeployments('SQLite', 'restart'))('a restart after kill -9
       const first = await startApiServer(env, started);
       const { key, accountId } = await setUp(env, first.baseUrl);
       const load = depositLoad([await callerOf(first.baseUrl, key)], accountId, 4);
-      await sleep(1_500);
+      await load.answered(201, 10);
 
       let lockHolder: pg.Client | undefined;
       if (label === 'PostgreSQL') {

@@ -58,19 +58,22 @@ describe.each(deployments)('SIGTERM under keep-alive load on %s', (_label, makeD
       const { baseUrl, server } = await startApiServer(env, servers);
       const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
       const outcomes: Outcome[] = [];
+      const warmUpOutcomes = clients * 20;
+      let warmedUp!: () => void;
+      const warm = new Promise<void>((resolve) => (warmedUp = resolve));
       let signalled = false;
       // Each client sends until the server refuses a connection (it stopped listening), or the window closes.
       const deadline = Date.now() + 60_000;
       const client = async () => {
         for (;;) {
           const outcome = await get(agent, baseUrl, key);
-          outcomes.push(outcome);
+          if (outcomes.push(outcome) === warmUpOutcomes) warmedUp();
           if ('error' in outcome && (outcome.error === 'ECONNREFUSED' || signalled)) return;
           if (Date.now() > deadline) return;
         }
       };
       const sending = Array.from({ length: clients }, client);
-      while (outcomes.length < clients * 20) await new Promise((resolve) => setTimeout(resolve, 10));
+      await warm;
       signalled = true;
       process.kill(server.child.pid!, 'SIGTERM');
       await Promise.all(sending);

@@ -127,6 +127,11 @@ export interface Spawned {
   /** What it wrote to stderr alone. */
   errorOutput(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * Resolves once the output holds `text` at least `count` times: an event the server reports, awaited as it is
+   * written (not polled). Rejects after `timeoutMs`.
+   */
+  logged(text: string, count?: number, timeoutMs?: number): Promise<void>;
   /** Kills the process if it is still running (its whole process group when spawned detached). */
   kill(): void;
 }
@@ -135,10 +140,15 @@ export function spawnServer(command: string, args: string[], env: NodeJS.Process
   const child = spawn(command, args, { cwd: options.cwd ?? checkout, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
   let output = '';
   let errorOutput = '';
-  // Drained always: a full pipe would block the server's logging and with it the server.
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => {
+  const outputWatchers = new Set<() => void>();
+  const append = (chunk: Buffer) => {
     output += chunk.toString();
+    for (const watcher of outputWatchers) watcher();
+  };
+  // Drained always: a full pipe would block the server's logging and with it the server.
+  child.stdout.on('data', append);
+  child.stderr.on('data', (chunk: Buffer) => {
+    append(chunk);
     errorOutput += chunk.toString();
   });
   let running = true;
@@ -153,6 +163,25 @@ export function spawnServer(command: string, args: string[], env: NodeJS.Process
     output: () => output,
     errorOutput: () => errorOutput,
     exited,
+    logged(text, count = 1, timeoutMs = processTestTimeoutMs) {
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (output.split(text).length - 1 < count) return;
+          stop();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          stop();
+          reject(new Error(`"${text}" not logged ${count} times within ${timeoutMs} ms:\n${output}`));
+        }, timeoutMs);
+        const stop = () => {
+          clearTimeout(timer);
+          outputWatchers.delete(check);
+        };
+        outputWatchers.add(check);
+        check();
+      });
+    },
     kill() {
       if (child.pid === undefined) return;
       try {

@@ -9,6 +9,11 @@ import { databaseDeployments, ensureBuilt, exitWithin, processTestTimeoutMs, run
  */
 
 const deployments = databaseDeployments('SQLite, one file shared by both', 'hooks');
+/**
+ * How long a test watches for one more delivery once it has every one it expects: a duplicate would come within a
+ * worker pass or two, and no event reports an absence (docs/conventions.md "Tests").
+ */
+const quietWindowMs = 2_000;
 
 describe.each(deployments)('webhook delivery by server processes on %s', (_label, makeDeployment) => {
   const servers: Spawned[] = [];
@@ -94,7 +99,7 @@ describe.each(deployments)('webhook delivery by server processes on %s', (_label
     }
     const [delivery] = await bob.get(`/webhooks/${hook.id}/deliveries`);
     expect(delivery).toMatchObject({ id: hung!.headers['webhook-id'], status: 'succeeded', attempt_count: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await new Promise((resolve) => setTimeout(resolve, quietWindowMs));
     expect(receiver.received).toHaveLength(2);
     second.server.child.kill('SIGTERM');
     expect(await exitWithin(second.server, 10_000)).toMatchObject({ code: 0 });
@@ -118,7 +123,7 @@ describe.each(deployments)('webhook delivery by server processes on %s', (_label
     const deposits = 40;
     await Promise.all(Array.from({ length: deposits }, (_, index) => (index % 2 === 0 ? alice : onSecond).post(`/sandbox/fiat-accounts/${account.id}/deposits`, { amount: 1 })));
     await receiver.waitFor(2 * deposits, 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, quietWindowMs));
     expect(receiver.received).toHaveLength(2 * deposits);
     const perId = new Map<string, number>();
     for (const received of receiver.received) perId.set(received.headers['webhook-id']!, (perId.get(received.headers['webhook-id']!) ?? 0) + 1);

@@ -6,12 +6,12 @@ import type { BalanceAccount, Posting } from '../../ledger/ledger-entry.js';
 import type { Guard } from '../../ledger/unit-of-work.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
+import { balanceEventsAdder } from './balance-events.js';
 import { presentFiatAccount } from './fiat-account-presenter.js';
-import type { FiatAccountRecord } from '../fiat-accounts/index.js';
+import type { FiatAccountRecord, FiatAccountRow, FiatAccountWithOwner } from '../fiat-accounts/index.js';
 import { presentVirtualAccount } from './virtual-account-presenter.js';
-import type { VirtualAccountRecord } from '../virtual-accounts/index.js';
+import type { VirtualAccountRecord, VirtualAccountRow, VirtualAccountWithOwner } from '../virtual-accounts/index.js';
 
 /**
  * The statuses of fiat and virtual accounts (docs/spec.md §3 shows only `active`; docs/payments.md "Account and payee
@@ -41,75 +41,75 @@ export interface CustomerAccount {
   record: FiatAccountRecord | VirtualAccountRecord;
 }
 
-/** Every payment looks up its accounts: these lookups are compiled once. */
-const fiatAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
-  db
-    .selectFrom('fiat_accounts')
-    .innerJoin('customers', 'customers.id', 'fiat_accounts.customer_id')
-    .selectAll('fiat_accounts')
-    .select('customers.fr_owner_business_id')
-    .where('fiat_accounts.customer_id', '=', customerId)
-    .where('fiat_accounts.id', '=', id),
-);
+/**
+ * How the lookup reads one of a caller's accounts past the cache: each from the module that owns its table, in one
+ * read with what its record needs. Those modules depend on accounts (the statuses, the presenters, forgetting the
+ * cache), so accounts cannot import them: src/modules/account-lookup.ts hands their reads in.
+ */
+export interface CustomerAccountReads {
+  fiatAccount(db: Kysely<Database>, customerId: string, id: string): Promise<FiatAccountWithOwner | undefined>;
+  virtualAccount(db: Kysely<Database>, customerId: string, id: string): Promise<VirtualAccountWithOwner | undefined>;
+}
 
-const virtualAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
-  db
-    .selectFrom('virtual_accounts')
-    .innerJoin('fiat_accounts', 'fiat_accounts.id', 'virtual_accounts.master_fiat_account_id')
-    .innerJoin('customers', 'customers.id', 'virtual_accounts.customer_id')
-    .selectAll('virtual_accounts')
-    .select(['fiat_accounts.status as master_status', 'customers.fr_owner_business_id'])
-    .where('virtual_accounts.customer_id', '=', customerId)
-    .where('virtual_accounts.id', '=', id),
-);
-
-async function readCustomerAccount(db: Kysely<Database>, customerId: string, id: string): Promise<CustomerAccount | undefined> {
-  const fiat = await fiatAccountOfCustomer.executeTakeFirst(db, { customerId, id });
-  if (fiat) {
-    return {
-      kind: 'fiat_account',
-      id: fiat.id,
-      fiatAccountId: fiat.id,
-      currency: fiat.currency as FiatCurrency,
-      name: fiat.account_name,
-      iban: fiat.iban,
-      status: fiat.status,
-      fiatAccountStatus: fiat.status,
-      record: presentFiatAccount(fiat, fiat.fr_owner_business_id),
-    };
-  }
-  const virtual = await virtualAccountOfCustomer.executeTakeFirst(db, { customerId, id });
-  if (!virtual) return undefined;
+/** The account as money moves it; `holder` is the fiat account that holds its money (itself, or a virtual account's master). */
+function customerAccount(
+  kind: CustomerAccount['kind'],
+  row: FiatAccountRow | VirtualAccountRow,
+  holder: { id: string; status: string },
+  record: CustomerAccount['record'],
+): CustomerAccount {
   return {
-    kind: 'virtual_account',
-    id: virtual.id,
-    fiatAccountId: virtual.master_fiat_account_id,
-    currency: virtual.currency as FiatCurrency,
-    name: virtual.account_name,
-    iban: virtual.iban,
-    status: virtual.status,
-    fiatAccountStatus: virtual.master_status,
-    record: presentVirtualAccount(virtual, virtual.fr_owner_business_id),
+    kind,
+    id: row.id,
+    fiatAccountId: holder.id,
+    currency: row.currency as FiatCurrency,
+    name: row.account_name,
+    iban: row.iban,
+    status: row.status,
+    fiatAccountStatus: holder.status,
+    record,
   };
+}
+
+async function readCustomerAccount(reads: CustomerAccountReads, db: Kysely<Database>, customerId: string, id: string): Promise<CustomerAccount | undefined> {
+  const fiat = await reads.fiatAccount(db, customerId, id);
+  if (fiat) return customerAccount('fiat_account', fiat, fiat, presentFiatAccount(fiat, fiat.fr_owner_business_id));
+  const virtual = await reads.virtualAccount(db, customerId, id);
+  if (!virtual) return undefined;
+  const master = { id: virtual.master_fiat_account_id, status: virtual.master_status };
+  return customerAccount('virtual_account', virtual, master, presentVirtualAccount(virtual, virtual.fr_owner_business_id));
 }
 
 const customerAccounts = (caches: ReadCaches) => caches.named<string, CustomerAccount>('customer-accounts', accountStatusCacheTtlMs, descriptorCacheEntriesMax);
 
-/**
- * The caller's account of these kinds, or undefined (another customer's answers like an unknown one). Cached for
- * the process so that a payment reads no account row before its one write: the owner, kind, master, currency, name
- * and IBAN never change (accounts are never deleted), and the statuses, which do, are read again after
- * `accountStatusCacheTtlMs` (at once after a change through this process: forgetCustomerAccounts).
- */
-export async function findCustomerAccount(
+/** Looks up one of the caller's accounts, as `findCustomerAccount` below. */
+export type FindCustomerAccount = (
   storage: Storage,
   caches: ReadCaches,
   customerId: string,
   id: string,
-  kinds: ReadonlyArray<CustomerAccount['kind']> = ['fiat_account', 'virtual_account'],
-): Promise<CustomerAccount | undefined> {
-  const account = await customerAccounts(caches).getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(storage.db, customerId, id));
-  return account && kinds.includes(account.kind) ? account : undefined;
+  kinds?: ReadonlyArray<CustomerAccount['kind']>,
+) => Promise<CustomerAccount | undefined>;
+
+/** The lookups of a caller's accounts, reading through the owners' `reads`. */
+export function customerAccountLookup(reads: CustomerAccountReads) {
+  /**
+   * The caller's account of these kinds, or undefined (another customer's answers like an unknown one). Cached for
+   * the process so that a payment reads no account row before its one write: the owner, kind, master, currency, name
+   * and IBAN never change (accounts are never deleted), and the statuses, which do, are read again after
+   * `accountStatusCacheTtlMs` (at once after a change through this process: forgetCustomerAccounts).
+   */
+  const findCustomerAccount: FindCustomerAccount = async (storage, caches, customerId, id, kinds = ['fiat_account', 'virtual_account']) => {
+    const account = await customerAccounts(caches).getOrLoad(`${customerId}|${id}`, () => readCustomerAccount(reads, storage.db, customerId, id));
+    return account && kinds.includes(account.kind) ? account : undefined;
+  };
+  /**
+   * The caller's account as stored now, past the cache, or undefined: for a step that commits long after the account
+   * was loaded (a settlement), whose decision must rest on the statuses as they are.
+   */
+  const currentCustomerAccount = (storage: Storage, customerId: string, id: string): Promise<CustomerAccount | undefined> =>
+    readCustomerAccount(reads, storage.db, customerId, id);
+  return { findCustomerAccount, currentCustomerAccount, addBalanceEvents: balanceEventsAdder(findCustomerAccount) };
 }
 
 /**
@@ -143,14 +143,6 @@ export function requireCanSend(account: CustomerAccount): void {
 export function requireCanReceive(account: CustomerAccount): void {
   if (account.status === 'closed') throw refusal(account, 'account', 'receive');
   if (account.fiatAccountStatus === 'closed') throw refusal(account, 'master', 'receive');
-}
-
-/**
- * The caller's account as stored now, past the cache, or undefined: for a step that commits long after the account
- * was loaded (a settlement), whose decision must rest on the statuses as they are.
- */
-export async function currentCustomerAccount(storage: Storage, customerId: string, id: string): Promise<CustomerAccount | undefined> {
-  return readCustomerAccount(storage.db, customerId, id);
 }
 
 /**

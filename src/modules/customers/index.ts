@@ -1,2 +1,2 @@
-export { type CustomerRow, addStoredDocumentBytes, storedDocumentBytes } from './repository.js';
+export { type CustomerRow, addStoredDocumentBytes, lockCustomer, storedDocumentBytes, transactionCount } from './repository.js';
 export { CustomerService, InvalidInputError, findCustomerById } from './service.js';

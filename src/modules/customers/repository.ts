@@ -1,5 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
+import { queryTemplate } from '../../storage/query-template.js';
 import type { Database } from '../../storage/tables.js';
 
 const customerColumns = ['id', 'name', 'fr_owner_business_id', 'created_at'] as const;
@@ -48,4 +50,23 @@ export async function addStoredDocumentBytes(trx: Transaction<Database>, custome
     .where(sql<boolean>`stored_document_bytes + ${addedBytes} <= ${quotaBytes}`)
     .executeTakeFirst();
   return counted.numUpdatedRows === 1n;
+}
+
+// Every history page reads it: compiled once (storage/query-template.ts).
+const customerTransactionCount = queryTemplate<{ customerId: string }>()(['customerId'], (db, { customerId }) =>
+  db.selectFrom('customers').select('transaction_count').where('id', '=', customerId),
+);
+
+/** How many statement lines the customer has (the counter the ledger keeps as it writes them; docs/ledger.md). */
+export async function transactionCount(db: Kysely<Database> | Transaction<Database>, customerId: string): Promise<bigint> {
+  const row = await customerTransactionCount.executeTakeFirst(db, { customerId });
+  return row ? BigInt(row.transaction_count) : 0n;
+}
+
+/**
+ * Serialises a customer's changes that count their rows on PostgreSQL (its customers row, locked until commit), so
+ * ten concurrent creations cannot all count nine. SQLite runs one write transaction at a time anyway.
+ */
+export async function lockCustomer(trx: Transaction<Database>, storage: Storage, customerId: string): Promise<void> {
+  if (storage.dialect === 'postgres') await sql`select id from customers where id = ${customerId} for update`.execute(trx);
 }

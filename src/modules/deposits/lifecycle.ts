@@ -10,16 +10,8 @@ import { BalanceNumber, plannedAnswer, type MovedRecord } from '../../ledger/uni
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import {
-  accountPostings,
-  addBalanceEvents,
-  balanceAccountOf,
-  currentCustomerAccount,
-  explainedBy,
-  requireCanReceive,
-  unchangedStatusGuards,
-  type CustomerAccount,
-} from '../accounts/index.js';
+import { addBalanceEvents, currentCustomerAccount } from '../account-lookup.js';
+import { accountPostings, balanceAccountOf, explainedBy, requireCanReceive, unchangedStatusGuards, type CustomerAccount } from '../accounts/index.js';
 import { fiatAccountByReference } from '../fiat-accounts/index.js';
 import { historyValuesOf, presentTransaction, type TransactionRecordType } from '../transactions/index.js';
 import { virtualAccountByReference } from '../virtual-accounts/index.js';

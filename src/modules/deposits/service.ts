@@ -10,7 +10,8 @@ import { narrowIdempotentReadScope } from '../../storage/idempotency-answers.js'
 import { requireScope } from '../api-keys/index.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { TransactionRecordType } from '../transactions/index.js';
-import { findCustomerAccount, requireCanReceive } from '../accounts/index.js';
+import { findCustomerAccount } from '../account-lookup.js';
+import { requireCanReceive } from '../accounts/index.js';
 
 export interface DepositInput {
   amount: number;

@@ -13,6 +13,7 @@ import type { Storage } from '../../storage/database.js';
 import type { FileStore } from '../../storage/files.js';
 import { claimDue } from '../../workers/claim.js';
 import { withTimeout } from '../../workers/timeout.js';
+import { providerEndUserIds } from '../end-users/index.js';
 import type { DocumentSyncLifecycle } from './lifecycle.js';
 import type { DocumentRow, DueDocument } from './repository.js';
 
@@ -60,12 +61,7 @@ export class DocumentSyncWorker {
       set: { sync_attempts: sql`sync_attempts + 1`, updated_at: now.toISOString() },
     });
     if (claimed.length === 0) return 0;
-    const endUsers = await this.storage.db
-      .selectFrom('end_users')
-      .select(['id', 'fr_end_user_id'])
-      .where('id', 'in', [...new Set(claimed.map((document) => document.end_user_id))])
-      .execute();
-    const frEndUserIdOf = new Map(endUsers.map((row) => [row.id, row.fr_end_user_id]));
+    const frEndUserIdOf = await providerEndUserIds(this.storage.db, claimed.map((document) => document.end_user_id));
     for (const document of claimed) await this.syncOne({ ...document, fr_end_user_id: frEndUserIdOf.get(document.end_user_id) ?? '' });
     return claimed.length;
   }

@@ -18,6 +18,13 @@ export async function findEndUserByReference(db: Db, frEndUserId: string): Promi
   return db.selectFrom('end_users').selectAll().where('fr_end_user_id', '=', frEndUserId).executeTakeFirst();
 }
 
+/** The provider's ids of these end users (any customer's: for a worker that already holds their rows' references). */
+export async function providerEndUserIds(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('end_users').select(['id', 'fr_end_user_id']).where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((row) => [row.id, row.fr_end_user_id]));
+}
+
 export async function listEndUsers(db: Db, customerId: string): Promise<EndUserRow[]> {
   return db.selectFrom('end_users').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }

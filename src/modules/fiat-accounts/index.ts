@@ -22,6 +22,6 @@ export async function fiatAccountsPlugin(app: FastifyInstance, { fiatAccounts, s
   if (sandbox) sandboxFiatAccountRoutes(app, sandbox);
 }
 
-export { type FiatAccountRow, activeFiatAccountsIn, fiatAccountByReference } from './repository.js';
+export { type FiatAccountRow, type FiatAccountWithOwner, activeFiatAccountsIn, fiatAccountByReference, fiatAccountWithOwner } from './repository.js';
 export { type FiatAccountRecord, ibanCountries } from './schemas.js';
 export { FiatAccountService, findCustomerFiatAccount } from './service.js';

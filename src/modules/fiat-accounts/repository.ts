@@ -1,7 +1,27 @@
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { queryTemplate } from '../../storage/query-template.js';
 import type { Database, FiatAccountsTable } from '../../storage/tables.js';
 
 export type FiatAccountRow = Selectable<FiatAccountsTable>;
+
+/** A fiat account with its customer's provider id, which its record carries. */
+export type FiatAccountWithOwner = FiatAccountRow & { fr_owner_business_id: string };
+
+// Every payment looks up its accounts (accounts/customer-accounts.ts): compiled once, one read with the customer.
+const fiatAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
+  db
+    .selectFrom('fiat_accounts')
+    .innerJoin('customers', 'customers.id', 'fiat_accounts.customer_id')
+    .selectAll('fiat_accounts')
+    .select('customers.fr_owner_business_id')
+    .where('fiat_accounts.customer_id', '=', customerId)
+    .where('fiat_accounts.id', '=', id),
+);
+
+/** The caller's fiat account with its owner's provider id, or undefined (another customer's answers like an unknown one). */
+export async function fiatAccountWithOwner(db: Kysely<Database>, customerId: string, id: string): Promise<FiatAccountWithOwner | undefined> {
+  return fiatAccountOfCustomer.executeTakeFirst(db, { customerId, id });
+}
 
 export async function insertFiatAccount(trx: Transaction<Database>, row: Insertable<FiatAccountsTable>): Promise<void> {
   await trx.insertInto('fiat_accounts').values(row).execute();

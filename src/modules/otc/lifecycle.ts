@@ -9,8 +9,9 @@ import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/even
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
-import { accountPostings, addBalanceEvents, currentCustomerAccount, explainedBy, findCustomerAccount, requireCanSend, unchangedStatusGuards } from '../accounts/index.js';
-import { addArrival } from '../wallets/index.js';
+import { addBalanceEvents, currentCustomerAccount, findCustomerAccount } from '../account-lookup.js';
+import { accountPostings, explainedBy, requireCanSend, unchangedStatusGuards } from '../accounts/index.js';
+import { addArrival, defaultWalletAddress } from '../wallets/index.js';
 import { presentOrder } from './presenter.js';
 import { findOrder, findOrderByReference } from './repository.js';
 import type { OrderRecord } from './schemas.js';
@@ -88,13 +89,7 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
    */
   private async credit(order: OtcOrdersTable, applied: AppliedMark): Promise<OtcOrdersTable> {
     if (order.status !== 'debited') throw this.refused(order, 'settled');
-    const address = await this.storage.db
-      .selectFrom('wallet_addresses')
-      .select(['network', 'address'])
-      .where('wallet_id', '=', order.wallet_id)
-      .where('asset', '=', order.destination_currency)
-      .where('is_default', '=', 1)
-      .executeTakeFirstOrThrow();
+    const address = await defaultWalletAddress(this.storage.db, order.wallet_id, order.destination_currency);
     const nowText = this.clock.now().toISOString();
     const next: OtcOrdersTable = { ...order, status: 'settled', settled_at: nowText, updated_at: nowText, settle_at: null };
     const asset = order.destination_currency as CryptoAsset;

@@ -8,15 +8,15 @@ import { plannedEvent, type Guard } from '../../ledger/unit-of-work.js';
 import type { AppliedMark, Lifecycle, ProviderEvent } from '../../providers/events.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
+import { addBalanceEvents, currentCustomerAccount } from '../account-lookup.js';
 import {
   accountPostings,
-  currentCustomerAccount,
   requireCanReceive,
   requireCanSend,
   unchangedStatusGuards,
   type CustomerAccount,
 } from '../accounts/index.js';
-import { addBalanceEvents, explainedBy } from '../accounts/index.js';
+import { explainedBy } from '../accounts/index.js';
 import { presentPayment } from './presenter.js';
 import { findPayment, findPaymentByReference, type PaymentRow } from './repository.js';
 import type { PaymentRecord } from './schemas.js';

@@ -14,14 +14,14 @@ import type { AuthenticatedKey } from '../api-keys/index.js';
 import { paymentSchemeCurrencies, schemeCarries, type FeeQuoter, type PaymentScheme } from '../fees/index.js';
 import { presentFeePreview } from '../fees/index.js';
 import type { FeePreviewRecord } from '../fees/index.js';
+import { addBalanceEvents, findCustomerAccount } from '../account-lookup.js';
 import {
   accountPostings,
-  findCustomerAccount,
   requireCanReceive,
   requireCanSend,
   type CustomerAccount,
 } from '../accounts/index.js';
-import { addBalanceEvents, explainedBy } from '../accounts/index.js';
+import { explainedBy } from '../accounts/index.js';
 import { type PayeeTarget, findPayeeTarget, requirePayeeActive } from '../payees/index.js';
 import { presentPayment, presentPaymentCreated } from './presenter.js';
 import { findPayment, listPayments, type PaymentFilters, type PaymentRow } from './repository.js';

@@ -56,11 +56,7 @@ export function historyValuesOf(row: TransactionsTable): HistoryValues {
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-// Every page reads the count and a range: compiled once (storage/query-template.ts).
-
-const customerTransactionCount = queryTemplate<{ customerId: string }>()(['customerId'], (db, { customerId }) =>
-  db.selectFrom('customers').select('transaction_count').where('id', '=', customerId),
-);
+// Every page reads a range (and the count, customers/repository.ts): compiled once (storage/query-template.ts).
 
 const transactionById = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
   db.selectFrom('transactions').select(historyColumns).where('customer_id', '=', customerId).where('id', '=', id),
@@ -77,11 +73,6 @@ const transactionsBySequence = queryTemplate<{ customerId: string; lowest: bigin
       .where('customer_seq', '<=', highest)
       .orderBy('customer_seq', 'desc'),
 );
-
-export async function transactionCount(db: Db, customerId: string): Promise<bigint> {
-  const row = await customerTransactionCount.executeTakeFirst(db, { customerId });
-  return row ? BigInt(row.transaction_count) : 0n;
-}
 
 export async function findTransaction(storage: Storage, customerId: string, id: string): Promise<HistoryValues | undefined> {
   const [values] = await storage.selectArrays(transactionById.compile(storage.db, { customerId, id }));

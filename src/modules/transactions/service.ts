@@ -2,8 +2,9 @@ import { pageLimitDefault, pageLimitMax } from '../../config/limits.js';
 import { notFound } from '../../errors.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
+import { transactionCount } from '../customers/index.js';
 import { presentTransaction } from './presenter.js';
-import { filteredTransactions, findTransaction, transactionCount, transactionsInSequenceRange, type HistoryValues, type TransactionFilters } from './history.js';
+import { filteredTransactions, findTransaction, transactionsInSequenceRange, type HistoryValues, type TransactionFilters } from './history.js';
 import type { TransactionRecordType, TransactionsQueryType } from './schemas.js';
 
 export interface TransactionPage {

@@ -1,7 +1,28 @@
 import type { Kysely, Transaction } from 'kysely';
+import { queryTemplate } from '../../storage/query-template.js';
 import type { Database, VirtualAccountsTable } from '../../storage/tables.js';
 
 export type VirtualAccountRow = VirtualAccountsTable;
+
+/** A virtual account with its master's status (the master holds its money) and its customer's provider id (its record carries it). */
+export type VirtualAccountWithOwner = VirtualAccountRow & { master_status: string; fr_owner_business_id: string };
+
+// Every payment from or to a virtual account looks it up (accounts/customer-accounts.ts): compiled once, one read.
+const virtualAccountOfCustomer = queryTemplate<{ customerId: string; id: string }>()(['customerId', 'id'], (db, { customerId, id }) =>
+  db
+    .selectFrom('virtual_accounts')
+    .innerJoin('fiat_accounts', 'fiat_accounts.id', 'virtual_accounts.master_fiat_account_id')
+    .innerJoin('customers', 'customers.id', 'virtual_accounts.customer_id')
+    .selectAll('virtual_accounts')
+    .select(['fiat_accounts.status as master_status', 'customers.fr_owner_business_id'])
+    .where('virtual_accounts.customer_id', '=', customerId)
+    .where('virtual_accounts.id', '=', id),
+);
+
+/** The caller's virtual account with its master's status and its owner's provider id, or undefined (another customer's answers like an unknown one). */
+export async function virtualAccountWithOwner(db: Kysely<Database>, customerId: string, id: string): Promise<VirtualAccountWithOwner | undefined> {
+  return virtualAccountOfCustomer.executeTakeFirst(db, { customerId, id });
+}
 type Db = Kysely<Database> | Transaction<Database>;
 
 export async function insertVirtualAccount(trx: Transaction<Database>, row: VirtualAccountRow): Promise<void> {

@@ -94,6 +94,17 @@ export async function findAddressOfDeposit(db: Db, address: string, asset: strin
   return db.selectFrom('wallet_addresses').selectAll().where('address', '=', address).where('asset', '=', asset).where('network', '=', network).executeTakeFirst();
 }
 
+/** Where a wallet receives `asset` when no address is asked for: the asset's default address (every wallet has one). */
+export async function defaultWalletAddress(db: Db, walletId: string, asset: string): Promise<Pick<WalletAddressRow, 'network' | 'address'>> {
+  return db
+    .selectFrom('wallet_addresses')
+    .select(['network', 'address'])
+    .where('wallet_id', '=', walletId)
+    .where('asset', '=', asset)
+    .where('is_default', '=', 1)
+    .executeTakeFirstOrThrow();
+}
+
 export async function findWalletTransfer(db: Db, customerId: string, id: string): Promise<WalletTransferRow | undefined> {
   return db.selectFrom('wallet_transfers').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
 }

@@ -24,14 +24,6 @@ export async function countSubscriptions(db: Db, customerId: string): Promise<nu
   return Number(row.count);
 }
 
-/**
- * Serialises a customer's subscription changes on PostgreSQL (its customers row, locked until commit), so ten
- * concurrent creations cannot all count nine. SQLite runs one write transaction at a time anyway.
- */
-export async function lockCustomer(trx: Transaction<Database>, storage: Storage, customerId: string): Promise<void> {
-  if (storage.dialect === 'postgres') await sql`select id from customers where id = ${customerId} for update`.execute(trx);
-}
-
 export async function insertSubscription(db: Db, row: SubscriptionRow): Promise<void> {
   await db.insertInto('webhook_subscriptions').values(row).execute();
 }

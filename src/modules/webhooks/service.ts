@@ -13,6 +13,7 @@ import type { OnCreated } from '../../storage/idempotency-answers.js';
 import { newId } from '../../ids.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
+import { lockCustomer } from '../customers/index.js';
 import { type EventRecord, eventsSince } from '../events/index.js';
 import { presentDelivery, presentSubscription } from './presenter.js';
 import {
@@ -24,7 +25,6 @@ import {
   listDeliveries,
   listSubscriptions,
   newDelivery,
-  lockCustomer,
   recentAttempts,
   restartDeliveries,
   rotateSubscriptionSecret,
