@@ -4,6 +4,7 @@ import { providerEventLeaseMs } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import type { Storage } from '../../src/storage/database.js';
 import { createBusiness, createFiatAccount } from '../helpers/fixtures.js';
+import { holdMoneyPlans } from '../helpers/held-money-plans.js';
 import {
   createVirtualAccount,
   deposit,
@@ -263,6 +264,25 @@ describe('sandbox deposits', () => {
       expect(await fiatBalance(t, alice, account.id)).toBe(30);
       const events = await t.storage.db.selectFrom('provider_events').selectAll().where('event_type', '=', 'deposit.received').where('payload', 'like', `%${account.fr_account_id as string}%`).orderBy('id').execute();
       expect(events.map((event) => [event.state, event.error_code])).toEqual([['failed', 'INTERNAL_ERROR'], ['applied', null]]);
+    });
+
+    it('keeps the event its request\'s while the request runs, however long: the worker does not apply it meanwhile', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Slow', currency: 'EUR' });
+      const plans = holdMoneyPlans(t.storage);
+      try {
+        const pending = depositRequest(t, alice, account.id, { amount: 15 });
+        const held = await plans.arrived();
+        // Far past any lease a reporter holds: were the event the worker's to take now, it would credit it too.
+        t.clock.advance(providerEventLeaseMs * 10);
+        plans.stop();
+        expect(await applyDue()).toBe(0);
+        held.release();
+        const response = await pending;
+        expect(response.statusCode, response.body).toBe(201);
+      } finally {
+        plans.stop();
+      }
+      expect(await fiatBalance(t, alice, account.id)).toBe(15);
     });
 
     it('credits the account its bank names once, however often the event is written, through the worker', async () => {
