@@ -4,7 +4,7 @@ import { insertRowsTemplate, queryTemplate, type QueryTemplate } from '../storag
 import { storeIdempotentAnswerQuery } from '../storage/idempotency-answers.js';
 import { runOnWriter, type WriterStatement } from '../storage/sqlite-group-commit.js';
 import { insertOutboxRows } from '../events/outbox.js';
-import type { Database, LedgerPostingsTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
+import type { Database, LedgerPostingsTable, PaymentsTable, SandboxTimersTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { plainDecimalText } from './money.js';
 import { accountNotActive, idempotencyKeyLost, insufficientFunds, postingAccountId, walletCeilingReached, walletFundsShort } from './ledger.js';
 import type { BalanceMove } from './ledger-entry.js';
@@ -127,17 +127,20 @@ const statementLineColumns = [
 const paymentColumns = [
   'id', 'customer_id', 'fr_payment_id', 'status', 'transaction_type', 'payment_scheme', 'amount_minor', 'fee_minor', 'fee_schedule_id',
   'currency', 'reference', 'from_account_id', 'from_virtual_account_id', 'to_account_id', 'to_virtual_account_id', 'payee_id',
-  'payee_verification_id', 'umbrella_link_id', 'transaction_id', 'settle_at', 'failure_reason', 'completed_at', 'created_at', 'updated_at',
+  'payee_verification_id', 'umbrella_link_id', 'transaction_id', 'submit_at', 'failure_reason', 'completed_at', 'created_at', 'updated_at',
 ] as const;
 
 const insertPayment = queryTemplate<PaymentsTable>()(paymentColumns, (db, row) => db.insertInto('payments').values(row));
 
 const walletTransferColumns = [
   'id', 'customer_id', 'wallet_id', 'fr_transfer_id', 'direction', 'status', 'asset', 'network', 'amount_minor', 'destination', 'note',
-  'tx_hash', 'failure_reason', 'settle_at', 'completed_at', 'created_at', 'updated_at',
+  'tx_hash', 'failure_reason', 'completed_at', 'created_at', 'updated_at',
 ] as const;
 
 const insertWalletTransfer = queryTemplate<WalletTransfersTable>()(walletTransferColumns, (db, row) => db.insertInto('wallet_transfers').values(row));
+
+/** The sandbox's timer of a new payment or wallet transfer (providers/sandbox/timers.ts), on the same hot paths. */
+const insertSandboxTimer = queryTemplate<SandboxTimersTable>()(['id', 'resource', 'customer_id', 'due_at'], (db, row) => db.insertInto('sandbox_timers').values(row));
 
 const insertStatementLine = queryTemplate<TransactionsTable>()(statementLineColumns, (db, row) => db.insertInto('transactions').values(row));
 
@@ -204,6 +207,7 @@ function applyMovement(trx: Transaction<Database>, run: WriterStatement, { custo
     // The hot paths' inserts are compiled once; others are built per call.
     if (row.table === 'payments') run(insertPayment.compile(trx, row.values));
     else if (row.table === 'wallet_transfers') run(insertWalletTransfer.compile(trx, row.values));
+    else if (row.table === 'sandbox_timers') run(insertSandboxTimer.compile(trx, row.values));
     else run(trx.insertInto(row.table).values(row.values).compile());
   }
 

@@ -3,7 +3,7 @@ import { newId } from '../ids.js';
 import type { ErrorCode } from '../errors.js';
 import type { EventType } from '../events/catalog.js';
 import type { KeyHold } from '../storage/idempotency-answers.js';
-import type { OtcOrdersTable, PaymentsTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
+import type { OtcOrdersTable, PaymentsTable, SandboxTimersTable, TransactionsTable, WalletTransfersTable } from '../storage/tables.js';
 import { scaleOf, type Asset } from './assets.js';
 
 /**
@@ -87,7 +87,16 @@ export interface KeyedAnswer extends KeyHold {
 type DomainRow =
   | { table: 'payments'; values: PaymentsTable }
   | { table: 'wallet_transfers'; values: WalletTransfersTable }
-  | { table: 'otc_orders'; values: OtcOrdersTable };
+  | { table: 'otc_orders'; values: OtcOrdersTable }
+  | { table: 'sandbox_timers'; values: SandboxTimersTable };
+
+/**
+ * Rows a provider that answers on a timer of its own (the sandbox) writes with a new resource, in the unit of work that
+ * creates it, so neither exists without the other; none for any other provider.
+ */
+export type NewResourceRows = (id: string, customerId: string, now: Date) => DomainRow[];
+
+export const noRows: NewResourceRows = () => [];
 
 export interface UnitOfWork {
   guards: Guard[];

@@ -52,6 +52,8 @@ export const tableOwners: Readonly<Record<keyof Database, TableOwner>> = {
   idempotency_keys: { owner: 'src/http/idempotency.ts' },
   provider_operations: { owner: 'src/providers/provisioning.ts' },
   provider_events: { owner: 'src/providers/inbox.ts' },
+  // A new resource's timer row is written by its module's money plan, handed to it as rows (NewResourceRows).
+  sandbox_timers: { owner: 'src/providers/sandbox/timers.ts' },
   server_secrets: { owner: 'src/storage/server-secrets.ts' },
   deployment_settings: { owner: 'src/storage/deployment-settings.ts' },
 };

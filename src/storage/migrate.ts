@@ -24,6 +24,7 @@ import { reverseSolicitationAttestationMigration } from './migrations/0018-rever
 import { deploymentSettingsMigration } from './migrations/0019-deployment-settings.js';
 import { reconciliationIndexesMigration } from './migrations/0020-reconciliation-indexes.js';
 import { providerEventsMigration } from './migrations/0021-provider-events.js';
+import { sandboxTimersMigration } from './migrations/0022-sandbox-timers.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -54,6 +55,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0019-deployment-settings': deploymentSettingsMigration(),
     '0020-reconciliation-indexes': reconciliationIndexesMigration(),
     '0021-provider-events': providerEventsMigration(dialect),
+    '0022-sandbox-timers': sandboxTimersMigration(),
   };
 }
 
@@ -81,6 +83,12 @@ export async function migrateToLatest(storage: Storage, functions = storage.dial
   const applied = schema.pendingMigrations.length === 0 ? [] : await applyPendingMigrations(storage);
   if (functions) await installFunctions(storage, functions);
   return applied;
+}
+
+/** Applies the migrations up to `name` only: the schema an older release left, for a test of the next migration's data. */
+export async function migrateTo(storage: Storage, name: string): Promise<void> {
+  const { error } = await (await migrator(storage)).migrateTo(name);
+  if (error) throw error as Error;
 }
 
 async function applyPendingMigrations(storage: Storage): Promise<string[]> {

@@ -255,7 +255,8 @@ export interface PaymentsTable {
   payee_verification_id: string | null;
   umbrella_link_id: string | null;
   transaction_id: string;
-  settle_at: string | null;
+  /** With a payment rail: when the payment is next due to be handed to it; null once handed over, or without a rail. */
+  submit_at: string | null;
   failure_reason: string | null;
   completed_at: string | null;
   created_at: string;
@@ -326,6 +327,16 @@ export interface ProviderOperationsTable {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** The sandbox adapter's schedule (providers/sandbox/timers.ts, migration 0022): when it next answers for a resource. */
+export interface SandboxTimersTable {
+  /** The resource's id. */
+  id: string;
+  resource: 'payment' | 'wallet_transfer' | 'otc_order';
+  customer_id: string;
+  /** When the sandbox next answers; also the lease of the instance that claimed it. */
+  due_at: string;
 }
 
 /** The provider events inbox (providers/inbox.ts, migration 0021). */
@@ -426,8 +437,6 @@ export interface WalletTransfersTable {
   note: string | null;
   tx_hash: string | null;
   failure_reason: string | null;
-  /** Sandbox: when the transfer settles by itself; also the lease of the worker that settles it. */
-  settle_at: string | null;
   completed_at: string | null;
   created_at: string;
   updated_at: string;
@@ -468,8 +477,6 @@ export interface OtcOrdersTable {
   /** The EUR debit's record in GET /transactions. */
   transaction_id: string;
   travel_rule_payload: string | null;
-  /** Sandbox: when the order moves on by itself; also the lease of the worker that moves it. */
-  settle_at: string | null;
   failure_reason: string | null;
   debited_at: string | null;
   settled_at: string | null;
@@ -577,6 +584,7 @@ export interface Database {
   transactions: TransactionsTable;
   provider_operations: ProviderOperationsTable;
   provider_events: ProviderEventsTable;
+  sandbox_timers: SandboxTimersTable;
   idempotency_keys: IdempotencyKeysTable;
   document_files: DocumentFilesTable;
   wallets: WalletsTable;

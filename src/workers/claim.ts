@@ -1,8 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Storage } from '../storage/database.js';
 import type { Database } from '../storage/tables.js';
-import { DomainError } from '../errors.js';
-import { settlementBatchSize } from '../config/limits.js';
 
 export interface ClaimOptions {
   table: keyof Database;
@@ -63,46 +61,4 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
           returning ${table}.*`.execute(storage.db)
       : await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db);
   return result.rows;
-}
-
-/**
- * The sandbox settlement workers' claim (payments, wallet transfers, OTC orders): rows in one of `statuses` whose
- * `settle_at` has come, oldest first, their `settle_at` moved `leaseMs` ahead (SETTLEMENT_LEASE_SECONDS): the
- * claimer's for that long; then, if still due, any instance may take them.
- */
-export async function claimDueSettlements<Row>(
-  storage: Storage,
-  table: 'payments' | 'wallet_transfers' | 'otc_orders',
-  now: Date,
-  leaseMs: number,
-  statuses: readonly string[] = ['pending'],
-): Promise<Row[]> {
-  return claimDue<Row>(storage, {
-    table,
-    due: sql`status in (${sql.join(statuses)}) and settle_at is not null`,
-    leaseColumn: 'settle_at',
-    now: now.toISOString(),
-    leaseUntil: new Date(now.getTime() + leaseMs).toISOString(),
-    orderBy: 'settle_at',
-    limit: settlementBatchSize,
-  });
-}
-
-/**
- * Runs `step` on each claimed row and returns how many were claimed. A row that a request moved on meanwhile
- * (INVALID_STATUS_TRANSITION) is skipped. Any other failure does not hold up the rest of the batch: the first one is
- * thrown after it, for the worker to log, and its row comes back when its lease runs out.
- */
-export async function forEachClaimed<Row>(rows: readonly Row[], step: (row: Row) => Promise<unknown>): Promise<number> {
-  let firstFailure: { error: unknown } | undefined;
-  for (const row of rows) {
-    try {
-      await step(row);
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION') continue;
-      firstFailure ??= { error };
-    }
-  }
-  if (firstFailure !== undefined) throw firstFailure.error;
-  return rows.length;
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import type { Storage } from '../../src/storage/database.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
-import { deposit, pay } from '../helpers/money.js';
+import { customerWithMoney, deposit, pay } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 /**
@@ -31,13 +31,7 @@ describe('a settlement claimed by an instance that stopped', () => {
         OTC_QUOTE_TTL_SECONDS: '300',
       },
     });
-    alice = await t.createCustomer('Alice Ltd');
-    csrf = await t.csrfToken(alice.key);
-    eur = await createFiatAccount(t, alice, { accountName: 'Treasury', currency: 'EUR' });
-    await deposit(t, alice, eur.id, 1000);
-    wallet = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf, body: {} })).json().data.local_id;
-    const funded = await t.request({ method: 'POST', url: `/sandbox/wallets/${wallet}/deposits`, key: alice.key, csrf, body: { asset: 'USDC', network: 'ETH', amount: '10' } });
-    expect(funded.statusCode).toBe(201);
+    ({ customer: alice, csrf, eur, wallet } = await customerWithMoney(t));
   });
   afterAll(async () => {
     expect((await verifyLedger(t.storage)).problems).toEqual([]);

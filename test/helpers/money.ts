@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { createFiatAccount } from './fixtures.js';
 import type { TestApp, TestCustomer } from './test-app.js';
 
 /** Money-movement helpers for the payment, deposit, transaction and ledger tests (issue 4). */
@@ -52,6 +53,21 @@ type DepositRecord = JsonRecord & { account_id: string };
 
 export function depositRequest(t: TestApp, customer: TestCustomer, accountId: string, body: unknown) {
   return t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${accountId}/deposits`, key: customer.key, csrf: true, body });
+}
+
+/**
+ * What the settlement tests start from: a customer (with a CSRF token) holding 1,000 EUR in an account named
+ * Treasury and 10 USDC on ETH in a wallet, enough for payments, wallet transfers and OTC orders.
+ */
+export async function customerWithMoney(t: TestApp): Promise<{ customer: TestCustomer; csrf: string; eur: { id: string }; wallet: string }> {
+  const customer = await t.createCustomer('Alice Ltd');
+  const csrf = await t.csrfToken(customer.key);
+  const eur = await createFiatAccount(t, customer, { accountName: 'Treasury', currency: 'EUR' });
+  await deposit(t, customer, eur.id, 1000);
+  const wallet = (await t.request({ method: 'POST', url: '/wallets', key: customer.key, csrf, body: {} })).json<{ data: { local_id: string } }>().data.local_id;
+  const funded = await t.request({ method: 'POST', url: `/sandbox/wallets/${wallet}/deposits`, key: customer.key, csrf, body: { asset: 'USDC', network: 'ETH', amount: '10' } });
+  expect(funded.statusCode, funded.body).toBe(201);
+  return { customer, csrf, eur, wallet };
 }
 
 /** Funds an account (fiat or virtual) through the sandbox deposit endpoint; returns the deposit record. */

@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
-import { functionSource, migrateToLatest, moneyPlanFunctions, type FunctionSource } from '../../src/storage/migrate.js';
+import { functionSource, migrateTo, migrateToLatest, moneyPlanFunctions, type FunctionSource } from '../../src/storage/migrate.js';
+import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, postgresUrl, testDialect } from '../helpers/test-app.js';
 
 /**
@@ -154,5 +155,64 @@ describe.skipIf(testDialect !== 'postgres')('the PostgreSQL functions from their
     } finally {
       await holder.end();
     }
+  });
+});
+
+/**
+ * Migration 0022 moves the sandbox's timers out of the resource tables into its own `sandbox_timers`: what was due
+ * for a pending payment, wallet transfer or OTC order stays due, a settled one's is not carried over, and the
+ * resource tables keep no `settle_at` (a payment keeps its rail submission's schedule as `submit_at`).
+ */
+describe('the sandbox timers migration', () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ storage, drop } = await freshStorage());
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await drop?.();
+  });
+
+  it('moves the timers of pending resources into sandbox_timers and drops settle_at', async () => {
+    await migrateTo(storage, '0021-provider-events');
+    const at = '2026-01-01T00:00:00.000Z';
+    const due = '2026-01-01T00:00:02.000Z';
+    const customer = await insertCustomerRow(storage);
+    const account = await insertFiatAccountRow(storage, customer);
+    const insert = (statement: ReturnType<typeof sql>) => statement.execute(storage.db);
+    const payment = (id: string, status: string, settleAt: string | null) =>
+      insert(sql`insert into payments (id, customer_id, fr_payment_id, status, transaction_type, payment_scheme, amount_minor, fee_minor, currency,
+        reference, from_account_id, transaction_id, settle_at, created_at, updated_at)
+        values (${id}, ${customer}, ${`pmt_${id}`}, ${status}, 'payment', 'SEPA', 100, 0, 'EUR', 'Invoice', ${account}, ${`t-${id}`}, ${settleAt}, ${at}, ${at})`);
+    await payment('p-pending', 'pending', due);
+    await payment('p-settled', 'completed', null);
+    await insert(sql`insert into wallets (id, customer_id, fr_wallet_id, provider, display_name, status, created_at, updated_at)
+      values ('w', ${customer}, 'fr-w', 'sandbox', 'Wallet', 'active', ${at}, ${at})`);
+    await insert(sql`insert into wallet_transfers (id, customer_id, wallet_id, fr_transfer_id, direction, status, asset, network, amount_minor, destination, settle_at, created_at, updated_at)
+      values ('t-pending', ${customer}, 'w', 'wtx_1', 'outgoing', 'pending', 'USDC', 'ETH', 1, '0xabc', ${due}, ${at}, ${at})`);
+    await insert(sql`insert into otc_quotes (id, customer_id, source_account_id, wallet_id, destination_currency, source_amount_minor, mid_rate, rate,
+      destination_amount_minor, spread_minor, source_amount_usdc_minor, ttl_seconds, expires_at, order_id, created_at)
+      values ('q', ${customer}, ${account}, 'w', 'USDC', 100, 1, 1, 100, 0, 100, 60, ${due}, 'o-debited', ${at})`);
+    await insert(sql`insert into otc_orders (id, customer_id, quote_id, status, source_account_id, wallet_id, destination_currency, source_amount_minor, rate,
+      destination_amount_minor, spread_minor, source_amount_usdc_minor, transaction_id, settle_at, debited_at, created_at, updated_at)
+      values ('o-debited', ${customer}, 'q', 'debited', ${account}, 'w', 'USDC', 100, 1, 100, 0, 100, 't-o', ${due}, ${at}, ${at}, ${at})`);
+
+    await migrateToLatest(storage);
+
+    const timers = await storage.db.selectFrom('sandbox_timers').selectAll().orderBy('id').execute();
+    expect(timers).toEqual([
+      { id: 'o-debited', resource: 'otc_order', customer_id: customer, due_at: due },
+      { id: 'p-pending', resource: 'payment', customer_id: customer, due_at: due },
+      { id: 't-pending', resource: 'wallet_transfer', customer_id: customer, due_at: due },
+    ]);
+    const read = (column: string, table: string) => sql`select ${sql.ref(column)} from ${sql.table(table)}`.execute(storage.db);
+    for (const table of ['payments', 'wallet_transfers', 'otc_orders']) await expect(read('settle_at', table)).rejects.toThrow(/settle_at/);
+    const submissions = await sql<{ id: string; submit_at: string | null }>`select id, submit_at from payments order by id`.execute(storage.db);
+    expect(submissions.rows).toEqual([
+      { id: 'p-pending', submit_at: due },
+      { id: 'p-settled', submit_at: null },
+    ]);
   });
 });

@@ -5,6 +5,8 @@ import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from '../wallets/index.js';
 import { otcRoutes, sandboxOtcRoutes } from './routes.js';
 import { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
+import { sandboxTimersOf } from '../../providers/sandbox/timers.js';
+import { noRows } from '../../ledger/unit-of-work.js';
 import { OtcOrderLifecycle } from './lifecycle.js';
 import { OtcService } from './service.js';
 
@@ -19,12 +21,13 @@ export interface OtcServices {
  */
 export function otcServices(context: ModuleContext): OtcServices {
   const { storage, clock, caches, config } = context;
-  const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps, autoSettleMs: config.sandboxAutoSettleMs };
-  const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings);
-  const lifecycle = new OtcOrderLifecycle(storage, clock, caches, config.sandboxAutoSettleMs);
+  const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps };
+  const timers = sandboxTimersOf(config, storage, clock);
+  const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings, timers?.rowsFor('otc_order') ?? noRows);
+  const lifecycle = new OtcOrderLifecycle(storage, clock, caches);
   context.providerEvents.register(lifecycle);
-  if (config.apiEnvironment !== 'sandbox') return { otc, sandbox: undefined };
-  const sandbox = new SandboxOtcOrders(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
+  if (!timers) return { otc, sandbox: undefined };
+  const sandbox = new SandboxOtcOrders(timers, context.providerEvents, lifecycle);
   context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
   return { otc, sandbox };
 }

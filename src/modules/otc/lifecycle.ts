@@ -34,8 +34,6 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly caches: ReadCaches,
-    /** When the provider is due to report the next step after a debit (the sandbox's timer); undefined = no time. */
-    private readonly nextStepMs: number | undefined,
   ) {}
 
   /** The caller's order as it is now (404 for anyone else's): its reference, status and record. */
@@ -68,9 +66,8 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     const account = await currentCustomerAccount(this.storage, order.customer_id, order.source_account_id);
     if (!account) throw new Error(`order ${order.id} names no account of its customer`);
     requireCanSend(account);
-    const now = this.clock.now();
-    const nowText = now.toISOString();
-    const next: OtcOrdersTable = { ...order, status: 'debited', debited_at: nowText, updated_at: nowText, settle_at: this.nextStepAt(now) };
+    const nowText = this.clock.now().toISOString();
+    const next: OtcOrdersTable = { ...order, status: 'debited', debited_at: nowText, updated_at: nowText };
     const amount = BigInt(order.source_amount_minor);
     const movement = moneyMovement(order.customer_id, nowText, 'otc_debit', order.id, [
       { account: { kind: 'system', code: 'suspense' }, asset: 'EUR', amount: -amount },
@@ -91,7 +88,7 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     if (order.status !== 'debited') throw this.refused(order, 'settled');
     const address = await defaultWalletAddress(this.storage.db, order.wallet_id, order.destination_currency);
     const nowText = this.clock.now().toISOString();
-    const next: OtcOrdersTable = { ...order, status: 'settled', settled_at: nowText, updated_at: nowText, settle_at: null };
+    const next: OtcOrdersTable = { ...order, status: 'settled', settled_at: nowText, updated_at: nowText };
     const asset = order.destination_currency as CryptoAsset;
     const credited = BigInt(order.destination_amount_minor);
     const spread = BigInt(order.spread_minor);
@@ -123,7 +120,7 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     if (order.status !== 'debit_pending' && order.status !== 'debited') throw this.refused(order, 'failed');
     const debited = order.status === 'debited';
     const nowText = this.clock.now().toISOString();
-    const next: OtcOrdersTable = { ...order, status: 'failed', failure_reason: reason, updated_at: nowText, settle_at: null };
+    const next: OtcOrdersTable = { ...order, status: 'failed', failure_reason: reason, updated_at: nowText };
     const account = await this.sourceAccount(order);
     const amount = BigInt(order.source_amount_minor);
     const movement = moneyMovement(order.customer_id, nowText, 'otc_failed', order.id, [
@@ -157,7 +154,7 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
     movement.work.guards.push({
       table: 'otc_orders',
       match: { id: order.id, status: order.status },
-      set: { status: next.status, updated_at: next.updated_at, settle_at: next.settle_at, ...set },
+      set: { status: next.status, updated_at: next.updated_at, ...set },
       error: 'INVALID_STATUS_TRANSITION',
       message: 'The order moved on meanwhile.',
       details: { to: next.status },
@@ -173,9 +170,5 @@ export class OtcOrderLifecycle implements Lifecycle<'otc_order'> {
 
   private refused(order: OtcOrdersTable, to: string): DomainError {
     return new DomainError('INVALID_STATUS_TRANSITION', `A ${order.status} order cannot become ${to}.`, { from: order.status, to });
-  }
-
-  private nextStepAt(now: Date): string | null {
-    return this.nextStepMs === undefined ? null : new Date(now.getTime() + this.nextStepMs).toISOString();
   }
 }

@@ -7,7 +7,7 @@ import type { CryptoAsset } from '../../ledger/assets.js';
 import { formatDecimal } from '../../ledger/money.js';
 import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
 import { statementLine } from '../../ledger/statement-lines.js';
-import { plannedAnswer, plannedEvent, type KeyedAnswer, type MovedRecord } from '../../ledger/unit-of-work.js';
+import { plannedAnswer, plannedEvent, type KeyedAnswer, type MovedRecord, type NewResourceRows } from '../../ledger/unit-of-work.js';
 import { cryptoAssetNamed } from '../../ledger/networks.js';
 import type { OtcPriceProvider } from '../../providers/otc.js';
 import type { ReadCaches } from '../../storage/cache.js';
@@ -27,8 +27,6 @@ import type { ConfirmInput, EligibleAccountRecord, EligibleWalletRecord, OrderRe
 export interface OtcSettings {
   quoteTtlSeconds: number;
   spreadBps: number;
-  /** Sandbox: orders move on by themselves after this delay; undefined = only through the simulation endpoint. */
-  autoSettleMs: number | undefined;
 }
 
 /** What EUR is exchanged from (spec: "OTC exchange of EUR into crypto"). */
@@ -51,6 +49,8 @@ export class OtcService {
     private readonly prices: OtcPriceProvider,
     private readonly ownership: WalletOwnership,
     private readonly settings: OtcSettings,
+    /** What a liquidity provider answering on a timer of its own (the sandbox) writes with a new order. */
+    private readonly timerRows: NewResourceRows,
   ) {}
 
   async eligibleAccounts(caller: AuthenticatedKey): Promise<EligibleAccountRecord[]> {
@@ -140,7 +140,6 @@ export class OtcService {
       source_amount_usdc_minor: BigInt(quote.source_amount_usdc_minor),
       transaction_id: newId(),
       travel_rule_payload: input.travelRulePayload == null ? null : JSON.stringify(input.travelRulePayload),
-      settle_at: this.settings.autoSettleMs === undefined ? null : new Date(now.getTime() + this.settings.autoSettleMs).toISOString(),
       failure_reason: null,
       debited_at: null,
       settled_at: null,
@@ -161,7 +160,7 @@ export class OtcService {
       message: quoteConfirmed().message,
       details: {},
     });
-    work.rows.push({ table: 'otc_orders', values: order });
+    work.rows.push({ table: 'otc_orders', values: order }, ...this.timerRows(order.id, caller.customerId, now));
     work.statementLines.push(
       statementLine({
         id: order.transaction_id,

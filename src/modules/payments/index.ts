@@ -9,6 +9,8 @@ import { PaymentService } from './service.js';
 import { PaymentSubmissions } from './submission.js';
 import { PaymentLifecycle } from './lifecycle.js';
 import { SandboxPayments } from '../../providers/sandbox/payments.js';
+import { sandboxTimersOf } from '../../providers/sandbox/timers.js';
+import { noRows } from '../../ledger/unit-of-work.js';
 
 /** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
 export interface PaymentServices {
@@ -25,8 +27,11 @@ export interface PaymentServices {
 export function paymentServices(context: ModuleContext): PaymentServices {
   const { storage, clock, caches, config } = context;
   const rail = context.providers.payments;
-  // A configured rail takes each payment at once; the sandbox bank answers SANDBOX_AUTO_SETTLE_MS after it.
-  const payments = new PaymentService(storage, new FeeService(storage, clock, caches), clock, caches, rail ? 0 : config.sandboxAutoSettleMs);
+  const sandboxTimers = sandboxTimersOf(config, storage, clock);
+  // With a rail configured, its provider reports outcomes; the sandbox bank's timer would race it.
+  const bankTimers = rail ? undefined : sandboxTimers;
+  // A configured rail is handed each payment at once; the sandbox bank answers SANDBOX_AUTO_SETTLE_MS after it.
+  const payments = new PaymentService(storage, new FeeService(storage, clock, caches), clock, caches, rail !== undefined, bankTimers?.rowsFor('payment') ?? noRows);
   const feePreview = { body: FeePreviewBody, preview: payments.previewFee.bind(payments) };
   const lifecycle = new PaymentLifecycle(storage, clock, caches);
   context.providerEvents.register(lifecycle);
@@ -34,10 +39,9 @@ export function paymentServices(context: ModuleContext): PaymentServices {
     const submissions = new PaymentSubmissions(storage, clock, rail, context.providerEvents, config.settlementLeaseMs, context.log);
     context.workers.push(new PollingWorker('payment-submission', () => submissions.submitDue(), workerPollIntervalMs, context.log));
   }
-  if (config.apiEnvironment !== 'sandbox') return { payments, feePreview, sandbox: undefined };
-  const settlement = new SandboxPayments(storage, clock, context.providerEvents, lifecycle, config.settlementLeaseMs);
-  // With a rail configured, its provider reports outcomes; the sandbox bank's timer would race it.
-  if (!rail) context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
+  if (!sandboxTimers) return { payments, feePreview, sandbox: undefined };
+  const settlement = new SandboxPayments(sandboxTimers, context.providerEvents, lifecycle);
+  if (bankTimers) context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
   return { payments, feePreview, sandbox: { settlement } };
 }
 

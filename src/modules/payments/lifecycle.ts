@@ -60,11 +60,11 @@ export class PaymentLifecycle implements Lifecycle<'payment'> {
     private readonly caches: ReadCaches,
   ) {}
 
-  /** The provider's reference of the caller's payment (404 for anyone else's): how a simulation names it in its event. */
-  async referenceOf(customerId: string, paymentId: string): Promise<string> {
+  /** The caller's payment as its bank knows it (404 for anyone else's): how a simulation names it in its event. */
+  async find(customerId: string, paymentId: string): Promise<Pick<PaymentRow, 'id' | 'fr_payment_id' | 'reference' | 'status'>> {
     const row = await findPayment(this.storage.db, customerId, paymentId.toLowerCase());
     if (!row) throw notFound('payment');
-    return row.fr_payment_id;
+    return row;
   }
 
   async apply(event: ProviderEvent, applied: AppliedMark): Promise<PaymentRecord> {
@@ -93,7 +93,6 @@ export class PaymentLifecycle implements Lifecycle<'payment'> {
       updated_at: nowText,
       completed_at: outcome === 'completed' ? nowText : null,
       failure_reason: outcome === 'failed' ? failureReason : null,
-      settle_at: null,
     };
 
     const postings: Posting[] = [{ account: { kind: 'system', code: 'suspense' }, asset: currency, amount: -(amount + fee) }];
@@ -107,7 +106,7 @@ export class PaymentLifecycle implements Lifecycle<'payment'> {
     work.guards.push({
       table: 'payments',
       match: { id: row.id, status: 'pending' },
-      set: { status: settled.status, updated_at: settled.updated_at, completed_at: settled.completed_at, failure_reason: settled.failure_reason, settle_at: null },
+      set: { status: settled.status, updated_at: settled.updated_at, completed_at: settled.completed_at, failure_reason: settled.failure_reason },
       error: 'INVALID_STATUS_TRANSITION',
       message: 'The payment was settled meanwhile.',
       details: { to: outcome },

@@ -5,7 +5,7 @@ import { DomainError, notFound, validationError, type FieldError } from '../../e
 import { AmountError, parseAmount } from '../../ledger/amounts.js';
 import { executeMoneyMovement, moneyMovement } from '../../ledger/money-movement.js';
 import { statementLine } from '../../ledger/statement-lines.js';
-import { plannedEvent } from '../../ledger/unit-of-work.js';
+import { plannedEvent, type NewResourceRows } from '../../ledger/unit-of-work.js';
 import type { FiatCurrency } from '../../ledger/assets.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { ReadCaches } from '../../storage/cache.js';
@@ -60,11 +60,10 @@ export class PaymentService {
     private readonly fees: FeeQuoter,
     private readonly clock: Clock,
     private readonly caches: ReadCaches,
-    /**
-     * When the provider next hears of a new payment (its `settle_at`): a configured rail at once (0), the sandbox bank
-     * after SANDBOX_AUTO_SETTLE_MS; undefined = never (the simulation endpoint settles it).
-     */
-    private readonly autoSettleMs: number | undefined,
+    /** A configured rail is handed each new payment by the submission worker (`submit_at`, at once). */
+    private readonly submitsToRail: boolean,
+    /** What a provider answering on a timer of its own (the sandbox bank) writes with a new payment. */
+    private readonly timerRows: NewResourceRows,
   ) {}
 
   async create(caller: AuthenticatedKey, input: CreatePaymentInput): Promise<PaymentCreatedRecord> {
@@ -124,7 +123,7 @@ export class PaymentService {
       payee_verification_id: input.payeeVerificationId ?? null,
       umbrella_link_id: input.umbrellaLinkId?.toLowerCase() ?? null,
       transaction_id: transactionId,
-      settle_at: this.autoSettleMs === undefined ? null : new Date(now.getTime() + this.autoSettleMs).toISOString(),
+      submit_at: this.submitsToRail ? nowText : null,
       failure_reason: null,
       completed_at: null,
       created_at: nowText,
@@ -138,6 +137,7 @@ export class PaymentService {
     ]);
     const { work } = movement;
     work.rows.push({ table: 'payments', values: row });
+    work.rows.push(...this.timerRows(paymentId, caller.customerId, now));
     work.statementLines.push(
       statementLine({
         id: transactionId,

@@ -5,13 +5,15 @@ import type { FiatCurrency } from '../../ledger/assets.js';
 import type { ProviderEventInbox } from '../../providers/inbox.js';
 import type { PaymentRail } from '../../providers/payments.js';
 import { ProviderRefusedError } from '../../providers/provisioning.js';
+import { sql } from 'kysely';
+import { settlementBatchSize } from '../../config/limits.js';
 import type { Storage } from '../../storage/database.js';
-import { claimDueSettlements } from '../../workers/claim.js';
+import { claimDue } from '../../workers/claim.js';
 import type { PaymentRow } from './repository.js';
 
 /**
  * Hands new payments to the bank that carries them out (worker `payment-submission`, when a PaymentRail is
- * configured; docs/providers.md). A payment is due for submission from its creation (`settle_at`), claimed first
+ * configured; docs/providers.md). A payment is due for submission from its creation (`submit_at`), claimed first
  * (workers/claim.ts), so each attempt is one instance's; an attempt that did not answer leaves it to be claimed again
  * once the lease (SETTLEMENT_LEASE_SECONDS) has run out, and the rail is idempotent per payment. A refusal for good is
  * reported as the provider's `payment.failed` event, so the payment lifecycle returns the money like any failure.
@@ -28,7 +30,16 @@ export class PaymentSubmissions {
 
   /** One pass: submits the payments due; returns how many it claimed. */
   async submitDue(): Promise<number> {
-    const due = await claimDueSettlements<PaymentRow>(this.storage, 'payments', this.clock.now(), this.leaseMs);
+    const now = this.clock.now();
+    const due = await claimDue<PaymentRow>(this.storage, {
+      table: 'payments',
+      due: sql`status = 'pending' and submit_at is not null`,
+      leaseColumn: 'submit_at',
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(),
+      orderBy: 'submit_at',
+      limit: settlementBatchSize,
+    });
     for (const row of due) await this.submit(row);
     return due.length;
   }
@@ -56,6 +67,6 @@ export class PaymentSubmissions {
       return;
     }
     // Submitted: nothing is due for it any more; the outcome arrives as a provider event.
-    await this.storage.db.updateTable('payments').set({ settle_at: null }).where('id', '=', row.id).where('status', '=', 'pending').execute();
+    await this.storage.db.updateTable('payments').set({ submit_at: null }).where('id', '=', row.id).where('status', '=', 'pending').execute();
   }
 }

@@ -45,7 +45,6 @@ export function addArrival(work: UnitOfWork, at: string, arrival: Arrival): { ro
     note: arrival.note,
     tx_hash: arrival.reported?.txHash ?? sandboxTransactionHash(arrival.network, id),
     failure_reason: null,
-    settle_at: null,
     completed_at: at,
     created_at: at,
     updated_at: at,

@@ -9,6 +9,8 @@ import { WalletTransferLifecycle } from './lifecycle.js';
 import { WalletSandbox } from './sandbox.js';
 import { WalletService } from './service.js';
 import { WalletTransferService } from './transfers.js';
+import { sandboxTimersOf } from '../../providers/sandbox/timers.js';
+import { noRows } from '../../ledger/unit-of-work.js';
 
 /** What the dashboard (web/) uses of this module; the simulations exist in the sandbox only. */
 export interface WalletServices {
@@ -25,12 +27,13 @@ export function walletServices(context: ModuleContext): WalletServices {
   const { storage, clock, caches, config } = context;
   const ownership = new WalletOwnership(storage, caches);
   const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
-  const transfers = new WalletTransferService(storage, clock, ownership, config.sandboxAutoSettleMs);
+  const timers = sandboxTimersOf(config, storage, clock);
+  const transfers = new WalletTransferService(storage, clock, ownership, timers?.rowsFor('wallet_transfer') ?? noRows);
   const lifecycle = new WalletTransferLifecycle(storage, clock);
   context.providerEvents.register(lifecycle);
   context.providerEvents.register(new WalletDepositLifecycle(storage, clock));
-  if (config.apiEnvironment !== 'sandbox') return { wallets, transfers, sandbox: undefined };
-  const sandbox = new WalletSandbox(storage, clock, ownership, config.settlementLeaseMs, context.providerEvents, lifecycle);
+  if (!timers) return { wallets, transfers, sandbox: undefined };
+  const sandbox = new WalletSandbox(storage, ownership, { timers, inbox: context.providerEvents, transfers: lifecycle });
   context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
   return { wallets, transfers, sandbox };
 }

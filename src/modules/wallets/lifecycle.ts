@@ -31,7 +31,7 @@ export class WalletTransferLifecycle implements Lifecycle<'wallet_transfer'> {
   ) {}
 
   /** The caller's transfer as a custodian knows it (404 for anyone else's). */
-  async find(customerId: string, transferId: string): Promise<Pick<WalletTransferRow, 'id' | 'fr_transfer_id' | 'network'>> {
+  async find(customerId: string, transferId: string): Promise<Pick<WalletTransferRow, 'id' | 'fr_transfer_id' | 'network' | 'note' | 'status'>> {
     const row = await findWalletTransfer(this.storage.db, customerId, transferId.toLowerCase());
     if (!row) throw notFound('wallet transfer');
     return row;
@@ -60,7 +60,6 @@ export class WalletTransferLifecycle implements Lifecycle<'wallet_transfer'> {
       status: outcome,
       tx_hash: completed ? detail : null,
       failure_reason: completed ? null : detail,
-      settle_at: null,
       completed_at: completed ? nowText : null,
       updated_at: nowText,
     };
@@ -77,7 +76,7 @@ export class WalletTransferLifecycle implements Lifecycle<'wallet_transfer'> {
       {
         table: 'wallet_transfers',
         match: { id: row.id, status: 'pending' },
-        set: { status: settled.status, tx_hash: settled.tx_hash, failure_reason: settled.failure_reason, settle_at: null, completed_at: settled.completed_at, updated_at: nowText },
+        set: { status: settled.status, tx_hash: settled.tx_hash, failure_reason: settled.failure_reason, completed_at: settled.completed_at, updated_at: nowText },
         error: 'INVALID_STATUS_TRANSITION',
         message: 'The transfer was settled meanwhile.',
         details: { to: outcome },

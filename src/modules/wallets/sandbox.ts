@@ -1,7 +1,7 @@
-import type { Clock } from '../../clock.js';
 import type { KeyedAnswer, MovedRecord } from '../../ledger/unit-of-work.js';
 import type { ProviderEventInbox } from '../../providers/inbox.js';
 import { SandboxDeposits } from '../../providers/sandbox/deposits.js';
+import type { SandboxTimers } from '../../providers/sandbox/timers.js';
 import { SandboxWalletTransfers } from '../../providers/sandbox/wallet-transfers.js';
 import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
@@ -21,17 +21,12 @@ export class WalletSandbox {
 
   constructor(
     storage: Storage,
-    clock: Clock,
     ownership: WalletOwnership,
-    /** How long a claimed settlement is this instance's (SETTLEMENT_LEASE_SECONDS). */
-    settlementLeaseMs: number,
-    /** Where the custodian reports outcomes. */
-    inbox: ProviderEventInbox,
-    /** The lifecycle that applies the outcomes of transfers out. */
-    transfers: WalletTransferLifecycle,
+    /** The custodian's timers, where it reports outcomes, and the lifecycle that applies those of transfers out. */
+    reporting: { timers: SandboxTimers; inbox: ProviderEventInbox; transfers: WalletTransferLifecycle },
   ) {
-    this.deposits = new WalletDeposits(storage, ownership, new SandboxDeposits(inbox));
-    this.custodian = new SandboxWalletTransfers(storage, clock, inbox, transfers, settlementLeaseMs);
+    this.deposits = new WalletDeposits(storage, ownership, new SandboxDeposits(reporting.inbox));
+    this.custodian = new SandboxWalletTransfers(reporting.timers, reporting.inbox, reporting.transfers);
   }
 
   deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, key?: KeyedAnswer): Promise<MovedRecord<WalletTransferRecord>> {

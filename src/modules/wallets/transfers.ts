@@ -5,7 +5,7 @@ import { newId } from '../../ids.js';
 import { canonicalAddress } from '../../ledger/address-formats.js';
 import { holdsOnly } from '../../ledger/ledger-entry.js';
 import { executeMoneyMovement } from '../../ledger/money-movement.js';
-import { newUnitOfWork, plannedAnswer, plannedEvent, type KeyedAnswer, type MovedRecord } from '../../ledger/unit-of-work.js';
+import { newUnitOfWork, plannedAnswer, plannedEvent, type KeyedAnswer, type MovedRecord, type NewResourceRows } from '../../ledger/unit-of-work.js';
 import { addressFormatOf, networkRegistry } from '../../ledger/networks.js';
 import { providerId } from '../../providers/provider-ids.js';
 import type { Storage } from '../../storage/database.js';
@@ -26,8 +26,8 @@ export class WalletTransferService {
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly ownership: WalletOwnership,
-    /** Sandbox: transfers settle by themselves after this delay; undefined = only through the simulation endpoint. */
-    private readonly autoSettleMs: number | undefined,
+    /** What a custodian answering on a timer of its own (the sandbox) writes with a new transfer. */
+    private readonly timerRows: NewResourceRows,
   ) {}
 
   async create(caller: AuthenticatedKey, walletId: string, input: CreateWalletTransferInput, key?: KeyedAnswer): Promise<MovedRecord<WalletTransferRecord>> {
@@ -54,7 +54,6 @@ export class WalletTransferService {
       note: input.note ?? null,
       tx_hash: null,
       failure_reason: null,
-      settle_at: this.autoSettleMs === undefined ? null : new Date(now.getTime() + this.autoSettleMs).toISOString(),
       completed_at: null,
       created_at: nowText,
       updated_at: nowText,
@@ -62,7 +61,7 @@ export class WalletTransferService {
     const record = presentWalletTransfer(row);
     // The amount is held now; the settlement moves it out of the wallet or releases it.
     const work = newUnitOfWork();
-    work.rows.push({ table: 'wallet_transfers', values: row });
+    work.rows.push({ table: 'wallet_transfers', values: row }, ...this.timerRows(row.id, caller.customerId, now));
     work.events.push(plannedEvent(caller.customerId, 'wallet_transfer.created', record, nowText));
     if (key) work.answer = plannedAnswer(key, 201, record);
     const entry = holdsOnly('wallet_transfer_reserve', row.id, [{ walletId: wallet, asset: movement.asset, delta: movement.amountMinor }]);

@@ -1,11 +1,10 @@
 import { newId } from '../../ids.js';
-import type { Clock } from '../../clock.js';
 import { DomainError } from '../../errors.js';
-import type { Storage } from '../../storage/database.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
-import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import type { ProviderEventInbox } from '../inbox.js';
 import { sandboxProviderName } from './name.js';
+import { reportOrReturn } from './returned.js';
+import type { FiredTimer, SandboxTimers } from './timers.js';
 
 const liquidityRejection = 'Rejected by the liquidity provider (sandbox)';
 
@@ -17,17 +16,14 @@ export interface OtcOrderLookup {
 /**
  * The simulated liquidity provider. It reports each step of an order as a provider event, applied at once through the
  * inbox by the OTC order lifecycle (modules/otc/lifecycle.ts); it moves no money. Steps come from its timer
- * (`settle_at`, claimed first: the debit SANDBOX_AUTO_SETTLE_MS after the confirmation, the credit as long after the
- * debit) and POST /sandbox/otc-orders/{id}/settle.
+ * (timers.ts: the debit SANDBOX_AUTO_SETTLE_MS after the confirmation, the credit as long after the debit) and
+ * POST /sandbox/otc-orders/{id}/settle.
  */
 export class SandboxOtcOrders {
   constructor(
-    private readonly storage: Storage,
-    private readonly clock: Clock,
+    private readonly timers: SandboxTimers,
     private readonly inbox: ProviderEventInbox,
     private readonly orders: OtcOrderLookup,
-    /** How long a claimed step is this instance's (SETTLEMENT_LEASE_SECONDS). */
-    private readonly settlementLeaseMs: number,
   ) {}
 
   /**
@@ -36,6 +32,11 @@ export class SandboxOtcOrders {
    */
   async settle(customerId: string, orderId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
     const order = await this.orders.find(customerId, orderId);
+    // The order's id is its reference, and its timer's.
+    return this.timers.answered(order.reference, () => this.reportSteps(customerId, orderId, order, outcome));
+  }
+
+  private async reportSteps(customerId: string, orderId: string, order: { reference: string; status: string }, outcome: 'completed' | 'failed'): Promise<unknown> {
     const report = (type: 'otc_order.debited' | 'otc_order.settled' | 'otc_order.failed', payload: Record<string, unknown> = {}) =>
       this.inbox.report({ provider: sandboxProviderName, type, reference: order.reference, idempotencyKey: `simulation:${newId()}`, payload });
     if (outcome === 'failed') return report('otc_order.failed', { reason: liquidityRejection });
@@ -53,16 +54,21 @@ export class SandboxOtcOrders {
   }
 
   /** The timer: reports the next step of each order whose time has come; returns how many it claimed. */
-  async settleDueOrders(): Promise<number> {
-    const due = await claimDueSettlements<OtcOrdersTable>(this.storage, 'otc_orders', this.clock.now(), this.settlementLeaseMs, ['debit_pending', 'debited']);
-    return forEachClaimed(due, (order) => {
-      const event = { provider: sandboxProviderName, reference: order.id, payload: {} };
-      if (order.status === 'debited') return this.inbox.report({ ...event, type: 'otc_order.settled', idempotencyKey: `timer:${order.id}:settled` });
-      // The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why.
-      return this.inbox.report({ ...event, type: 'otc_order.debited', idempotencyKey: `timer:${order.id}:debited` }).catch((error: unknown) => {
-        if (!(error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE')) throw error;
-        return this.inbox.report({ ...event, type: 'otc_order.failed', idempotencyKey: `timer:${order.id}:returned`, payload: { reason: error.message } });
-      });
-    });
+  settleDueOrders(): Promise<number> {
+    return this.timers.fireDue('otc_order', (timer) => this.nextStep(timer));
+  }
+
+  /** The debit, then (its timer set again) the credit; an order settled or failed meanwhile needs no answer. */
+  private async nextStep(timer: FiredTimer): Promise<Date | undefined> {
+    const order = await this.orders.find(timer.customer_id, timer.id);
+    const event = { provider: sandboxProviderName, reference: order.reference, payload: {} };
+    if (order.status === 'debited') {
+      await this.inbox.report({ ...event, type: 'otc_order.settled', idempotencyKey: `timer:${timer.id}:settled` });
+      return undefined;
+    }
+    if (order.status !== 'debit_pending') return undefined;
+    // The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why.
+    const debited = { ...event, type: 'otc_order.debited', idempotencyKey: `timer:${timer.id}:debited` } as const;
+    return (await reportOrReturn(this.inbox, debited, timer.id, 'otc_order.failed')) === 'step' ? this.timers.nextStep() : undefined;
   }
 }

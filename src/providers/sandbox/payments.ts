@@ -1,73 +1,72 @@
 import { newId } from '../../ids.js';
-import type { Clock } from '../../clock.js';
-import { DomainError } from '../../errors.js';
-import type { Storage } from '../../storage/database.js';
 import type { PaymentsTable } from '../../storage/tables.js';
-import { claimDueSettlements, forEachClaimed } from '../../workers/claim.js';
 import type { ProviderEventInbox } from '../inbox.js';
 import { sandboxProviderName } from './name.js';
+import { reportOrReturn } from './returned.js';
+import type { FiredTimer, SandboxTimers } from './timers.js';
 
 /** Sandbox magic (docs/payments.md): a reference starting with "sandbox-fail" makes automatic settlement fail. */
 const failingReferencePrefix = 'sandbox-fail';
 const bankRejection = 'Rejected by the receiving bank (sandbox)';
 const referenceRejection = 'Rejected by the receiving bank (sandbox reference)';
 
-/** What the simulated bank needs to know of the payments module: the provider's reference of a caller's payment. */
-export interface PaymentReferences {
-  referenceOf(customerId: string, paymentId: string): Promise<string>;
+/** What the simulated bank needs to know of the payments module: a caller's payment (404 for anyone else's). */
+export interface PaymentLookup {
+  find(customerId: string, paymentId: string): Promise<Pick<PaymentsTable, 'id' | 'fr_payment_id' | 'reference' | 'status'>>;
 }
 
 /**
  * The simulated bank's side of payments. It decides outcomes and reports them as provider events, applied at once
  * through the inbox by the payment lifecycle (modules/payments/lifecycle.ts); it moves no money and keeps no state
  * machine. Outcomes come from:
- * - its timer: a payment's `settle_at` (SANDBOX_AUTO_SETTLE_MS after creation) is the moment the bank answers,
- *   claimed first (workers/claim.ts) so several instances never report one payment at once;
+ * - its timer (timers.ts): SANDBOX_AUTO_SETTLE_MS after a payment's creation, the bank answers;
  * - its magic: a reference starting with "sandbox-fail" fails;
  * - POST /sandbox/payments/{id}/settle.
  */
 export class SandboxPayments {
   constructor(
-    private readonly storage: Storage,
-    private readonly clock: Clock,
+    private readonly timers: SandboxTimers,
     private readonly inbox: ProviderEventInbox,
-    private readonly payments: PaymentReferences,
-    /** How long a claimed settlement is this instance's (SETTLEMENT_LEASE_SECONDS). */
-    private readonly settlementLeaseMs: number,
+    private readonly payments: PaymentLookup,
   ) {}
 
   /** The simulation route: the outcome asked for, reported now; the answer is the payment as the lifecycle left it. */
   async settle(customerId: string, paymentId: string, outcome: 'completed' | 'failed'): Promise<unknown> {
-    const reference = await this.payments.referenceOf(customerId, paymentId);
-    return this.inbox.report({
-      provider: sandboxProviderName,
-      type: outcome === 'completed' ? 'payment.completed' : 'payment.failed',
-      reference,
-      // Every call is an outcome of its own: a second one is refused by the lifecycle, as a real second report would be.
-      idempotencyKey: `simulation:${newId()}`,
-      payload: outcome === 'failed' ? { reason: bankRejection } : {},
-    });
+    const payment = await this.payments.find(customerId, paymentId);
+    return this.timers.answered(payment.id, () =>
+      this.inbox.report({
+        provider: sandboxProviderName,
+        type: outcome === 'completed' ? 'payment.completed' : 'payment.failed',
+        reference: payment.fr_payment_id,
+        // Every call is an outcome of its own: a second one is refused by the lifecycle, as a real second report would be.
+        idempotencyKey: `simulation:${newId()}`,
+        payload: outcome === 'failed' ? { reason: bankRejection } : {},
+      }),
+    );
   }
 
   /** The timer: reports the outcome of each payment whose time has come; returns how many it claimed. */
-  async settleDuePayments(): Promise<number> {
-    const due = await claimDueSettlements<PaymentsTable>(this.storage, 'payments', this.clock.now(), this.settlementLeaseMs);
-    return forEachClaimed(due, (row) => this.reportOutcome(row));
+  settleDuePayments(): Promise<number> {
+    return this.timers.fireDue('payment', (timer) => this.answer(timer));
+  }
+
+  /** A payment settled meanwhile (by the simulation route) needs no answer. */
+  private async answer(timer: FiredTimer): Promise<undefined> {
+    const payment = await this.payments.find(timer.customer_id, timer.id);
+    if (payment.status === 'pending') await this.reportOutcome(payment);
+    return undefined;
   }
 
   /**
    * The bank does not complete a payment from an account frozen or closed meanwhile, nor into one closed meanwhile:
-   * when the lifecycle refuses the completion (ACCOUNT_NOT_ACTIVE), the bank returns the money, saying why.
-   * The keys are the payment's own, so a pass taken over after a crash reports the same events, not new ones.
+   * it returns the money, saying why (reportOrReturn). The keys are the payment's own, so a pass taken over after a
+   * crash reports the same events, not new ones.
    */
-  private async reportOutcome(row: PaymentsTable): Promise<unknown> {
+  private async reportOutcome(row: Pick<PaymentsTable, 'id' | 'fr_payment_id' | 'reference'>): Promise<unknown> {
     const event = { provider: sandboxProviderName, reference: row.fr_payment_id };
     if (row.reference.toLowerCase().startsWith(failingReferencePrefix)) {
       return this.inbox.report({ ...event, type: 'payment.failed', idempotencyKey: `timer:${row.id}`, payload: { reason: referenceRejection } });
     }
-    return this.inbox.report({ ...event, type: 'payment.completed', idempotencyKey: `timer:${row.id}`, payload: {} }).catch((error: unknown) => {
-      if (!(error instanceof DomainError && error.code === 'ACCOUNT_NOT_ACTIVE')) throw error;
-      return this.inbox.report({ ...event, type: 'payment.failed', idempotencyKey: `timer:${row.id}:returned`, payload: { reason: error.message } });
-    });
+    return reportOrReturn(this.inbox, { ...event, type: 'payment.completed', idempotencyKey: `timer:${row.id}`, payload: {} }, row.id, 'payment.failed');
   }
 }

@@ -164,6 +164,7 @@ begin
     case item->>'table'
       when 'payments' then insert into payments select * from jsonb_populate_record(null::payments, item->'values');
       when 'wallet_transfers' then insert into wallet_transfers select * from jsonb_populate_record(null::wallet_transfers, item->'values');
+      when 'sandbox_timers' then insert into sandbox_timers select * from jsonb_populate_record(null::sandbox_timers, item->'values');
       else execute format('insert into %I select * from jsonb_populate_record(null::%I, $1)', item->>'table', item->>'table') using item->'values';
     end case;
   end loop;

@@ -1,0 +1,116 @@
+import { sql } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config/config.js';
+import { settlementBatchSize } from '../../config/limits.js';
+import { DomainError } from '../../errors.js';
+import type { NewResourceRows } from '../../ledger/unit-of-work.js';
+import type { Storage } from '../../storage/database.js';
+import type { SandboxTimersTable } from '../../storage/tables.js';
+import { claimDue } from '../../workers/claim.js';
+
+export type TimedResource = SandboxTimersTable['resource'];
+
+/** A timer as it fires: the resource it answers for. */
+export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id'>;
+
+/**
+ * What the sandbox does when a resource's timer fires: reports its answer, and returns when it answers next (an OTC
+ * order's second step), or nothing when it is done with the resource.
+ */
+export type TimerStep = (timer: FiredTimer) => Promise<Date | undefined>;
+
+/** The sandbox's timers in a sandbox deployment (SANDBOX_AUTO_SETTLE_MS, SETTLEMENT_LEASE_SECONDS); none in production. */
+export function sandboxTimersOf(
+  config: Pick<Config, 'apiEnvironment' | 'sandboxAutoSettleMs' | 'settlementLeaseMs'>,
+  storage: Storage,
+  clock: Clock,
+): SandboxTimers | undefined {
+  return config.apiEnvironment === 'sandbox' ? new SandboxTimers(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs) : undefined;
+}
+
+/**
+ * The sandbox's schedule (table `sandbox_timers`, which only this adapter reads or writes): when the simulated bank,
+ * custodian and liquidity provider answer for a payment, a wallet transfer or an OTC order. A new resource's timer is
+ * written in the unit of work that creates it, so neither exists without the other; the resource tables hold none
+ * of it. One mechanism fires every kind: the due timers are claimed (workers/claim.ts), each moved ahead by the lease
+ * (SETTLEMENT_LEASE_SECONDS) so several instances never answer for one resource at once, and one that was not
+ * answered (its instance stopped, the database was away) fires again once the lease has run out.
+ */
+export class SandboxTimers {
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    /** How long after its creation the sandbox answers for a resource (SANDBOX_AUTO_SETTLE_MS); undefined = never by itself. */
+    private readonly answerAfterMs: number | undefined,
+    /** How long a fired timer is its instance's (SETTLEMENT_LEASE_SECONDS). */
+    private readonly leaseMs: number,
+  ) {}
+
+  /** The timer rows of a new `resource`, for the unit of work that creates it; none when the sandbox answers only when asked. */
+  rowsFor(resource: TimedResource): NewResourceRows {
+    return (id, customerId, now) => {
+      const dueAt = this.after(now);
+      return dueAt === undefined ? [] : [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, due_at: dueAt.toISOString() } }];
+    };
+  }
+
+  /** When a step taken now is followed by the next (SANDBOX_AUTO_SETTLE_MS later), if the sandbox answers by itself. */
+  nextStep(): Date | undefined {
+    return this.after(this.clock.now());
+  }
+
+  private after(now: Date): Date | undefined {
+    return this.answerAfterMs === undefined ? undefined : new Date(now.getTime() + this.answerAfterMs);
+  }
+
+  /** A simulation route's answer for the resource `id`: once it is given, the resource's timer has nothing left to do. */
+  async answered<T>(id: string, answer: () => Promise<T>): Promise<T> {
+    const given = await answer();
+    await this.storage.db.deleteFrom('sandbox_timers').where('id', '=', id).execute();
+    return given;
+  }
+
+  /**
+   * One pass: fires the due timers of `resource`, oldest first; returns how many it claimed. A resource that moved on
+   * meanwhile (INVALID_STATUS_TRANSITION) needs no answer any more. Any other failure does not hold up the rest of
+   * the batch: the first one is thrown after it, for the worker to log, and its timer fires again after the lease.
+   */
+  async fireDue(resource: TimedResource, step: TimerStep): Promise<number> {
+    const now = this.clock.now();
+    const due = await claimDue<SandboxTimersTable>(this.storage, {
+      table: 'sandbox_timers',
+      due: sql`resource = ${resource}`,
+      leaseColumn: 'due_at',
+      now: now.toISOString(),
+      leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(),
+      orderBy: 'due_at',
+      limit: settlementBatchSize,
+    });
+    let firstFailure: { error: unknown } | undefined;
+    for (const timer of due) {
+      try {
+        await this.afterFiring(timer, await step(timer).catch(movedOn));
+      } catch (error) {
+        firstFailure ??= { error };
+      }
+    }
+    if (firstFailure !== undefined) throw firstFailure.error;
+    return due.length;
+  }
+
+  /** The timer fires again at `next`, or is gone; only while it is still this claim's (its due_at the lease it took). */
+  private async afterFiring(timer: SandboxTimersTable, next: Date | undefined): Promise<void> {
+    const db = this.storage.db;
+    if (next === undefined) {
+      await db.deleteFrom('sandbox_timers').where('id', '=', timer.id).where('due_at', '=', timer.due_at).execute();
+    } else {
+      await db.updateTable('sandbox_timers').set({ due_at: next.toISOString() }).where('id', '=', timer.id).where('due_at', '=', timer.due_at).execute();
+    }
+  }
+}
+
+/** A step refused because its resource moved on meanwhile (settled by a simulation, say) has nothing left to do. */
+function movedOn(error: unknown): undefined {
+  if (error instanceof DomainError && error.code === 'INVALID_STATUS_TRANSITION') return undefined;
+  throw error;
+}
