@@ -50,6 +50,8 @@ export interface StatementLineInput {
   at: string;
   /** Given when the line's id is referenced before it is built (a payment names its line). */
   id?: string;
+  /** The provider's id of the money movement, when the provider gave one (a deposit its bank reported); else a new one. */
+  frTransactionId?: string;
 }
 
 /** The line, numbered and given its balances by the executor, which shows the balance of `account` it moved. */
@@ -60,7 +62,7 @@ export function statementLine(line: StatementLineInput): PlannedStatementLine {
   return {
     id: line.id ?? newId(),
     customer_id: line.customerId,
-    fr_transaction_id: providerId('txn'),
+    fr_transaction_id: line.frTransactionId ?? providerId('txn'),
     transaction_type: line.type,
     amount_minor: line.amountMinor,
     currency: account.currency,

@@ -1,5 +1,5 @@
 import type { Transaction } from 'kysely';
-import type { Guard } from '../ledger/unit-of-work.js';
+import type { Guard, KeyedAnswer } from '../ledger/unit-of-work.js';
 import type { Database } from '../storage/tables.js';
 
 /**
@@ -34,6 +34,13 @@ export const providerEventTypes = [
   'fiat_account.status_changed',
   'virtual_account.status_changed',
   'payee.status_changed',
+  // money arriving from outside into a fiat or virtual account (modules/deposits/lifecycle.ts); reference: the bank's
+  // id of the incoming transfer (the statement line's fr_transaction_id); payload { account (its fr_account_id or
+  // fr_virtual_account_id), amount (decimal string), currency, reference? (the sender's), counterpartyName? }
+  'deposit.received',
+  // crypto arriving at a wallet's address (modules/wallets/deposits.ts); reference: the custodian's id of the incoming
+  // transfer (its fr_transfer_id); payload { address, asset, network, amount (decimal string), txHash }
+  'wallet_deposit.received',
 ] as const;
 
 export type ProviderEventType = (typeof providerEventTypes)[number];
@@ -70,6 +77,11 @@ export interface ProviderEvent extends ReportedProviderEvent {
 export interface AppliedMark {
   guard: Guard;
   inTransaction(trx: Transaction<Database>): Promise<void>;
+  /**
+   * The Idempotency-Key of the request that reported the event and applies it at once (a sandbox simulation route
+   * run under one): a lifecycle that moves money stores the request's answer in the same unit of work.
+   */
+  answer?: KeyedAnswer;
 }
 
 /**

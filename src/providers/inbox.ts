@@ -16,6 +16,7 @@ import {
   providerEventReferenceLengthMax,
 } from '../config/limits.js';
 import { DomainError, errorStatusByCode, validationError, type ErrorCode, type FieldError } from '../errors.js';
+import type { KeyedAnswer } from '../ledger/unit-of-work.js';
 import type { Storage } from '../storage/database.js';
 import type { Database, ProviderEventsTable } from '../storage/tables.js';
 import { claimDue } from '../workers/claim.js';
@@ -33,6 +34,12 @@ function eventOf(row: EventRow): ProviderEvent {
     payload: JSON.parse(row.payload) as Record<string, unknown>,
   };
 }
+
+/**
+ * The lease of an event a request owns (`reportForRequest`): it never runs out, so the worker never takes the event.
+ * Should its request die before marking it, it stays received, visibly unapplied.
+ */
+const requestOwnedLeaseUntil = '9999-12-31T23:59:59.999Z';
 
 function errorText(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, providerEventErrorLengthMax);
@@ -106,6 +113,26 @@ export class ProviderEventInbox {
       return await this.applyRefusable(row);
     } catch (error) {
       if (!(error instanceof DomainError)) await this.release(row.id);
+      throw error;
+    }
+  }
+
+  /**
+   * Writes an outcome that a request makes happen (the sandbox's deposits: the request is the money arriving) and
+   * applies it now, answering what its lifecycle answers; `answer`, the request's Idempotency-Key, is handed to the
+   * lifecycle, which stores the request's answer with the effect (AppliedMark.answer). Its key must be new, and so
+   * its reference (no earlier event to wait for). The event is the request's for good: the worker never takes it, and
+   * when it cannot be applied now for another reason than a refusal, it is left failed. The request failed, so the
+   * outcome did not happen, and a retry of the request reports it anew; applied later by the worker, it would have
+   * happened as well (twice with the retry).
+   */
+  async reportForRequest(event: ReportedProviderEvent, answer?: KeyedAnswer): Promise<unknown> {
+    const row = await this.write(event, requestOwnedLeaseUntil);
+    if (!row) throw new Error(`the provider event ${event.idempotencyKey} of ${event.provider} was written before`);
+    try {
+      return await this.applyRefusable(row, answer);
+    } catch (error) {
+      if (!(error instanceof DomainError)) await this.markFailed(row.id, 'INTERNAL_ERROR', errorText(error)).catch(() => undefined);
       throw error;
     }
   }
@@ -233,12 +260,12 @@ export class ProviderEventInbox {
   }
 
   /** Applies one received event; a refusal leaves it failed (and is thrown), anything else leaves it received. */
-  private async applyRefusable(row: EventRow): Promise<unknown> {
+  private async applyRefusable(row: EventRow, answer?: KeyedAnswer): Promise<unknown> {
     const event = eventOf(row);
     const lifecycle = this.lifecycles.get(resourceOf(event.type));
     if (!lifecycle) return this.refuse(event, new DomainError('NOT_FOUND', `No lifecycle applies ${event.type} events here.`, { type: event.type }));
     try {
-      return await lifecycle.apply(event, this.appliedMark(event.id));
+      return await lifecycle.apply(event, this.appliedMark(event.id, answer));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
     }
@@ -249,7 +276,7 @@ export class ProviderEventInbox {
     // that still stands fails the event.
     await this.storage.transaction(async () => undefined);
     try {
-      return await lifecycle.apply(event, this.appliedMark(event.id));
+      return await lifecycle.apply(event, this.appliedMark(event.id, answer));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       return this.refuse(event, error);
@@ -262,7 +289,7 @@ export class ProviderEventInbox {
     throw refusal;
   }
 
-  private appliedMark(id: bigint): AppliedMark {
+  private appliedMark(id: bigint, answer: KeyedAnswer | undefined): AppliedMark {
     const set = () => ({ state: 'applied' as const, lease_until: null, updated_at: this.clock.now().toISOString() });
     const guard = {
       table: 'provider_events',
@@ -274,6 +301,7 @@ export class ProviderEventInbox {
     };
     return {
       guard,
+      answer,
       inTransaction: async (trx: Transaction<Database>) => {
         const result = await trx.updateTable('provider_events').set(set()).where('id', '=', id).where('state', '=', 'received').executeTakeFirst();
         if (result.numUpdatedRows !== 1n) throw new DomainError(guard.error, guard.message);

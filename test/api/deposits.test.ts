@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { providerEventLeaseMs } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import type { Storage } from '../../src/storage/database.js';
 import { createBusiness, createFiatAccount } from '../helpers/fixtures.js';
+import { holdMoneyPlans } from '../helpers/held-money-plans.js';
 import {
   createVirtualAccount,
   deposit,
@@ -17,6 +21,26 @@ import {
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 
 const unknownId = '5e2d7c1a-9b3f-4a6e-8d0c-1f2a3b4c5d6e';
+
+/**
+ * Makes the next money plan fail as a lost connection would (not a refusal), where it runs: behind the per-customer
+ * limit on PostgreSQL, in its transaction on SQLite (as test/helpers/held-money-plans.ts holds them). Returns the undo.
+ */
+function failNextMoneyPlan(storage: Storage): () => void {
+  const runPerCustomer = storage.perCustomer.bind(storage);
+  const runTransaction = storage.transaction.bind(storage);
+  const restore = () => {
+    storage.perCustomer = runPerCustomer;
+    storage.transaction = runTransaction;
+  };
+  const fail = () => {
+    restore();
+    return Promise.reject(new Error('Connection terminated unexpectedly'));
+  };
+  if (storage.dialect === 'postgres') storage.perCustomer = fail;
+  else storage.transaction = fail;
+  return restore;
+}
 
 /** Sandbox funding (docs/architecture.md, Sandbox simulation): POST /sandbox/fiat-accounts/{id}/deposits. */
 describe('sandbox deposits', () => {
@@ -196,6 +220,122 @@ describe('sandbox deposits', () => {
     expect((await send(fiatWriter.key, eur.id)).statusCode).toBe(201);
     // Another customer's id answers 404 to either key, as an unknown id does.
     expect((await send(virtualWriter.key, bobsEur.id)).statusCode).toBe(404);
+  });
+
+  describe('as a provider outcome (docs/providers.md): money arriving is a deposit.received event, applied by the deposit lifecycle', () => {
+    const applyDue = () => t.app.workers.find((worker) => worker.name === 'provider-events')!.runOnce();
+    const eventsOf = (reference: string) => t.storage.db.selectFrom('provider_events').selectAll().where('reference', '=', reference).orderBy('id').execute();
+    const linesOf = async (accountId: string) =>
+      (await t.request({ url: `/transactions?account_id=${accountId}&limit=100`, key: alice.key })).json().data as Array<Record<string, unknown>>;
+    let counter = 0;
+    const arrival = (payload: Record<string, unknown>) => {
+      counter += 1;
+      return { provider: 'test-bank', type: 'deposit.received' as const, reference: `in_${counter}_${Date.now()}`, idempotencyKey: `evt_${counter}_${Date.now()}`, payload };
+    };
+
+    it('reports a sandbox deposit as the simulated bank\'s event, applied with the money: its reference is the line\'s fr_transaction_id', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Reported', currency: 'EUR' });
+      const record = await deposit(t, alice, account.id, 12.34, { reference: 'Top-up', counterpartyName: 'Ada Lovelace' });
+      const [event, ...others] = await eventsOf(record.fr_transaction_id as string);
+      expect(others).toEqual([]);
+      expect(event).toMatchObject({ provider: 'sandbox', event_type: 'deposit.received', state: 'applied', error_code: null });
+      expect(JSON.parse(event!.payload)).toEqual({ account: account.fr_account_id, amount: '12.34', currency: 'EUR', reference: 'Top-up', counterpartyName: 'Ada Lovelace' });
+      expect(record.description).toBe('Deposit (sandbox)');
+    });
+
+    it('credits nothing for a request that failed after its bank reported the arrival: the worker never applies it, and a retry with the key credits once', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Flaky', currency: 'EUR' });
+      const key = randomUUID();
+      const send = () => t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${account.id}/deposits`, key: alice.key, csrf: true, headers: { 'idempotency-key': key }, body: { amount: 30 } });
+      // The connection is lost as the credit is written: the request fails, its event already written.
+      const restore = failNextMoneyPlan(t.storage);
+      try {
+        expect((await send()).statusCode).toBeGreaterThanOrEqual(500);
+      } finally {
+        restore();
+      }
+      t.clock.advance(providerEventLeaseMs + 1);
+      await applyDue();
+      expect(await fiatBalance(t, alice, account.id)).toBe(0);
+      const retried = await send();
+      expect(retried.statusCode, retried.body).toBe(201);
+      expect(await fiatBalance(t, alice, account.id)).toBe(30);
+      await applyDue();
+      expect(await fiatBalance(t, alice, account.id)).toBe(30);
+      const events = await t.storage.db.selectFrom('provider_events').selectAll().where('event_type', '=', 'deposit.received').where('payload', 'like', `%${account.fr_account_id as string}%`).orderBy('id').execute();
+      expect(events.map((event) => [event.state, event.error_code])).toEqual([['failed', 'INTERNAL_ERROR'], ['applied', null]]);
+    });
+
+    it('keeps the event its request\'s while the request runs, however long: the worker does not apply it meanwhile', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Slow', currency: 'EUR' });
+      const plans = holdMoneyPlans(t.storage);
+      try {
+        const pending = depositRequest(t, alice, account.id, { amount: 15 });
+        const held = await plans.arrived();
+        // Far past any lease a reporter holds: were the event the worker's to take now, it would credit it too.
+        t.clock.advance(providerEventLeaseMs * 10);
+        plans.stop();
+        expect(await applyDue()).toBe(0);
+        held.release();
+        const response = await pending;
+        expect(response.statusCode, response.body).toBe(201);
+      } finally {
+        plans.stop();
+      }
+      expect(await fiatBalance(t, alice, account.id)).toBe(15);
+    });
+
+    it('credits the account its bank names once, however often the event is written, through the worker', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Bank-fed', currency: 'EUR' });
+      const event = arrival({ account: account.fr_account_id, amount: '250.10', currency: 'EUR', reference: 'Invoice 9', counterpartyName: 'Grace Hopper' });
+      await t.app.providerEvents.record(event);
+      await t.app.providerEvents.record(event);
+      expect(await applyDue()).toBe(1);
+      expect(await applyDue()).toBe(0);
+      expect(await fiatBalance(t, alice, account.id)).toBe(250.1);
+      const [line, ...others] = await linesOf(account.id);
+      expect(others).toEqual([]);
+      expect(line).toMatchObject({
+        fr_transaction_id: event.reference,
+        transaction_type: 'deposit',
+        direction: 'incoming',
+        status: 'completed',
+        amount: 250.1,
+        reference: 'Invoice 9',
+        counterparty_name: 'Grace Hopper',
+        description: 'Deposit (test-bank)',
+      });
+      expect((await eventsOf(event.reference)).map((row) => row.state)).toEqual(['applied']);
+      const balanceEvents = (await outboxEvents(t, alice.id)).filter((outbox) => outbox.type === 'fiat_account.balance_updated' && outbox.data.id === account.id);
+      expect(balanceEvents).toHaveLength(1);
+    });
+
+    it('credits a virtual account and its master when its bank names the virtual account', async () => {
+      const master = await createFiatAccount(t, alice, { accountName: 'Bank master', currency: 'EUR' });
+      const virtual = await createVirtualAccount(t, alice, master.id);
+      await t.app.providerEvents.record(arrival({ account: virtual.fr_virtual_account_id, amount: '40', currency: 'EUR' }));
+      expect(await applyDue()).toBe(1);
+      expect(await virtualBalance(t, alice, virtual.id)).toBe(40);
+      expect(await fiatBalance(t, alice, master.id)).toBe(40);
+    });
+
+    it('refuses money for a closed account, an unknown account, another currency or a bad amount: the event is left failed and nothing moves', async () => {
+      const account = await createFiatAccount(t, alice, { accountName: 'Closing', currency: 'EUR' });
+      const closed = await t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${account.id}/status`, key: alice.key, csrf: true, body: { status: 'closed' } });
+      expect(closed.statusCode, closed.body).toBe(200);
+      const before = await moneySnapshot(t, alice.id);
+      const refused = [
+        [arrival({ account: account.fr_account_id, amount: '10', currency: 'EUR' }), 'ACCOUNT_NOT_ACTIVE'],
+        [arrival({ account: 'facc_unknown', amount: '10', currency: 'EUR' }), 'NOT_FOUND'],
+        [arrival({ account: eur.fr_account_id, amount: '10', currency: 'USD' }), 'VALIDATION_ERROR'],
+        [arrival({ account: eur.fr_account_id, amount: '10.001', currency: 'EUR' }), 'VALIDATION_ERROR'],
+        [arrival({ account: eur.fr_account_id, amount: '0', currency: 'EUR' }), 'VALIDATION_ERROR'],
+      ] as const;
+      for (const [event] of refused) await t.app.providerEvents.record(event);
+      expect(await applyDue()).toBe(refused.length);
+      for (const [event, code] of refused) expect(await eventsOf(event.reference), code).toMatchObject([{ state: 'failed', error_code: code }]);
+      expect(await moneySnapshot(t, alice.id)).toEqual(before);
+    });
   });
 
   it('leaves a ledger that verifies', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyRetentionHoursDefault } from '../../src/config/limits.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { DepositService } from '../../src/modules/deposits/service.js';
+import { SandboxDeposits } from '../../src/providers/sandbox/deposits.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import { expectOneAnswerOr409 } from '../helpers/idempotency.js';
 import { createVirtualAccount, fiatBalance, moneySnapshot } from '../helpers/money.js';
@@ -277,7 +278,7 @@ describe('Idempotency-Key', () => {
     await depositWith(key);
     await t.storage.db.updateTable('idempotency_keys').set({ status: 'in_progress', attempt_id: 'the-new-holder' }).where('key', '=', key).execute();
     const before = await moneySnapshot(t, alice.id);
-    const service = new DepositService(t.storage, t.clock, t.app.caches);
+    const service = new DepositService(t.storage, t.app.caches, new SandboxDeposits(t.app.providerEvents));
     const caller = { id: alice.keyId, customerId: alice.id, frOwnerBusinessId: alice.frOwnerBusinessId, scopes: ['*' as const] };
     await expect(service.deposit(caller, account.id, { amount: 5 }, { customerId: alice.id, key, attemptId: 'the-old-holder' })).rejects.toMatchObject({
       code: 'IDEMPOTENCY_KEY_IN_USE',

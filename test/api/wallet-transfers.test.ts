@@ -194,6 +194,64 @@ describe('wallet money: deposits, balances, transfers', () => {
       expect(foreign.body).toBe(unknown.body);
       expect(await transferRows(bobs.local_id)).toEqual([]);
     });
+
+    describe('as a provider outcome (docs/providers.md): crypto arriving is a wallet_deposit.received event, applied by the deposit lifecycle', () => {
+      const applyDue = () => t.app.workers.find((candidate) => candidate.name === 'provider-events')!.runOnce();
+      const eventsOf = (reference: string) => t.storage.db.selectFrom('provider_events').selectAll().where('reference', '=', reference).orderBy('id').execute();
+      const arrival = (payload: Record<string, unknown>, reference = `in_${randomUUID()}`) => ({
+        provider: 'test-custodian',
+        type: 'wallet_deposit.received' as const,
+        reference,
+        idempotencyKey: `evt_${randomUUID()}`,
+        payload,
+      });
+
+      it("reports a sandbox deposit as the simulated custodian's event, applied with the money: the transfer carries its id and transaction id", async () => {
+        const wallet = await newWallet();
+        const deposit = await fund(wallet.local_id, '3');
+        const [row] = await transferRows(wallet.local_id);
+        const [event, ...others] = await eventsOf(row!.fr_transfer_id);
+        expect(others).toEqual([]);
+        expect(event).toMatchObject({ provider: 'sandbox', event_type: 'wallet_deposit.received', state: 'applied', error_code: null });
+        expect(JSON.parse(event!.payload)).toEqual({ address: wallet.deposit_address, asset: 'USDC', network: 'ETH', amount: '3.000000', txHash: deposit.tx_hash });
+        expect(deposit.note).toBe('Deposit (sandbox)');
+      });
+
+      it('credits the wallet owning the address its custodian names, once per transfer however often reported, through the worker', async () => {
+        const wallet = await newWallet();
+        const txHash = `0x${randomBytes(32).toString('hex')}`;
+        const event = arrival({ address: wallet.deposit_address, asset: 'USDC', network: 'ETH', amount: '7.5', txHash });
+        await t.app.providerEvents.record(event);
+        await t.app.providerEvents.record(event);
+        // The same transfer reported again under another event id.
+        const again = { ...event, idempotencyKey: `evt_${randomUUID()}` };
+        await t.app.providerEvents.record(again);
+        expect(await applyDue()).toBe(1);
+        expect(await applyDue()).toBe(1);
+        expect(await balance(wallet.local_id)).toMatchObject({ balance: '7.500000' });
+        const [row, ...others] = await transferRows(wallet.local_id);
+        expect(others).toEqual([]);
+        expect(row).toMatchObject({ fr_transfer_id: event.reference, tx_hash: txHash, direction: 'incoming', status: 'completed', note: 'Deposit (test-custodian)' });
+        expect((await eventsOf(event.reference)).map((stored) => [stored.state, stored.error_code])).toEqual([['applied', null], ['failed', 'INVALID_STATUS_TRANSITION']]);
+        const created = (await outboxEvents(t, alice.id)).filter((outbox) => outbox.type === 'wallet_transfer.completed' && outbox.data.local_id === row!.id);
+        expect(created).toHaveLength(1);
+      });
+
+      it('refuses crypto at an unknown address, of a pair the address is not for, or with a bad amount: the event is left failed and nothing moves', async () => {
+        const wallet = await newWallet();
+        const txHash = `0x${randomBytes(32).toString('hex')}`;
+        const refused = [
+          [arrival({ address: evmAddress(), asset: 'USDC', network: 'ETH', amount: '1', txHash }), 'NOT_FOUND'],
+          [arrival({ address: wallet.deposit_address, asset: 'USDC', network: 'ARB', amount: '1', txHash }), 'NOT_FOUND'],
+          [arrival({ address: wallet.deposit_address, asset: 'USDC', network: 'ETH', amount: '1.0000001', txHash }), 'VALIDATION_ERROR'],
+          [arrival({ address: wallet.deposit_address, asset: 'USDC', network: 'ETH', amount: '1' }), 'VALIDATION_ERROR'],
+        ] as const;
+        for (const [event] of refused) await t.app.providerEvents.record(event);
+        expect(await applyDue()).toBe(refused.length);
+        for (const [event, code] of refused) expect(await eventsOf(event.reference), code).toMatchObject([{ state: 'failed', error_code: code }]);
+        expect(await transferRows(wallet.local_id)).toEqual([]);
+      });
+    });
   });
 
   describe('GET /otc-exchanges/wallets/{id}/balance', () => {

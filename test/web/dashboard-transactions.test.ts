@@ -1,9 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthenticatedKey } from '../../src/modules/api-keys/service.js';
-import { DepositService } from '../../src/modules/deposits/service.js';
-import { WalletOwnership } from '../../src/modules/wallets/ownership.js';
-import { WalletSandbox } from '../../src/modules/wallets/sandbox.js';
 import { sandboxProviders } from '../../src/providers/providers.js';
 import { signedInBrowser, type DashboardBrowser } from '../helpers/dashboard.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
@@ -360,10 +356,18 @@ describe('dashboard transactions pages in production', () => {
       const customer = await t.createCustomer('Live Ltd');
       const account = await createFiatAccount(t, customer, { accountName: 'Live EUR', currency: 'EUR' });
       const walletId = await newWallet(t, customer);
-      // Production has no deposit endpoints: the money arrives through the same services, called directly.
-      const caller: AuthenticatedKey = { id: 'test-seed', customerId: customer.id, frOwnerBusinessId: customer.frOwnerBusinessId, scopes: ['*'] };
-      await new DepositService(t.storage, t.clock, t.app.caches).deposit(caller, account.id, { amount: 100 });
-      await new WalletSandbox(t.storage, t.clock, new WalletOwnership(t.storage, t.app.caches)).deposit(caller, walletId, { asset: 'USDC', network: 'ETH', amount: '5' });
+      // Production has no deposit endpoints: the money arrives as the bank and the custodian report it.
+      const wallet = (await t.request({ url: `/wallets/${walletId}`, key: customer.key })).json().data;
+      const arrival = () => {
+        const id = randomBytes(8).toString('hex');
+        return { provider: 'test-bank', reference: `in_${id}`, idempotencyKey: `evt_${id}` };
+      };
+      await t.app.providerEvents.report({ ...arrival(), type: 'deposit.received', payload: { account: account.fr_account_id, amount: '100.00', currency: 'EUR' } });
+      await t.app.providerEvents.report({
+        ...arrival(),
+        type: 'wallet_deposit.received',
+        payload: { address: wallet.deposit_address, asset: 'USDC', network: 'ETH', amount: '5', txHash: `0x${'cd'.repeat(32)}` },
+      });
       const payment = await paymentOf(t, customer, { fromAccountId: account.id, payeeId: (await createPayee(t, customer, 'EUR')).id, amount: 5, currency: 'EUR', reference: 'Live invoice' });
       const sent = await t.request({ method: 'POST', url: `/wallets/${walletId}/transfers`, key: customer.key, csrf: true, body: { asset: 'USDC', network: 'ETH', amount: '1', destination: `0x${'ab'.repeat(20)}` } });
       expect(sent.statusCode, sent.body).toBe(201);

@@ -10,7 +10,7 @@ export async function fiatAccountsPlugin(app: FastifyInstance, { fiatAccounts, s
   if (sandbox) sandboxFiatAccountRoutes(app, sandbox);
 }
 
-export { type FiatAccountRow, type FiatAccountWithOwner, activeFiatAccountsIn, fiatAccountWithOwner } from './repository.js';
+export { type FiatAccountRow, type FiatAccountWithOwner, activeFiatAccountsIn, fiatAccountByReference, fiatAccountWithOwner } from './repository.js';
 export { type FiatAccountRecord, ibanCountries } from './schemas.js';
 export { FiatAccountService, findCustomerFiatAccount } from './service.js';
 export { fiatAccountStatuses } from './lifecycle.js';

@@ -59,3 +59,8 @@ export async function activeFiatAccountsIn(db: Kysely<Database>, customerId: str
     .orderBy('id')
     .execute();
 }
+
+/** Whose account its bank knows by `frAccountId` (the reference of its provider events), whoever's it is. */
+export async function fiatAccountByReference(db: Kysely<Database>, frAccountId: string): Promise<{ id: string; customer_id: string } | undefined> {
+  return db.selectFrom('fiat_accounts').select(['id', 'customer_id']).where('fr_account_id', '=', frAccountId).executeTakeFirst();
+}

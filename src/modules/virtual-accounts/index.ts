@@ -22,6 +22,6 @@ export async function virtualAccountsPlugin(app: FastifyInstance, { virtualAccou
   if (sandbox) sandboxVirtualAccountRoutes(app, sandbox);
 }
 
-export { type VirtualAccountRow, type VirtualAccountWithOwner, activeVirtualAccountsIn, virtualAccountWithOwner } from './repository.js';
+export { type VirtualAccountRow, type VirtualAccountWithOwner, activeVirtualAccountsIn, virtualAccountByReference, virtualAccountWithOwner } from './repository.js';
 export { type VirtualAccountRecord } from './schemas.js';
 export { type VirtualAccountService } from './service.js';

@@ -64,3 +64,8 @@ export async function activeVirtualAccountsIn(db: Kysely<Database>, customerId: 
     .orderBy('virtual_accounts.id')
     .execute();
 }
+
+/** Whose virtual account its bank knows by `frVirtualAccountId` (the reference of its provider events), whoever's it is. */
+export async function virtualAccountByReference(db: Db, frVirtualAccountId: string): Promise<{ id: string; customer_id: string } | undefined> {
+  return db.selectFrom('virtual_accounts').select(['id', 'customer_id']).where('fr_virtual_account_id', '=', frVirtualAccountId).executeTakeFirst();
+}

@@ -17,10 +17,15 @@ export interface Arrival {
   /** The wallet's address it arrived at. */
   address: string;
   note: string;
+  /**
+   * What the custodian reported of it: its id of the transfer and the chain's transaction id. Without (an OTC order's
+   * credit in the sandbox), a new id and a transaction id derived in the network's format.
+   */
+  reported?: { frTransferId: string; txHash: string };
 }
 
 /**
- * Money arriving at a wallet in the sandbox (a deposit, an OTC order's credit): a completed incoming transfer with a
+ * Money arriving at a wallet (a deposit, an OTC order's credit in the sandbox): a completed incoming transfer with a
  * transaction id in the network's format, added to the unit of work of the movement that credits the wallet, with its two
  * events. The movement's ledger entry is the caller's.
  */
@@ -30,7 +35,7 @@ export function addArrival(work: UnitOfWork, at: string, arrival: Arrival): { ro
     id,
     customer_id: arrival.customerId,
     wallet_id: arrival.walletId,
-    fr_transfer_id: providerId('wtx'),
+    fr_transfer_id: arrival.reported?.frTransferId ?? providerId('wtx'),
     direction: 'incoming',
     status: 'completed',
     asset: arrival.asset,
@@ -38,7 +43,7 @@ export function addArrival(work: UnitOfWork, at: string, arrival: Arrival): { ro
     amount_minor: arrival.amountMinor,
     destination: arrival.address,
     note: arrival.note,
-    tx_hash: sandboxTransactionHash(arrival.network, id),
+    tx_hash: arrival.reported?.txHash ?? sandboxTransactionHash(arrival.network, id),
     failure_reason: null,
     completed_at: at,
     created_at: at,

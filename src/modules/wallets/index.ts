@@ -4,6 +4,7 @@ import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from './ownership.js';
 import { sandboxWalletRoutes, walletRoutes } from './routes.js';
+import { WalletDepositLifecycle } from './deposits.js';
 import { WalletTransferLifecycle } from './lifecycle.js';
 import { WalletSandbox } from './sandbox.js';
 import { WalletService } from './service.js';
@@ -19,8 +20,8 @@ export interface WalletServices {
 }
 
 /**
- * The wallet services and the transfer lifecycle, applying the custodian's outcomes; in the sandbox, deposits and
- * the simulated custodian's settlement of transfers with its worker.
+ * The wallet services, and the transfer and deposit lifecycles applying the custodian's reports; in the sandbox, the
+ * simulated custodian's deposits and settlement of transfers, with its worker.
  */
 export function walletServices(context: ModuleContext): WalletServices {
   const { storage, clock, caches, config } = context;
@@ -30,8 +31,9 @@ export function walletServices(context: ModuleContext): WalletServices {
   const transfers = new WalletTransferService(storage, clock, ownership, timers?.rowsFor('wallet_transfer') ?? noRows);
   const lifecycle = new WalletTransferLifecycle(storage, clock);
   context.providerEvents.register(lifecycle);
+  context.providerEvents.register(new WalletDepositLifecycle(storage, clock));
   if (!timers) return { wallets, transfers, sandbox: undefined };
-  const sandbox = new WalletSandbox(storage, clock, ownership, { timers, inbox: context.providerEvents, transfers: lifecycle });
+  const sandbox = new WalletSandbox(storage, ownership, { timers, inbox: context.providerEvents, transfers: lifecycle });
   context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
   return { wallets, transfers, sandbox };
 }

@@ -89,6 +89,11 @@ export async function findReceiveAddress(db: Db, customerId: string, walletId: s
     .executeTakeFirst();
 }
 
+/** The address a custodian names in a deposit it reports, for that asset and network, whoever's it is. */
+export async function findAddressOfDeposit(db: Db, address: string, asset: string, network: string): Promise<WalletAddressRow | undefined> {
+  return db.selectFrom('wallet_addresses').selectAll().where('address', '=', address).where('asset', '=', asset).where('network', '=', network).executeTakeFirst();
+}
+
 /** Where a wallet receives `asset` when no address is asked for: the asset's default address (every wallet has one). */
 export async function defaultWalletAddress(db: Db, walletId: string, asset: string): Promise<Pick<WalletAddressRow, 'network' | 'address'>> {
   return db

@@ -1,6 +1,6 @@
-import type { Clock } from '../../clock.js';
 import type { KeyedAnswer, MovedRecord } from '../../ledger/unit-of-work.js';
 import type { ProviderEventInbox } from '../../providers/inbox.js';
+import { SandboxDeposits } from '../../providers/sandbox/deposits.js';
 import type { SandboxTimers } from '../../providers/sandbox/timers.js';
 import { SandboxWalletTransfers } from '../../providers/sandbox/wallet-transfers.js';
 import type { Storage } from '../../storage/database.js';
@@ -12,22 +12,21 @@ import type { WalletDepositInput, WalletTransferRecord } from './schemas.js';
 
 /**
  * The wallet simulations of the sandbox (docs/architecture.md, Sandbox simulation), as the routes and the dashboard
- * use them: deposits arriving from outside, and the simulated custodian's outcomes for transfers out
- * (providers/sandbox/wallet-transfers.ts), which are provider events applied by the transfer lifecycle.
+ * use them: the simulated custodian's reports of deposits arriving from outside and of the outcomes of transfers out
+ * (providers/sandbox/deposits.ts, wallet-transfers.ts), provider events applied by the deposit and transfer lifecycles.
  */
 export class WalletSandbox {
   private readonly deposits: WalletDeposits;
-  private readonly custodian: SandboxWalletTransfers | undefined;
+  private readonly custodian: SandboxWalletTransfers;
 
   constructor(
     storage: Storage,
-    clock: Clock,
     ownership: WalletOwnership,
-    /** The custodian's timers, where it reports outcomes, and the lifecycle that applies them; without them, deposits only. */
-    reporting?: { timers: SandboxTimers; inbox: ProviderEventInbox; transfers: WalletTransferLifecycle },
+    /** The custodian's timers, where it reports outcomes, and the lifecycle that applies those of transfers out. */
+    reporting: { timers: SandboxTimers; inbox: ProviderEventInbox; transfers: WalletTransferLifecycle },
   ) {
-    this.deposits = new WalletDeposits(storage, clock, ownership);
-    this.custodian = reporting && new SandboxWalletTransfers(reporting.timers, reporting.inbox, reporting.transfers);
+    this.deposits = new WalletDeposits(storage, ownership, new SandboxDeposits(reporting.inbox));
+    this.custodian = new SandboxWalletTransfers(reporting.timers, reporting.inbox, reporting.transfers);
   }
 
   deposit(caller: AuthenticatedKey, walletId: string, input: WalletDepositInput, key?: KeyedAnswer): Promise<MovedRecord<WalletTransferRecord>> {
@@ -35,15 +34,10 @@ export class WalletSandbox {
   }
 
   async settle(customerId: string, transferId: string, outcome: 'completed' | 'failed'): Promise<WalletTransferRecord> {
-    return (await this.reporting().settle(customerId, transferId, outcome)) as WalletTransferRecord;
+    return (await this.custodian.settle(customerId, transferId, outcome)) as WalletTransferRecord;
   }
 
   settleDueTransfers(): Promise<number> {
-    return this.reporting().settleDueTransfers();
-  }
-
-  private reporting(): SandboxWalletTransfers {
-    if (!this.custodian) throw new Error('this wallet sandbox was made for deposits only');
-    return this.custodian;
+    return this.custodian.settleDueTransfers();
   }
 }
