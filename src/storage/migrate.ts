@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { sql } from 'kysely';
+import { sql, type DatabaseIntrospector, type Kysely, type SchemaMetadata, type TableMetadata } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import { takeMigrationLockForTransaction, type Storage, type Dialect } from './database.js';
+import type { Database } from './tables.js';
 import { foundationMigration } from './migrations/0001-foundation.js';
 import { onboardingMigration } from './migrations/0002-onboarding.js';
 import { moneyMigration } from './migrations/0003-money.js';
@@ -65,7 +66,38 @@ async function migrator(storage: Storage): Promise<Migrator> {
   // Kysely looks for its bookkeeping tables in every schema unless told which one: another Kysely-migrated
   // schema in the same database (another app, or another test) would make it skip creating its own.
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
-  return new Migrator({ db: storage.db, provider, migrationTableSchema: rows[0]?.schema ?? 'public' });
+  const schema = rows[0]?.schema ?? 'public';
+  return new Migrator({ db: withSchemaIntrospection(storage.db, schema), provider, migrationTableSchema: schema });
+}
+
+/**
+ * The database as the migrator sees it, its introspection limited to our schema. Kysely's own lists every schema and
+ * checks each one's privileges by name, so a schema another process drops meanwhile (another app sharing the
+ * database, another test run) failed our start-up with `schema "…" does not exist`. The migrator only asks whether
+ * its schema and its two bookkeeping tables exist.
+ */
+function withSchemaIntrospection(db: Kysely<Database>, schema: string): Kysely<Database> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: async () => {
+      const { rows } = await sql<SchemaMetadata>`select nspname as name from pg_catalog.pg_namespace where nspname = ${schema}`.execute(db);
+      return rows;
+    },
+    getTables: async () => {
+      const { rows } = await sql<{ name: string; isView: boolean }>`
+        select c.relname as name, c.relkind = 'v' as "isView" from pg_catalog.pg_class c
+        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v')`.execute(db);
+      return rows.map((row): TableMetadata => ({ ...row, schema, isForeign: false, columns: [] }));
+    },
+  };
+  // Kysely keeps its state in private fields: every other member is the real instance's, bound to it.
+  return new Proxy(db, {
+    get: (target, property) => {
+      if (property === 'introspection') return introspection;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /**
