@@ -199,9 +199,9 @@ describe('the sandbox timers migration', () => {
       destination_amount_minor, spread_minor, source_amount_usdc_minor, transaction_id, settle_at, debited_at, created_at, updated_at)
       values ('o-debited', ${customer}, 'q', 'debited', ${account}, 'w', 'USDC', 100, 1, 100, 0, 100, 't-o', ${due}, ${at}, ${at}, ${at})`);
 
-    await migrateToLatest(storage);
+    await migrateTo(storage, '0022-sandbox-timers');
 
-    const timers = await storage.db.selectFrom('sandbox_timers').selectAll().orderBy('id').execute();
+    const timers = await sql<Record<string, unknown>>`select id, resource, customer_id, due_at from sandbox_timers order by id`.execute(storage.db).then((result) => result.rows);
     expect(timers).toEqual([
       { id: 'o-debited', resource: 'otc_order', customer_id: customer, due_at: due },
       { id: 'p-pending', resource: 'payment', customer_id: customer, due_at: due },
@@ -214,5 +214,43 @@ describe('the sandbox timers migration', () => {
       { id: 'p-pending', submit_at: due },
       { id: 'p-settled', submit_at: null },
     ]);
+  });
+});
+
+describe('the sandbox KYC timers migration', () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ storage, drop } = await freshStorage());
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await drop?.();
+  });
+
+  it('moves the decisions announced by magic names into sandbox_timers and drops them from end_users', async () => {
+    await migrateTo(storage, '0022-sandbox-timers');
+    const at = '2026-01-01T00:00:00.000Z';
+    const due = '2026-01-01T00:00:02.000Z';
+    const customer = await insertCustomerRow(storage);
+    const insert = (statement: ReturnType<typeof sql>) => statement.execute(storage.db);
+    const endUser = (id: string, decision: string | null, decideAt: string | null) =>
+      insert(sql`insert into end_users (id, customer_id, fr_end_user_id, end_user_type, status, reference_code, email, risk_tier, sandbox_decision, sandbox_decide_at, created_at, updated_at)
+        values (${id}, ${customer}, ${`eu_${id}`}, 'INDIVIDUAL', 'pending', ${`ref-${id}`}, '', 'low', ${decision}, ${decideAt}, ${at}, ${at})`);
+    await endUser('u-announced', 'review_required', due);
+    await endUser('u-decided', null, null);
+    await insert(sql`insert into sandbox_timers (id, resource, customer_id, due_at) values ('p-pending', 'payment', ${customer}, ${due})`);
+
+    await migrateToLatest(storage);
+
+    const timers = await storage.db.selectFrom('sandbox_timers').selectAll().orderBy('id').execute();
+    expect(timers).toEqual([
+      { id: 'p-pending', resource: 'payment', customer_id: customer, due_at: due, answer: null },
+      { id: 'u-announced', resource: 'end_user', customer_id: customer, due_at: due, answer: 'review_required' },
+    ]);
+    const read = (column: string) => sql`select ${sql.ref(column)} from end_users`.execute(storage.db);
+    for (const column of ['sandbox_decision', 'sandbox_decide_at']) await expect(read(column)).rejects.toThrow(new RegExp(column));
+    await expect(insert(sql`insert into sandbox_timers (id, resource, customer_id, due_at) values ('x', 'other', ${customer}, ${due})`)).rejects.toThrow();
   });
 });
