@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { functionSource, migrateTo, migrateToLatest, moneyPlanFunctions, type FunctionSource } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
@@ -159,23 +159,25 @@ describe.skipIf(testDialect !== 'postgres')('the PostgreSQL functions from their
 });
 
 /**
- * Migration 0022 moves the sandbox's timers out of the resource tables into its own `sandbox_timers`: what was due
- * for a pending payment, wallet transfer or OTC order stays due, a settled one's is not carried over, and the
- * resource tables keep no `settle_at` (a payment keeps its rail submission's schedule as `submit_at`).
+ * Migrations that move data, each from the schema the release before it left, on a database of its own. 0022 moves
+ * the sandbox's timers out of the resource tables into its own `sandbox_timers`: what was due for a pending payment,
+ * wallet transfer or OTC order stays due, a settled one's is not carried over, and the resource tables keep no
+ * `settle_at` (a payment keeps its rail submission's schedule as `submit_at`). 0026 does the same for the KYC
+ * decisions that magic names announced, kept in `end_users` until then.
  */
-describe('the sandbox timers migration', () => {
+describe('the sandbox timers migrations', () => {
   let storage: Storage;
   let drop: () => Promise<void>;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     ({ storage, drop } = await freshStorage());
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await storage?.close();
     await drop?.();
   });
 
-  it('moves the timers of pending resources into sandbox_timers and drops settle_at', async () => {
+  it('0022 moves the timers of pending resources into sandbox_timers and drops settle_at', async () => {
     await migrateTo(storage, '0021-provider-events');
     const at = '2026-01-01T00:00:00.000Z';
     const due = '2026-01-01T00:00:02.000Z';
@@ -215,21 +217,8 @@ describe('the sandbox timers migration', () => {
       { id: 'p-settled', submit_at: null },
     ]);
   });
-});
 
-describe('the sandbox KYC timers migration', () => {
-  let storage: Storage;
-  let drop: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
-  });
-
-  it('moves the decisions announced by magic names into sandbox_timers and drops them from end_users', async () => {
+  it('0026 moves the decisions announced by magic names into sandbox_timers and drops them from end_users', async () => {
     await migrateTo(storage, '0022-sandbox-timers');
     const at = '2026-01-01T00:00:00.000Z';
     const due = '2026-01-01T00:00:02.000Z';
