@@ -105,14 +105,15 @@ export class ProviderEventInbox {
    */
   async report(event: ReportedProviderEvent): Promise<unknown> {
     const deadline = performance.now() + providerEventEarlierWaitMs;
-    const row = (await this.write(event, this.leaseUntil())) ?? (await this.takeOver(event, deadline));
+    const written = await this.write(event, this.leaseUntil());
+    const { row, ownLease } = written ? { row: written, ownLease: written.lease_until } : await this.takeOver(event, deadline);
     if (row.state === 'applied') return undefined;
     if (row.state === 'failed') throw storedFailure(row);
     try {
       await this.afterEarlierEvents(row, deadline);
       return await this.applyRefusable(row);
     } catch (error) {
-      if (!(error instanceof DomainError)) await this.release(row.id);
+      if (!(error instanceof DomainError) && ownLease !== null) await this.release(row.id, ownLease);
       throw error;
     }
   }
@@ -132,7 +133,9 @@ export class ProviderEventInbox {
     try {
       return await this.applyRefusable(row, answer);
     } catch (error) {
-      if (!(error instanceof DomainError)) await this.markFailed(row.id, 'INTERNAL_ERROR', errorText(error)).catch(() => undefined);
+      // A refused request writes nothing: its event goes (no one else ever held it). Any other failure leaves it failed.
+      if (error instanceof DomainError) await this.storage.db.deleteFrom('provider_events').where('id', '=', row.id).execute().catch(() => undefined);
+      else await this.markFailed(row.id, 'INTERNAL_ERROR', errorText(error)).catch(() => undefined);
       throw error;
     }
   }
@@ -173,7 +176,7 @@ export class ProviderEventInbox {
    * caller holds it, waits (bounded, like afterEarlierEvents) for its outcome; past the bound it is applied here
    * anyway, its applied mark keeping it to once.
    */
-  private async takeOver(event: ReportedProviderEvent, deadline: number): Promise<EventRow> {
+  private async takeOver(event: ReportedProviderEvent, deadline: number): Promise<{ row: EventRow; ownLease: string | null }> {
     for (;;) {
       const now = this.clock.now().toISOString();
       const taken = await this.storage.db
@@ -185,25 +188,31 @@ export class ProviderEventInbox {
         .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
         .returningAll()
         .executeTakeFirst();
-      if (taken) return taken;
+      if (taken) return { row: taken, ownLease: taken.lease_until };
       const row = await this.storage.db
         .selectFrom('provider_events')
         .selectAll()
         .where('provider', '=', event.provider)
         .where('idempotency_key', '=', event.idempotencyKey)
         .executeTakeFirstOrThrow();
-      if (row.state !== 'received' || performance.now() >= deadline) return row;
+      // Past the bound the event is applied here while its holder may still be applying it: its lease is not ours.
+      if (row.state !== 'received' || performance.now() >= deadline) return { row, ownLease: null };
       await pollPause();
     }
   }
 
-  /** Gives a reported event whose application failed (no refusal) to the worker at once; else its lease runs out. */
-  private async release(id: bigint): Promise<void> {
+  /**
+   * Gives a reported event whose application failed (no refusal) to the worker at once; else its lease runs out. Only
+   * while the lease is still this call's: another caller may hold the event by now, and freeing it would let the
+   * worker apply it beside that caller.
+   */
+  private async release(id: bigint, ownLease: string): Promise<void> {
     await this.storage.db
       .updateTable('provider_events')
       .set({ lease_until: null })
       .where('id', '=', id)
       .where('state', '=', 'received')
+      .where('lease_until', '=', ownLease)
       .execute()
       .catch(() => undefined); // the storage is away: the worker takes the event when its lease runs out
   }

@@ -179,10 +179,14 @@ describe('wallet money: deposits, balances, transfers', () => {
       // Set at the ceiling directly (a thousand deposits of the largest amount reach it too), and restored after.
       const atCeiling = () => t.storage.db.updateTable('wallet_balances').set({ balance_minor: 10n ** 18n }).where('wallet_id', '=', wallet.local_id).execute();
       await atCeiling();
+      const providerEvents = async () => (await t.storage.db.selectFrom('provider_events').select('id').execute()).length;
+      const eventsBefore = await providerEvents();
       const response = await depositRequest(wallet.local_id, { asset: 'USDC', network: 'ETH', amount: '0.000001' });
       expect(response.statusCode).toBe(422);
       expect(response.json().error).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { wallet_id: wallet.local_id, asset: 'USDC' } });
       expect(await transferRows(wallet.local_id)).toEqual([]);
+      // A refused request writes nothing, not even the custodian's event it was refused on.
+      expect(await providerEvents()).toBe(eventsBefore);
       await t.storage.db.updateTable('wallet_balances').set({ balance_minor: 0n }).where('wallet_id', '=', wallet.local_id).execute();
     });
 

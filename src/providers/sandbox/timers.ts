@@ -84,8 +84,13 @@ export class SandboxTimers {
   /** A simulation route's answer for the resource `id`: once it is given, the resource's timer has nothing left to do. */
   async answered<T>(id: string, answer: () => Promise<T>): Promise<T> {
     const given = await answer();
-    await this.storage.db.deleteFrom('sandbox_timers').where('id', '=', id).execute();
+    await this.forget(id);
     return given;
+  }
+
+  /** The resource `id` needs no answer from its timer any more. */
+  async forget(id: string): Promise<void> {
+    await this.storage.db.deleteFrom('sandbox_timers').where('id', '=', id).execute();
   }
 
   /**
