@@ -282,9 +282,12 @@ export const idempotencyRetentionHoursDefault = 24;
 export const idempotencyLeaseRenewalsPerLease = 3;
 /** docs/spec.md §4 rule 8 replays a retry: a key is kept at least a day, so a client retrying the next morning is safe. */
 export const idempotencyRetentionHoursMin = 24;
-/** The reaper deletes at most this many expired keys per pass, and looks again this often when it found none. */
-export const idempotencyReaperBatchSize = 1000;
-export const idempotencyReaperIntervalMs = 60_000;
+/**
+ * The reaper (workers/reaper.ts, docs/operations.md "Retention"): rows of each kind deleted per statement — small, so
+ * no statement holds its locks for long — and how often it looks again once it found nothing to delete.
+ */
+export const reaperBatchRows = 500;
+export const reaperIntervalMs = 60_000;
 
 /** Wallets (docs/wallets.md): per customer, and receive addresses per wallet (every list has a bound). */
 export const walletsPerCustomerMax = 1000;
@@ -362,9 +365,6 @@ export const dashboardSessionIdleMinutesDefault = 30;
 export const dashboardSessionMaxHoursDefault = 12;
 /** A session's last use is written at most this often, so idle expiry costs no write per page. */
 export const dashboardSessionTouchIntervalMs = 60_000;
-/** Expired dashboard sessions and sign-in links are deleted this often, this many rows of each per pass. */
-export const dashboardReaperIntervalMs = 60_000;
-export const dashboardReaperBatchSize = 1000;
 /** Sign-in attempts (right or wrong) per client address and per email address in one window. */
 export const dashboardSignInAttemptsMax = 10;
 export const dashboardSignInWindowMs = 15 * 60 * 1000;
