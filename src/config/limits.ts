@@ -313,6 +313,11 @@ export const walletTransferNoteLengthMax = 500;
 export const otcSourceAmountMinEur = 20;
 /** docs/architecture.md, Operator contract: quotes live OTC_QUOTE_TTL_SECONDS unless configured otherwise. */
 export const otcQuoteTtlSecondsDefault = 30;
+/**
+ * A quote never confirmed is kept this long past its expiry, so a late confirmation is told it expired (422
+ * QUOTE_EXPIRED) rather than that it does not exist; then the reaper deletes it. A confirmed quote stays with its order.
+ */
+export const otcQuoteKeptAfterExpiryMs = 24 * 60 * 60 * 1000;
 /** The platform's spread on the mid rate, in basis points, unless OTC_SPREAD_BPS says otherwise; at most 10 %. */
 export const otcSpreadBpsDefault = 30;
 export const otcSpreadBpsMax = 1000;
@@ -351,8 +356,13 @@ export const webhookResponseBytesMax = 64 * 1024;
 export const webhookRetryAfterMsMax = 24 * 60 * 60 * 1000;
 /** Characters of an attempt's error kept. */
 export const webhookErrorLengthMax = 500;
-/** GET /events keeps at least this much history (events are not deleted yet; docs/webhooks.md). */
+/**
+ * How long events, webhook deliveries and their attempts are kept unless EVENT_RETENTION_DAYS says otherwise, and
+ * how far back POST /webhooks/{id}/replay reaches (docs/webhooks.md "Retention").
+ */
 export const eventRetentionDays = 30;
+export const eventRetentionDaysMin = 1;
+export const eventRetentionDaysMax = 3650;
 /** POST /webhooks/{id}/replay queues at most this many events per call; `next_since` continues. */
 export const webhookReplayEventsMax = 10_000;
 /** Attempts listed with each delivery, most recent first. */

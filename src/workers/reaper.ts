@@ -7,11 +7,12 @@ import type { Clock } from '../clock.js';
 type ExpiredRows = (now: Date, limit: number) => Promise<number>;
 
 /**
- * The one reaper (docs/operations.md "Retention"): the owners of rows that expire (Idempotency-Keys, dashboard
- * sessions and sign-in links, finished provider operations) register how their rows are deleted, and each pass
- * deletes one batch of each kind. Its worker runs the next pass at once while a pass deleted something and waits its
- * interval otherwise, so a backlog goes a batch at a time and no statement holds a lock for long; every instance may
- * run it, since the deletions skip the rows another has picked.
+ * The one reaper (docs/operations.md "Retention"): the owners of rows that expire (events, webhook deliveries and
+ * their attempts; OTC quotes never confirmed; Idempotency-Keys; dashboard sessions and sign-in links; finished
+ * provider operations) register how their rows are deleted, and each pass deletes one batch of each kind. Its worker
+ * runs the next pass at once while a pass deleted something and waits its interval otherwise, so a backlog goes a
+ * batch at a time and no statement holds a lock for long; every instance may run it, since the deletions skip the
+ * rows another has picked.
  */
 export class Reaper {
   private readonly kinds: ExpiredRows[] = [];
