@@ -51,12 +51,13 @@ import { StorageFaultState } from './storage/fault-state.js';
 import { masterKeysFor, ServerSecrets } from './storage/server-secrets.js';
 import type { MasterKeys } from './config/master-keys.js';
 import { PollingWorker } from './workers/polling-worker.js';
+import { Reaper } from './workers/reaper.js';
 import { startupPhaseDone } from './startup-phases.js';
 import { CustomerService } from './modules/customers/index.js';
 import { DashboardUserService } from './modules/dashboard-users/index.js';
 import { FormTokens } from './web/form-tokens.js';
 import { registerWebPages } from './web/plugin.js';
-import { dashboardReaperBatchSize, dashboardReaperIntervalMs, idempotencyReaperBatchSize, idempotencyReaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
+import { reaperBatchRows, reaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
 
 export interface AppDependencies {
   /** Owned by the app from here on: closing the app closes it. */
@@ -118,7 +119,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   startupPhaseDone('secrets');
   await installAccessChecks(app, config, { storage, storageFaults, clock, apiKeys, csrfTokens, observeResponse: deps.observeResponse });
   const files = deps.files ?? defaultFileStore(storage, config.dataDir, clock);
-  const base: Foundation = { app, config, storage, clock, providers, caches, files, serverSecrets, storageFaults, workers: [] };
+  // One worker deletes every kind of expired row the steps below register (docs/operations.md "Retention").
+  const reaper = new Reaper(clock, reaperBatchRows);
+  const base: Foundation = { app, config, storage, clock, providers, caches, files, serverSecrets, storageFaults, workers: [], reaper };
+  base.workers.push(new PollingWorker('reaper', () => reaper.pass(), reaperIntervalMs, app.log));
 
   await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
   await app.register(csrfTokensPlugin, { csrfTokens });
@@ -144,6 +148,8 @@ interface Foundation {
   readonly storageFaults: StorageFaultState;
   /** Each step adds its workers here; server.ts starts them. */
   readonly workers: PollingWorker[];
+  /** Each step adds how its expired rows are deleted here; the reaper worker deletes them. */
+  readonly reaper: Reaper;
 }
 
 /** The database migrated and the deployment's settings recorded; the master keys the server secrets are wrapped with. */
@@ -290,9 +296,10 @@ interface Platform {
  * verification lifecycle, the first it applies), each with its workers.
  */
 async function platformServices(base: Foundation): Promise<Platform> {
-  const { app, config, storage, clock, providers, workers, serverSecrets } = base;
+  const { app, config, storage, clock, providers, workers, reaper, serverSecrets } = base;
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
+  reaper.add(async (now, limit) => provisioning.deleteFinished(now, limit));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
   const sandboxTimers = sandboxTimersOf(config, storage, clock);
   const announcedDecisions = sandboxTimers?.announcedAnswers('end_user') ?? noAnnouncedAnswers;
@@ -303,12 +310,12 @@ async function platformServices(base: Foundation): Promise<Platform> {
   workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
   if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
   const verification = endUserVerification(base, providerEvents, sandboxTimers);
-  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches: base.caches, files: base.files, endUsers, workers, log: app.log, serverSecrets };
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches: base.caches, files: base.files, endUsers, workers, reaper, log: app.log, serverSecrets };
   return { context, onboardingLinks, verification };
 }
 
-/** The Idempotency-Key hook (docs/idempotency.md) and the reaper of expired keys. */
-async function installIdempotencyKeys({ app, config, storage, clock, serverSecrets, workers }: Foundation): Promise<void> {
+/** The Idempotency-Key hook (docs/idempotency.md), and its expired keys handed to the reaper. */
+async function installIdempotencyKeys({ app, config, storage, clock, serverSecrets, reaper }: Foundation): Promise<void> {
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
@@ -318,7 +325,7 @@ async function installIdempotencyKeys({ app, config, storage, clock, serverSecre
   );
   // Before any route: the routes that declare config.idempotency run under it.
   installIdempotency(app, idempotency);
-  workers.push(new PollingWorker('idempotency-key-reaper', () => idempotency.deleteExpired(idempotencyReaperBatchSize), idempotencyReaperIntervalMs, app.log));
+  reaper.add(async (now, limit) => idempotency.deleteExpired(now, limit));
 }
 
 /** The end users' verification lifecycle, and the simulated KYC provider that decides in the sandbox. */
@@ -371,7 +378,7 @@ async function registerModules(app: FastifyInstance, { context, onboardingLinks,
 async function registerDashboard(base: Foundation, apiKeys: ApiKeyService, { context, onboardingLinks, verification }: Platform, modules: ModuleServices): Promise<void> {
   const { app, config, storage, clock } = base;
   const dashboardUsers = new DashboardUserService(storage, clock, { publicUrl: config.publicUrl, idleMs: config.dashboardSessionIdleMs, maxMs: config.dashboardSessionMaxMs });
-  base.workers.push(new PollingWorker('dashboard-session-reaper', () => dashboardUsers.deleteExpired(dashboardReaperBatchSize), dashboardReaperIntervalMs, app.log));
+  base.reaper.add(async (now, limit) => dashboardUsers.deleteExpired(now, limit));
   await registerWebPages(app, {
     config,
     clock,

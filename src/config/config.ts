@@ -63,6 +63,8 @@ export interface Config {
   /** Consecutive failed attempts that disable a subscription, and for how long it must have been failing. */
   readonly webhookDisableAfter: { readonly failures: number; readonly failingMs: number };
   readonly webhookTimeoutMs: number;
+  /** Events, webhook deliveries and their attempts older than this are deleted (docs/operations.md "Retention"). */
+  readonly eventRetentionMs: number;
   /** Where browsers reach this server (sign-in and onboarding links start with it); no trailing slash. */
   readonly publicUrl: string;
   /** Dashboard sessions end after this long without a request, and this long after sign-in whatever happens. */
@@ -121,6 +123,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryDelaysMs: Object.freeze([...settings.WEBHOOK_RETRY_DELAYS]),
     webhookDisableAfter: Object.freeze(disableAfter(settings)),
     webhookTimeoutMs: settings.WEBHOOK_TIMEOUT_MS,
+    eventRetentionMs: settings.EVENT_RETENTION_DAYS * 86_400_000,
     publicUrl: settings.PUBLIC_URL ?? `http://localhost:${settings.PORT}`,
     dashboardSessionIdleMs: settings.DASHBOARD_SESSION_IDLE_MINUTES * 60_000,
     dashboardSessionMaxMs: settings.DASHBOARD_SESSION_MAX_HOURS * 3_600_000,

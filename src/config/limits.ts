@@ -282,9 +282,12 @@ export const idempotencyRetentionHoursDefault = 24;
 export const idempotencyLeaseRenewalsPerLease = 3;
 /** docs/spec.md §4 rule 8 replays a retry: a key is kept at least a day, so a client retrying the next morning is safe. */
 export const idempotencyRetentionHoursMin = 24;
-/** The reaper deletes at most this many expired keys per pass, and looks again this often when it found none. */
-export const idempotencyReaperBatchSize = 1000;
-export const idempotencyReaperIntervalMs = 60_000;
+/**
+ * The reaper (workers/reaper.ts, docs/operations.md "Retention"): rows of each kind deleted per statement — small, so
+ * no statement holds its locks for long — and how often it looks again once it found nothing to delete.
+ */
+export const reaperBatchRows = 500;
+export const reaperIntervalMs = 60_000;
 
 /** Wallets (docs/wallets.md): per customer, and receive addresses per wallet (every list has a bound). */
 export const walletsPerCustomerMax = 1000;
@@ -310,6 +313,11 @@ export const walletTransferNoteLengthMax = 500;
 export const otcSourceAmountMinEur = 20;
 /** docs/architecture.md, Operator contract: quotes live OTC_QUOTE_TTL_SECONDS unless configured otherwise. */
 export const otcQuoteTtlSecondsDefault = 30;
+/**
+ * A quote never confirmed is kept this long past its expiry, so a late confirmation is told it expired (422
+ * QUOTE_EXPIRED) rather than that it does not exist; then the reaper deletes it. A confirmed quote stays with its order.
+ */
+export const otcQuoteKeptAfterExpiryMs = 24 * 60 * 60 * 1000;
 /** The platform's spread on the mid rate, in basis points, unless OTC_SPREAD_BPS says otherwise; at most 10 %. */
 export const otcSpreadBpsDefault = 30;
 export const otcSpreadBpsMax = 1000;
@@ -348,8 +356,13 @@ export const webhookResponseBytesMax = 64 * 1024;
 export const webhookRetryAfterMsMax = 24 * 60 * 60 * 1000;
 /** Characters of an attempt's error kept. */
 export const webhookErrorLengthMax = 500;
-/** GET /events keeps at least this much history (events are not deleted yet; docs/webhooks.md). */
+/**
+ * How long events, webhook deliveries and their attempts are kept unless EVENT_RETENTION_DAYS says otherwise, and
+ * how far back POST /webhooks/{id}/replay reaches (docs/webhooks.md "Retention").
+ */
 export const eventRetentionDays = 30;
+export const eventRetentionDaysMin = 1;
+export const eventRetentionDaysMax = 3650;
 /** POST /webhooks/{id}/replay queues at most this many events per call; `next_since` continues. */
 export const webhookReplayEventsMax = 10_000;
 /** Attempts listed with each delivery, most recent first. */
@@ -362,9 +375,6 @@ export const dashboardSessionIdleMinutesDefault = 30;
 export const dashboardSessionMaxHoursDefault = 12;
 /** A session's last use is written at most this often, so idle expiry costs no write per page. */
 export const dashboardSessionTouchIntervalMs = 60_000;
-/** Expired dashboard sessions and sign-in links are deleted this often, this many rows of each per pass. */
-export const dashboardReaperIntervalMs = 60_000;
-export const dashboardReaperBatchSize = 1000;
 /** Sign-in attempts (right or wrong) per client address and per email address in one window. */
 export const dashboardSignInAttemptsMax = 10;
 export const dashboardSignInWindowMs = 15 * 60 * 1000;

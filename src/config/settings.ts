@@ -7,6 +7,9 @@ import {
   databasePoolSizeDefault,
   databasePoolSizeMax,
   documentStorageQuotaBytesDefault,
+  eventRetentionDays,
+  eventRetentionDaysMax,
+  eventRetentionDaysMin,
   idempotencyLeaseSecondsDefault,
   idempotencyRetentionHoursDefault,
   idempotencyLeaseSecondsMax,
@@ -323,6 +326,13 @@ export const settings = {
     default: webhookFanOutLeaseSecondsDefault,
     doc: 'How long a batch of events claimed to be turned into deliveries is its instance\'s; one that stopped mid-way leaves them to another instance this long after.',
     see: { page: 'docs/operations.md', heading: 'Several instances' },
+  }),
+  EVENT_RETENTION_DAYS: setting({
+    section: 'Webhooks',
+    type: integer({ min: eventRetentionDaysMin, max: eventRetentionDaysMax }),
+    default: eventRetentionDays,
+    doc: 'Events (`GET /events`), webhook deliveries and their attempts older than this are deleted by the reaper; a replay reaches back at most 30 days.',
+    see: { page: 'docs/operations.md', heading: 'Retention' },
   }),
 
   DASHBOARD_SESSION_IDLE_MINUTES: setting({

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.js';
 import { idempotencyLeaseRenewalsPerLease } from '../config/limits.js';
@@ -9,6 +10,7 @@ import type { KeyedAnswer, MovedRecord } from '../ledger/unit-of-work.js';
 import { grants, type Scope } from '../modules/api-keys/index.js';
 import type { Storage } from '../storage/database.js';
 import { renewIdempotentLease, storeIdempotentAnswer, type Answer, type OnCreated, type Reservation } from '../storage/idempotency-answers.js';
+import { deleteDue } from '../workers/claim.js';
 import { callerOf } from './auth.js';
 import { errorAnswer } from './error-handler.js';
 
@@ -406,19 +408,8 @@ export class IdempotencyKeys {
       .execute();
   }
 
-  /** One pass of the reaper: deletes up to `limit` keys past their retention, oldest first; returns how many. */
-  async deleteExpired(limit: number): Promise<number> {
-    const now = this.clock.now().toISOString();
-    const deleted = await this.storage.db
-      .deleteFrom('idempotency_keys')
-      .where((eb) =>
-        eb(
-          eb.refTuple('customer_id', 'key'),
-          'in',
-          eb.selectFrom('idempotency_keys').select(['customer_id', 'key']).where('expires_at', '<=', now).orderBy('expires_at').limit(limit).$asTuple('customer_id', 'key'),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(deleted.numDeletedRows);
+  /** The reaper's batch (workers/reaper.ts): up to `limit` keys past their retention at `now`, oldest first; how many went. */
+  async deleteExpired(now: Date, limit: number): Promise<number> {
+    return deleteDue(this.storage, { table: 'idempotency_keys', key: ['customer_id', 'key'], due: sql`expires_at <= ${now.toISOString()}`, orderBy: 'expires_at', limit });
   }
 }

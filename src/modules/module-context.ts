@@ -9,6 +9,7 @@ import type { Storage } from '../storage/database.js';
 import type { FileStore } from '../storage/files.js';
 import type { ServerSecrets } from '../storage/server-secrets.js';
 import type { PollingWorker } from '../workers/polling-worker.js';
+import type { Reaper } from '../workers/reaper.js';
 import type { EndUserService } from './end-users/index.js';
 
 /** What a resource module may use when it registers its routes and workers. */
@@ -28,6 +29,8 @@ export interface ModuleContext {
   readonly endUsers: EndUserService;
   /** Background loops; add yours here and server.ts starts them. */
   readonly workers: PollingWorker[];
+  /** Rows that expire: add how yours are deleted here, and the one reaper worker deletes them a batch at a time. */
+  readonly reaper: Reaper;
   readonly log: FastifyBaseLogger;
   /** The deployment's secrets, wrapped with the master key (storage/server-secrets.ts). */
   readonly serverSecrets: ServerSecrets;

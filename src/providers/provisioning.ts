@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { DomainError } from '../errors.js';
 import type { Storage } from '../storage/database.js';
 import type { Database, ProviderOperationsTable } from '../storage/tables.js';
-import { claimDue } from '../workers/claim.js';
+import { claimDue, deleteDue } from '../workers/claim.js';
 import { withTimeout } from '../workers/timeout.js';
 import type { OpenAccountRequest, OpenVirtualAccountRequest, RegisterPayeeRequest } from './banking.js';
 import { addressObjectId, parseAddressObjectId, type CreateAddressRequest, type CreatedAddress, type CreateWalletRequest } from './custody.js';
@@ -176,14 +176,9 @@ export class Provisioning {
     }
   }
 
-  /** One pass of the reaper over abandoned operations (and old finished ones); returns how many it acted on. */
+  /** One pass of the reaper over abandoned operations; returns how many it acted on. */
   async undoAbandoned(): Promise<number> {
     const now = this.clock.now();
-    const pruned = await this.storage.db
-      .deleteFrom('provider_operations')
-      .where('status', 'in', ['done', 'undone', 'failed'])
-      .where('updated_at', '<', new Date(now.getTime() - providerOperationRetentionMs).toISOString())
-      .executeTakeFirst();
     const claimed = await claimDue<ProviderOperationsTable>(this.storage, {
       table: 'provider_operations',
       due: sql`status in ('calling', 'undoing')`,
@@ -195,7 +190,19 @@ export class Provisioning {
       set: { status: 'undoing', updated_at: now.toISOString() },
     });
     for (const operation of claimed) await this.undoClaimed(operation);
-    return claimed.length + Number(pruned.numDeletedRows);
+    return claimed.length;
+  }
+
+  /** The reaper's batch (workers/reaper.ts): up to `limit` operations finished (done, undone, failed) long before `now`. */
+  async deleteFinished(now: Date, limit: number): Promise<number> {
+    const before = new Date(now.getTime() - providerOperationRetentionMs).toISOString();
+    return deleteDue(this.storage, {
+      table: 'provider_operations',
+      key: ['id'],
+      due: sql`status in ('done', 'undone', 'failed') and updated_at < ${before}`,
+      orderBy: 'updated_at',
+      limit,
+    });
   }
 
   private async undoClaimed(operation: ProviderOperationsTable): Promise<void> {

@@ -26,6 +26,7 @@ import { deploymentSettingsMigration } from './migrations/0019-deployment-settin
 import { reconciliationIndexesMigration } from './migrations/0020-reconciliation-indexes.js';
 import { providerEventsMigration } from './migrations/0021-provider-events.js';
 import { sandboxTimersMigration } from './migrations/0022-sandbox-timers.js';
+import { retentionIndexesMigration } from './migrations/0023-retention-indexes.js';
 import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.js';
 
 /**
@@ -58,6 +59,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0020-reconciliation-indexes': reconciliationIndexesMigration(),
     '0021-provider-events': providerEventsMigration(dialect),
     '0022-sandbox-timers': sandboxTimersMigration(),
+    '0023-retention-indexes': retentionIndexesMigration(),
     '0026-sandbox-kyc-timers': sandboxKycTimersMigration(),
   };
 }

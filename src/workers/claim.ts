@@ -62,3 +62,40 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
       : await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db);
   return result.rows;
 }
+
+interface DeletionOptions {
+  table: keyof Database;
+  /** The primary key's columns: the rows picked are deleted by them. */
+  key: readonly string[];
+  /** What makes a row due for deletion, e.g. sql`expires_at <= ${now}`, on columns other than the key. */
+  due: RawBuilder<unknown>;
+  /** Oldest first by this column, which an index should lead with so a batch reads only the rows it deletes. */
+  orderBy: string;
+  limit: number;
+}
+
+/**
+ * The reaper's side of the claim (workers/reaper.ts): deletes up to `limit` due rows, oldest first, in one statement,
+ * so no lock is held longer than one small batch takes. On PostgreSQL the rows are picked FOR UPDATE SKIP LOCKED, as
+ * claimDue picks them: instances reaping at once take different rows, and a row a request holds (a key whose answer
+ * is being stored) is left to a later pass instead of waited for; the condition is checked again on the locked row. On
+ * SQLite the one writer makes the statement atomic. Returns how many rows went (not counting cascades).
+ */
+export async function deleteDue(storage: Storage, options: DeletionOptions): Promise<number> {
+  const table = sql.table(options.table);
+  const keys = sql.join(options.key.map((column) => sql.ref(column)));
+  const picked = sql`select ${keys} from ${table} where ${options.due} order by ${sql.ref(options.orderBy)} limit ${options.limit}`;
+  if (storage.dialect === 'postgres') {
+    const sameKey = sql.join(
+      options.key.map((column) => sql`${table}.${sql.ref(column)} = picked.${sql.ref(column)}`),
+      sql` and `,
+    );
+    // Materialised once, as in claimDue: a subquery run again would skip other rows and delete more than `limit`.
+    const result = await sql`
+      with picked as materialized (${picked} for update skip locked)
+      delete from ${table} using picked where ${sameKey} and (${options.due})`.execute(storage.db);
+    return Number(result.numAffectedRows ?? 0n);
+  }
+  const result = await sql`delete from ${table} where (${keys}) in (${picked})`.execute(storage.db);
+  return Number(result.numAffectedRows ?? 0n);
+}

@@ -289,7 +289,7 @@ describe('Idempotency-Key', () => {
   it('keeps a key for its retention and forgets it after: the reaper deletes expired keys', async () => {
     const key = randomUUID();
     const first = await depositWith(key);
-    const reaper = t.app.workers.find((worker) => worker.name === 'idempotency-key-reaper')!;
+    const reaper = t.app.workers.find((worker) => worker.name === 'reaper')!;
     t.clock.advance(idempotencyRetentionHoursDefault * 3_600_000 - 1000);
     csrf = await t.csrfToken(alice.key); // the old token's window has passed with the clock
     await reaper.runOnce();

@@ -7,7 +7,8 @@ import { tableOwners, type TableOwner } from '../../src/modules/table-owners.js'
 /**
  * One module owns each table (docs/modules.md "Who owns which table"): no module's source names another module's
  * table in a query — Kysely's `selectFrom`, `insertInto`, `updateTable`, `deleteFrom`, `replaceInto`, `mergeInto`,
- * its joins, raw SQL in a `sql` template or `sql.table`, or the workers' claim (`claimDue…`, workers/claim.ts) —
+ * its joins, raw SQL in a `sql` template or `sql.table`, or the workers' claim (`claimDue…`, workers/claim.ts) and the
+ * reaper's deletion (`deleteDue`) —
  * except a JOIN the owner map (src/modules/table-owners.ts) lists.
  */
 
@@ -58,8 +59,8 @@ function tableUses(file: string, source: string, owners: Readonly<Record<string,
         for (const element of named) if (ts.isStringLiteralLike(element)) add(element, element.text, how);
       }
     }
-    // The claim every worker shares takes its table as an argument or as the `table` option.
-    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text.startsWith('claimDue')) {
+    // The claim every worker shares, and the reaper's deletion, take their table as an argument or as the `table` option.
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && (node.expression.text.startsWith('claimDue') || node.expression.text === 'deleteDue')) {
       for (const argument of node.arguments) {
         if (ts.isStringLiteralLike(argument)) add(argument, argument.text, 'statement');
         if (!ts.isObjectLiteralExpression(argument)) continue;
@@ -124,7 +125,7 @@ describe('table ownership', () => {
     customers: { owner: 'src/modules/customers/', joinedBy: ['src/modules/api-keys/'] },
     payments: { owner: 'src/modules/payments/' },
   };
-  const payments = (body: string) => new Map([['src/modules/payments/service.ts', `import { sql } from 'kysely'; declare const claimDue: any, claimDueSettlements: any;\n${body}\n`]]);
+  const payments = (body: string) => new Map([['src/modules/payments/service.ts', `import { sql } from 'kysely'; declare const claimDue: any, claimDueSettlements: any, deleteDue: any;\n${body}\n`]]);
 
   it("passes a module's queries of its own tables", () => {
     const files = payments("export const q = (db: any) => db.selectFrom('payments').innerJoin('payments as p', 'p.id', 'payments.id').selectAll();");
@@ -146,6 +147,7 @@ describe('table ownership', () => {
     ['sql.table', "sql`select * from ${sql.table('customers')}`"],
     ["the workers' claim", "claimDue(db, { table: 'customers', due: sql`true` })"],
     ["the workers' claim of settlements", "claimDueSettlements(db, 'customers', new Date(), 1)"],
+    ["the reaper's deletion", "deleteDue(db, { table: 'customers', key: ['id'], due: sql`true`, orderBy: 'id', limit: 1 })"],
   ])("fails on another module's table named by %s", (_, query) => {
     const files = payments(`export const q = (db: any) => ${query};`);
     expect(ownershipViolations(files, owners)).toEqual([{ file: 'src/modules/payments/service.ts', line: 2, table: 'customers', owner: 'src/modules/customers/' }]);

@@ -151,6 +151,7 @@ describe('reading the settings', () => {
       SANDBOX_AUTO_SETTLE_MS: 'x',
       SETTLEMENT_LEASE_SECONDS: '0',
       WEBHOOK_FAN_OUT_LEASE_SECONDS: '3601',
+      EVENT_RETENTION_DAYS: '0',
       OTC_QUOTE_TTL_SECONDS: 'x',
       OTC_SPREAD_BPS: 'x',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'x',

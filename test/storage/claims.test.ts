@@ -5,14 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, claimUndeliveredEvents, markEventsPublished } from '../../src/events/outbox.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
-import { claimDue } from '../../src/workers/claim.js';
+import { claimDue, deleteDue } from '../../src/workers/claim.js';
 import { insertCustomerRow } from '../helpers/rows.js';
 import { freshStorage, postgresUrl, testDialect } from '../helpers/test-app.js';
 
 /**
  * The one claim pattern of the workers (src/workers/claim.ts) and the outbox's delivery claim (src/events/outbox.ts),
  * on the dialect of this project: each due row goes to exactly one claimer, comes back when its lease runs out, and
- * an event that commits late is still delivered.
+ * an event that commits late is still delivered. The reaper's deletion picks its rows the same way.
  */
 describe(`claims on ${testDialect}`, () => {
   let storage: Storage;
@@ -97,5 +97,42 @@ describe(`claims on ${testDialect}`, () => {
     } finally {
       await client.end();
     }
+  });
+
+  describe('the reaper\'s deletion', () => {
+    const addEventsOn = (days: readonly string[]) =>
+      appendEvents(storage.db, days.map((day) => ({ customerId, type: 'payee.created' as const, data: { day }, createdAt: at(`${day}T00:00:00.000Z`) })));
+    const daysBefore = async (end: string) =>
+      (await storage.db.selectFrom('outbox_events').select('created_at').where('created_at', '<', end).orderBy('created_at').execute()).map((row) => row.created_at.slice(0, 10));
+    const deleteBefore = (end: string, limit: number) => deleteDue(storage, { table: 'outbox_events', key: ['id'], due: sql`created_at < ${end}`, orderBy: 'created_at', limit });
+
+    it('deletes at most `limit` due rows a statement, oldest first, and none that is not due', async () => {
+      await addEventsOn(['2025-03-01', '2025-01-01', '2025-02-01', '2025-04-01']);
+      expect(await deleteBefore('2025-04-01', 2)).toBe(2);
+      expect(await daysBefore('2025-12-31')).toEqual(['2025-03-01', '2025-04-01']);
+      expect(await deleteBefore('2025-04-01', 2)).toBe(1);
+      expect(await deleteBefore('2025-04-01', 2)).toBe(0);
+      expect(await daysBefore('2025-12-31')).toEqual(['2025-04-01']);
+    });
+
+    it.skipIf(testDialect !== 'postgres')('leaves a row another transaction holds to a later pass instead of waiting for it (PostgreSQL)', async () => {
+      await addEventsOn(['2024-01-01', '2024-02-01']);
+      const held = await storage.db.selectFrom('outbox_events').select('id').where('created_at', '=', '2024-01-01T00:00:00.000Z').executeTakeFirstOrThrow();
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
+      const client = new pg.Client({ connectionString: postgresUrl(), options: `-c search_path=${rows[0]!.schema}` });
+      await client.connect();
+      try {
+        await client.query('begin');
+        await client.query('select id from outbox_events where id = $1 for update', [held.id]);
+        // A reaper that waited for the lock would never return here.
+        expect(await deleteBefore('2024-12-31', 10)).toBe(1);
+        expect(await daysBefore('2024-12-31')).toEqual(['2024-01-01']);
+        await client.query('commit');
+        expect(await deleteBefore('2024-12-31', 10)).toBe(1);
+        expect(await daysBefore('2024-12-31')).toEqual([]);
+      } finally {
+        await client.end();
+      }
+    });
   });
 });

@@ -235,7 +235,7 @@ describe('dashboard sign-in and sessions', () => {
   it('deletes sessions past a timeout and links past their expiry in the reaper pass, and nothing else', async () => {
     const count = async (table: 'dashboard_sessions' | 'dashboard_sign_in_links') =>
       Number((await t.storage.db.selectFrom(table).select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()).count);
-    const reaper = t.app.workers.find((worker) => worker.name === 'dashboard-session-reaper')!;
+    const reaper = t.app.workers.find((worker) => worker.name === 'reaper')!;
     await reaper.runOnce();
     const idle = await signedInBrowser(t, alice.id, 'reaped@example.com');
     await dashboardUsers(t).issueLink('reaped@example.com');

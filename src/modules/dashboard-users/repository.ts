@@ -1,5 +1,7 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Storage } from '../../storage/database.js';
 import type { Database, DashboardSessionsTable, DashboardSignInLinksTable, DashboardUsersTable } from '../../storage/tables.js';
+import { deleteDue } from '../../workers/claim.js';
 
 export type DashboardUserRow = DashboardUsersTable;
 export type SessionRow = DashboardSessionsTable;
@@ -79,17 +81,13 @@ export async function deleteUnusedLinks(db: Kysely<Database>, userId: string): P
   await db.deleteFrom('dashboard_sign_in_links').where('user_id', '=', userId).where('used_at', 'is', null).execute();
 }
 
-/** Deletes up to `limit` sessions past either timeout and `limit` links past their expiry; how many rows went. */
-export async function deleteExpired(db: Kysely<Database>, now: string, idleSince: string, limit: number): Promise<number> {
-  const sessions = await db
-    .deleteFrom('dashboard_sessions')
-    .where('id_hash', 'in', (eb) =>
-      eb.selectFrom('dashboard_sessions').select('id_hash').where((where) => where.or([where('expires_at', '<=', now), where('last_seen_at', '<=', idleSince)])).limit(limit),
-    )
-    .executeTakeFirst();
-  const links = await db
-    .deleteFrom('dashboard_sign_in_links')
-    .where('token_hash', 'in', (eb) => eb.selectFrom('dashboard_sign_in_links').select('token_hash').where('expires_at', '<=', now).limit(limit))
-    .executeTakeFirst();
-  return Number(sessions.numDeletedRows) + Number(links.numDeletedRows);
+/**
+ * The reaper's batch (workers/reaper.ts): up to `limit` sessions past their absolute end, `limit` idle since
+ * `idleSince` and `limit` links past their expiry, each picked from its own index; how many rows went.
+ */
+export async function deleteExpired(storage: Storage, now: string, idleSince: string, limit: number): Promise<number> {
+  const ended = await deleteDue(storage, { table: 'dashboard_sessions', key: ['id_hash'], due: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit });
+  const idle = await deleteDue(storage, { table: 'dashboard_sessions', key: ['id_hash'], due: sql`last_seen_at <= ${idleSince}`, orderBy: 'last_seen_at', limit });
+  const links = await deleteDue(storage, { table: 'dashboard_sign_in_links', key: ['token_hash'], due: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit });
+  return ended + idle + links;
 }

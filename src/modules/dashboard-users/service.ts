@@ -212,10 +212,9 @@ export class DashboardUserService {
     await deleteSession(this.storage.db, session.idHash);
   }
 
-  /** The reaper's pass: sessions past a timeout and links past their expiry are deleted, a batch at a time. */
-  async deleteExpired(limit: number): Promise<number> {
-    const nowMs = this.clock.now().getTime();
-    return deleteExpired(this.storage.db, new Date(nowMs).toISOString(), new Date(nowMs - this.settings.idleMs).toISOString(), limit);
+  /** The reaper's batch (workers/reaper.ts): sessions past a timeout at `now` and links past their expiry. */
+  async deleteExpired(now: Date, limit: number): Promise<number> {
+    return deleteExpired(this.storage, now.toISOString(), new Date(now.getTime() - this.settings.idleMs).toISOString(), limit);
   }
 
   private async customer(customerId: string) {

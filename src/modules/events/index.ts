@@ -7,6 +7,6 @@ export async function eventsPlugin(app: FastifyInstance, { events }: { events: E
   eventRoutes(app, events);
 }
 
-export { eventsByIds, eventsSince } from './repository.js';
+export { deleteEventsCreatedBefore, eventsByIds, eventsSince } from './repository.js';
 export { Event, type EventRecord, EventsQuery } from './schemas.js';
 export { EventService } from './service.js';

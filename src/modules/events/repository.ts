@@ -1,6 +1,8 @@
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import type { Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type { Database, OutboxEventsTable } from '../../storage/tables.js';
+import { deleteDue } from '../../workers/claim.js';
 
 /**
  * Reads of the outbox: the customer's events as GET /events lists them, and what webhook replays and deliveries
@@ -48,4 +50,12 @@ export async function eventsByIds(db: Kysely<Database>, ids: readonly string[]):
   if (ids.length === 0) return new Map();
   const rows = await db.selectFrom('outbox_events').select(['id', 'payload']).where('id', 'in', [...new Set(ids)]).execute();
   return new Map(rows.map((row) => [row.id, row.payload]));
+}
+
+/**
+ * The reaper's batch (workers/reaper.ts): up to `limit` events created before `before`, oldest first. One not yet
+ * fanned out to the subscriptions stays until it is: it is deleted after its deliveries exist, never instead.
+ */
+export async function deleteEventsCreatedBefore(storage: Storage, before: string, limit: number): Promise<number> {
+  return deleteDue(storage, { table: 'outbox_events', key: ['id'], due: sql`created_at < ${before} and published_at is not null`, orderBy: 'created_at', limit });
 }

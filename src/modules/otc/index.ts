@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { workerPollIntervalMs } from '../../config/limits.js';
+import { otcQuoteKeptAfterExpiryMs, workerPollIntervalMs } from '../../config/limits.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import type { ModuleContext } from '../module-context.js';
 import { WalletOwnership } from '../wallets/index.js';
@@ -8,6 +8,7 @@ import { SandboxOtcOrders } from '../../providers/sandbox/otc-orders.js';
 import { sandboxTimersOf } from '../../providers/sandbox/timers.js';
 import { noRows } from '../../ledger/unit-of-work.js';
 import { OtcOrderLifecycle } from './lifecycle.js';
+import { deleteUnconfirmedQuotes } from './repository.js';
 import { OtcService } from './service.js';
 
 export interface OtcServices {
@@ -16,8 +17,8 @@ export interface OtcServices {
 }
 
 /**
- * The OTC exchange, the order lifecycle applying the liquidity provider's outcomes and, in the sandbox, the simulated
- * liquidity provider with its worker.
+ * The OTC exchange, the order lifecycle applying the liquidity provider's outcomes, the reaping of quotes never
+ * confirmed and, in the sandbox, the simulated liquidity provider with its worker.
  */
 export function otcServices(context: ModuleContext): OtcServices {
   const { storage, clock, caches, config } = context;
@@ -26,6 +27,8 @@ export function otcServices(context: ModuleContext): OtcServices {
   const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings, timers?.rowsFor('otc_order') ?? noRows);
   const lifecycle = new OtcOrderLifecycle(storage, clock, caches);
   context.providerEvents.register(lifecycle);
+  // A late confirmation of an expired quote is told so for a day; then the quote goes, unless an order was made of it.
+  context.reaper.add(async (now, limit) => deleteUnconfirmedQuotes(storage, new Date(now.getTime() - otcQuoteKeptAfterExpiryMs).toISOString(), limit));
   if (!timers) return { otc, sandbox: undefined };
   const sandbox = new SandboxOtcOrders(timers, context.providerEvents, lifecycle);
   context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));

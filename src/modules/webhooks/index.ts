@@ -4,6 +4,8 @@ import { SecretBox } from '../../storage/secret-box.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import { WebhookDeliveryWorker } from './delivery-worker.js';
 import { WebhookFanOut } from './fan-out.js';
+import { deleteEventsCreatedBefore } from '../events/index.js';
+import { deleteDeliveriesCreatedBefore } from './repository.js';
 import type { ModuleContext } from '../module-context.js';
 import { systemResolver, type HostResolver } from './address-guard.js';
 import { webhookRoutes } from './routes.js';
@@ -17,8 +19,8 @@ export interface WebhookServices {
 }
 
 /**
- * Webhook subscriptions and their tools (docs/webhooks.md), and the two workers that deliver the outbox: the
- * fan-out (events → deliveries) and the delivery worker (deliveries → signed POSTs).
+ * Webhook subscriptions and their tools (docs/webhooks.md), the two workers that deliver the outbox — the fan-out
+ * (events → deliveries) and the delivery worker (deliveries → signed POSTs) — and the retention of what they deliver.
  */
 export async function webhookServices(context: ModuleContext, resolve: HostResolver = systemResolver): Promise<WebhookServices> {
   const { storage, clock, config, log } = context;
@@ -36,6 +38,10 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   const fanOut = new WebhookFanOut(storage, clock, wakeDelivery, config.webhookFanOutLeaseMs);
   context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
   const webhooks = new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery);
+  // What webhooks deliver is kept EVENT_RETENTION_DAYS: the events (GET /events), their deliveries and attempts.
+  const retentionStart = (now: Date) => new Date(now.getTime() - config.eventRetentionMs).toISOString();
+  context.reaper.add(async (now, limit) => deleteDeliveriesCreatedBefore(storage, retentionStart(now), limit));
+  context.reaper.add(async (now, limit) => deleteEventsCreatedBefore(storage, retentionStart(now), limit));
   return { webhooks, deliveries };
 }
 

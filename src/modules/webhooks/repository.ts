@@ -9,7 +9,7 @@ import type {
   WebhookSubscriptionsTable,
 } from '../../storage/tables.js';
 import { newId } from '../../ids.js';
-import { claimDue } from '../../workers/claim.js';
+import { claimDue, deleteDue } from '../../workers/claim.js';
 
 /** Reads and writes of the webhook tables, always scoped to the customer where a request asks. */
 
@@ -301,4 +301,13 @@ export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, 
     .where('status', '=', 'pending')
     .where('next_attempt_at', '=', lease)
     .execute();
+}
+
+/**
+ * The reaper's batch (workers/reaper.ts): up to `limit` deliveries created before `before`, oldest first, and their
+ * attempts with them (the foreign key cascades, through the attempts' delivery index). An attempt in progress on one
+ * of them records nothing: its fenced update finds no delivery.
+ */
+export async function deleteDeliveriesCreatedBefore(storage: Storage, before: string, limit: number): Promise<number> {
+  return deleteDue(storage, { table: 'webhook_deliveries', key: ['id'], due: sql`created_at < ${before}`, orderBy: 'created_at', limit });
 }
