@@ -354,6 +354,13 @@ export const eventRetentionDays = 30;
 export const webhookReplayEventsMax = 10_000;
 /** Attempts listed with each delivery, most recent first. */
 export const webhookAttemptsListedMax = 20;
+/** Bytes of a receiver's answer kept with the attempt, as text (the rest is read up to webhookResponseBytesMax and dropped). */
+export const webhookResponseBodyStoredBytesMax = 4 * 1024;
+/** A receiver's answer headers kept with the attempt: at most this many, each value cut to the length below. */
+export const webhookResponseHeadersStoredMax = 50;
+export const webhookResponseHeaderValueLengthMax = 1024;
+/** A subscription's health counts its attempts over this window (GET /webhooks/{id}/health). */
+export const webhookHealthWindowMs = 24 * 60 * 60 * 1000;
 
 /** Customer dashboard (docs/dashboard.md). A one-time sign-in link works this long (CLI users create / users link). */
 export const dashboardSignInLinkTtlMs = 24 * 60 * 60 * 1000;

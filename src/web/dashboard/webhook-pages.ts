@@ -11,6 +11,7 @@ import {
   UpdateWebhookBody,
   subscribableEventTypes,
   type CreateWebhookInput,
+  type DeliveriesQueryInput,
   type UpdateWebhookInput,
   type WebhookSubscriptionRecord,
 } from '../../modules/webhooks/index.js';
@@ -25,7 +26,7 @@ type WebhookRoute = { Params: { webhookId: string } };
 const checkCreate = bodyChecker<CreateWebhookInput>(CreateWebhookBody);
 const checkUpdate = bodyChecker<UpdateWebhookInput>(UpdateWebhookBody);
 const checkReplay = bodyChecker<{ since: string }>(ReplayBody);
-const checkDeliveriesQuery = bodyChecker<{ page?: number; limit?: number; status?: string }>(DeliveriesQuery);
+const checkDeliveriesQuery = bodyChecker<DeliveriesQueryInput>(DeliveriesQuery);
 const checkEventsQuery = bodyChecker<{ page?: number; limit?: number; type?: string }>(EventsQuery);
 
 /** What the subscription forms show in their fields: the record, or what was typed when it was refused. */
