@@ -372,6 +372,11 @@ export const dashboardSessionTouchIntervalMs = 60_000;
 /** Expired dashboard sessions and sign-in links are deleted this often, this many rows of each per pass. */
 export const dashboardReaperIntervalMs = 60_000;
 export const dashboardReaperBatchSize = 1000;
+/**
+ * The replay form's earliest date is this much inside the replay window, rounded up to the minute, so that the date
+ * it offers is still accepted when the form is sent within this time.
+ */
+export const dashboardReplayFormMarginMs = 10 * 60 * 1000;
 /** Sign-in attempts (right or wrong) per client address and per email address in one window. */
 export const dashboardSignInAttemptsMax = 10;
 export const dashboardSignInWindowMs = 15 * 60 * 1000;

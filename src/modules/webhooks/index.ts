@@ -57,5 +57,5 @@ export async function webhooksPlugin(app: FastifyInstance, { webhooks }: { webho
 
 export { type HostResolver } from './address-guard.js';
 export { type WebhookDeliveryWorker } from './delivery-worker.js';
-export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, type DeliveriesQueryInput, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
+export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, type DeliveriesQueryInput, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookHealthRecord, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
 export { type WebhookService } from './service.js';
