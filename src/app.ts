@@ -28,6 +28,7 @@ import { feesPlugin } from './modules/fees/index.js';
 import { FiatAccountService, fiatAccountStatuses, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
 import { healthPlugin } from './modules/health/index.js';
 import { SandboxVerification } from './providers/sandbox/verification.js';
+import { noAnnouncedAnswers, sandboxTimersOf, type SandboxTimers } from './providers/sandbox/timers.js';
 import type { ModuleContext } from './modules/module-context.js';
 import { otcPlugin, otcServices } from './modules/otc/index.js';
 import { payeeServices, payeesPlugin } from './modules/payees/index.js';
@@ -116,7 +117,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
   startupPhaseDone('secrets');
   await installAccessChecks(app, config, { storage, storageFaults, clock, apiKeys, csrfTokens, observeResponse: deps.observeResponse });
-  const files = deps.files ?? defaultFileStore(storage, config.dataDir);
+  const files = deps.files ?? defaultFileStore(storage, config.dataDir, clock);
   const base: Foundation = { app, config, storage, clock, providers, caches, files, serverSecrets, storageFaults, workers: [] };
 
   await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
@@ -293,13 +294,15 @@ async function platformServices(base: Foundation): Promise<Platform> {
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
-  const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, config.sandboxAutoSettleMs, config.documentStorageQuotaBytes);
+  const sandboxTimers = sandboxTimersOf(config, storage, clock);
+  const announcedDecisions = sandboxTimers?.announcedAnswers('end_user') ?? noAnnouncedAnswers;
+  const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, announcedDecisions, config.documentStorageQuotaBytes);
   await installIdempotencyKeys(base);
   // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
   const providerEvents = new ProviderEventInbox(storage, clock, app.log);
   workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
   if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
-  const verification = endUserVerification(base, providerEvents);
+  const verification = endUserVerification(base, providerEvents, sandboxTimers);
   const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches: base.caches, files: base.files, endUsers, workers, log: app.log, serverSecrets };
   return { context, onboardingLinks, verification };
 }
@@ -319,11 +322,11 @@ async function installIdempotencyKeys({ app, config, storage, clock, serverSecre
 }
 
 /** The end users' verification lifecycle, and the simulated KYC provider that decides in the sandbox. */
-function endUserVerification({ app, config, storage, clock, workers }: Foundation, providerEvents: ProviderEventInbox): SandboxVerification<EndUserRecord> {
+function endUserVerification({ app, storage, clock, workers }: Foundation, providerEvents: ProviderEventInbox, sandboxTimers: SandboxTimers | undefined): SandboxVerification<EndUserRecord> {
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
-  const verification = new SandboxVerification<EndUserRecord>(storage, clock, providerEvents, verificationLifecycle);
-  if (config.apiEnvironment === 'sandbox') workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+  const verification = new SandboxVerification<EndUserRecord>(providerEvents, verificationLifecycle, sandboxTimers);
+  if (sandboxTimers) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
   return verification;
 }
 

@@ -486,10 +486,6 @@ export const orphanFileAgeMs = 60 * 60_000;
 export const orphanFileSweepIntervalMs = 60 * 60_000;
 /** The secret: HMAC-SHA256, 32 bytes, in base64url. */
 export const onboardingSecretLength = 43;
-/** Sandbox KYC decisions applied per pass of their worker. */
-export const sandboxDecisionBatchSize = 100;
-/** A claimed decision is its claimer's for this long; then, if still announced, any instance may take it. */
-export const sandboxDecisionLeaseMs = 60_000;
 /** docs/spec.md §4 POST /payments: payeeVerificationId up to 100 characters (paymentScheme is one of its enum). */
 export const payeeVerificationIdLengthMax = 100;
 /** Attempts when concurrent changes keep moving the status between our read and our guarded update. */

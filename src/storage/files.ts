@@ -4,6 +4,7 @@ import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Transaction } from 'kysely';
+import type { Clock } from '../clock.js';
 import type { Storage } from './database.js';
 import type { Database } from './tables.js';
 
@@ -167,14 +168,17 @@ export async function recordWithFiles<T>(
  * exists exactly when its row does; there is nothing to discard and nothing to sweep.
  */
 class DatabaseFileStore implements FileStore {
-  constructor(private readonly storage: Storage) {}
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+  ) {}
 
   async stage(customerId: string, bytes: Buffer): Promise<StagedFile> {
     const storagePath = `database/${customerId}/${newId()}`;
     return {
       storagePath,
       commit: async (trx) => {
-        await trx.insertInto('document_files').values({ storage_path: storagePath, customer_id: customerId, content: bytes, created_at: new Date().toISOString() }).execute();
+        await trx.insertInto('document_files').values({ storage_path: storagePath, customer_id: customerId, content: bytes, created_at: this.clock.now().toISOString() }).execute();
       },
       discard: async () => undefined,
     };
@@ -192,6 +196,6 @@ class DatabaseFileStore implements FileStore {
 }
 
 /** The file store a deployment uses: local disk with the embedded database, the database itself with PostgreSQL. */
-export function defaultFileStore(storage: Storage, dataDir: string): FileStore {
-  return storage.dialect === 'postgres' ? new DatabaseFileStore(storage) : new LocalFileStore(dataDir);
+export function defaultFileStore(storage: Storage, dataDir: string, clock: Clock): FileStore {
+  return storage.dialect === 'postgres' ? new DatabaseFileStore(storage, clock) : new LocalFileStore(dataDir);
 }

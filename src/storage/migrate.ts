@@ -27,6 +27,7 @@ import { reconciliationIndexesMigration } from './migrations/0020-reconciliation
 import { providerEventsMigration } from './migrations/0021-provider-events.js';
 import { sandboxTimersMigration } from './migrations/0022-sandbox-timers.js';
 import { webhookAttemptDetailsMigration } from './migrations/0024-webhook-attempt-details.js';
+import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -59,6 +60,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0021-provider-events': providerEventsMigration(dialect),
     '0022-sandbox-timers': sandboxTimersMigration(),
     '0024-webhook-attempt-details': webhookAttemptDetailsMigration(),
+    '0026-sandbox-kyc-timers': sandboxKycTimersMigration(),
   };
 }
 

@@ -126,8 +126,6 @@ export interface EndUsersTable {
   reverse_solicitation_attestation: string | null;
   verification_completed_at: string | null;
   verification_reason: string | null;
-  sandbox_decision: string | null;
-  sandbox_decide_at: string | null;
   address: string | null;
   identification_document: string | null;
   tags: string;
@@ -333,10 +331,12 @@ export interface ProviderOperationsTable {
 export interface SandboxTimersTable {
   /** The resource's id. */
   id: string;
-  resource: 'payment' | 'wallet_transfer' | 'otc_order';
+  resource: 'payment' | 'wallet_transfer' | 'otc_order' | 'end_user';
   customer_id: string;
   /** When the sandbox next answers; also the lease of the instance that claimed it. */
   due_at: string;
+  /** What it answers when that is decided in advance: an end user's verification outcome (a magic name's). */
+  answer: string | null;
 }
 
 /** The provider events inbox (providers/inbox.ts, migration 0021). */

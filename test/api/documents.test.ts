@@ -102,6 +102,13 @@ describe('documents', () => {
       expect((await storedFile(t, result.storage_path)).equals(bytes)).toBe(true);
     });
 
+    it.skipIf(testDialect !== 'postgres')('stamps a file kept in the database with the time of the application clock', async () => {
+      t.clock.advance(60_000);
+      const result = await uploaded(alice, uploadBody(aliceUser.id, { fileData: fileOf('image/png', 300).toString('base64') }));
+      const file = await t.storage.db.selectFrom('document_files').select('created_at').where('storage_path', '=', result.storage_path as string).executeTakeFirstOrThrow();
+      expect(file.created_at).toBe(t.clock.now().toISOString());
+    });
+
     it('makes the document readable by id with its sync status', async () => {
       const result = await uploaded(alice, uploadBody(aliceUser.id, { documentType: 'proof_of_address', fileName: 'bill.pdf', mimeType: 'application/pdf', fileData: fileOf('application/pdf', 123).toString('base64') }));
       const document = await read(alice, result.id);

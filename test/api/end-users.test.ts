@@ -394,5 +394,13 @@ describe('end users', () => {
       await t.app.workers.find((candidate) => candidate.name === 'sandbox-kyc-decisions')!.runOnce();
       expect((await t.request({ url: `/end-users/${business.id}`, key: alice.key })).json().data.status).toBe('rejected');
     });
+
+    it('forgets the decision a magic name announced once the end user is decided by hand', async () => {
+      const user = await createIndividual(t, alice, { lastName: 'verify' });
+      expect((await decide(user.id.toUpperCase(), 'review_required')).statusCode).toBe(200);
+      t.clock.advance(2001);
+      expect(await t.app.workers.find((candidate) => candidate.name === 'sandbox-kyc-decisions')!.runOnce()).toBe(0);
+      expect((await t.request({ url: `/end-users/${user.id}`, key: alice.key })).json().data.status).toBe('review_required');
+    });
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { functionSource, migrateTo, migrateToLatest, moneyPlanFunctions, type FunctionSource } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
@@ -159,23 +159,25 @@ describe.skipIf(testDialect !== 'postgres')('the PostgreSQL functions from their
 });
 
 /**
- * Migration 0022 moves the sandbox's timers out of the resource tables into its own `sandbox_timers`: what was due
- * for a pending payment, wallet transfer or OTC order stays due, a settled one's is not carried over, and the
- * resource tables keep no `settle_at` (a payment keeps its rail submission's schedule as `submit_at`).
+ * Migrations that move data, each from the schema the release before it left, on a database of its own. 0022 moves
+ * the sandbox's timers out of the resource tables into its own `sandbox_timers`: what was due for a pending payment,
+ * wallet transfer or OTC order stays due, a settled one's is not carried over, and the resource tables keep no
+ * `settle_at` (a payment keeps its rail submission's schedule as `submit_at`). 0026 does the same for the KYC
+ * decisions that magic names announced, kept in `end_users` until then.
  */
-describe('the sandbox timers migration', () => {
+describe('the sandbox timers migrations', () => {
   let storage: Storage;
   let drop: () => Promise<void>;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     ({ storage, drop } = await freshStorage());
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await storage?.close();
     await drop?.();
   });
 
-  it('moves the timers of pending resources into sandbox_timers and drops settle_at', async () => {
+  it('0022 moves the timers of pending resources into sandbox_timers and drops settle_at', async () => {
     await migrateTo(storage, '0021-provider-events');
     const at = '2026-01-01T00:00:00.000Z';
     const due = '2026-01-01T00:00:02.000Z';
@@ -199,9 +201,9 @@ describe('the sandbox timers migration', () => {
       destination_amount_minor, spread_minor, source_amount_usdc_minor, transaction_id, settle_at, debited_at, created_at, updated_at)
       values ('o-debited', ${customer}, 'q', 'debited', ${account}, 'w', 'USDC', 100, 1, 100, 0, 100, 't-o', ${due}, ${at}, ${at}, ${at})`);
 
-    await migrateToLatest(storage);
+    await migrateTo(storage, '0022-sandbox-timers');
 
-    const timers = await storage.db.selectFrom('sandbox_timers').selectAll().orderBy('id').execute();
+    const timers = await sql<Record<string, unknown>>`select id, resource, customer_id, due_at from sandbox_timers order by id`.execute(storage.db).then((result) => result.rows);
     expect(timers).toEqual([
       { id: 'o-debited', resource: 'otc_order', customer_id: customer, due_at: due },
       { id: 'p-pending', resource: 'payment', customer_id: customer, due_at: due },
@@ -214,6 +216,31 @@ describe('the sandbox timers migration', () => {
       { id: 'p-pending', submit_at: due },
       { id: 'p-settled', submit_at: null },
     ]);
+  });
+
+  it('0026 moves the decisions announced by magic names into sandbox_timers and drops them from end_users', async () => {
+    await migrateTo(storage, '0022-sandbox-timers');
+    const at = '2026-01-01T00:00:00.000Z';
+    const due = '2026-01-01T00:00:02.000Z';
+    const customer = await insertCustomerRow(storage);
+    const insert = (statement: ReturnType<typeof sql>) => statement.execute(storage.db);
+    const endUser = (id: string, decision: string | null, decideAt: string | null) =>
+      insert(sql`insert into end_users (id, customer_id, fr_end_user_id, end_user_type, status, reference_code, email, risk_tier, sandbox_decision, sandbox_decide_at, created_at, updated_at)
+        values (${id}, ${customer}, ${`eu_${id}`}, 'INDIVIDUAL', 'pending', ${`ref-${id}`}, '', 'low', ${decision}, ${decideAt}, ${at}, ${at})`);
+    await endUser('u-announced', 'review_required', due);
+    await endUser('u-decided', null, null);
+    await insert(sql`insert into sandbox_timers (id, resource, customer_id, due_at) values ('p-pending', 'payment', ${customer}, ${due})`);
+
+    await migrateToLatest(storage);
+
+    const timers = await storage.db.selectFrom('sandbox_timers').selectAll().orderBy('id').execute();
+    expect(timers).toEqual([
+      { id: 'p-pending', resource: 'payment', customer_id: customer, due_at: due, answer: null },
+      { id: 'u-announced', resource: 'end_user', customer_id: customer, due_at: due, answer: 'review_required' },
+    ]);
+    const read = (column: string) => sql`select ${sql.ref(column)} from end_users`.execute(storage.db);
+    for (const column of ['sandbox_decision', 'sandbox_decide_at']) await expect(read(column)).rejects.toThrow(new RegExp(column));
+    await expect(insert(sql`insert into sandbox_timers (id, resource, customer_id, due_at) values ('x', 'other', ${customer}, ${due})`)).rejects.toThrow();
   });
 });
 

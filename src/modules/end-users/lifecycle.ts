@@ -68,9 +68,6 @@ export class EndUserVerificationLifecycle implements Lifecycle<'end_user'> {
       status: outcome,
       updated_at: now.toISOString(),
       ...(final ? { verification_completed_at: now.toISOString() } : {}),
-      // A decision made replaces one the provider had announced (the sandbox's magic names).
-      sandbox_decision: null,
-      sandbox_decide_at: null,
     };
     const record = presentEndUser({ ...row, ...changes }, customer.fr_owner_business_id);
     await this.storage.transaction(async (trx) => {

@@ -13,6 +13,7 @@ import { findEndUserByLegacyOnboardingToken, findEndUserByOnboardingLink, markOn
 import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from '../documents/index.js';
 import { checkFile, type CheckedFile } from '../documents/index.js';
 import type { RegisteredEndUser } from '../../providers/kyc.js';
+import type { AnnouncedAnswers } from '../../providers/sandbox/timers.js';
 import { isCalendarDate } from './calendar-date.js';
 import { presentEndUser } from './presenter.js';
 import { findEndUser, insertEndUser, listEndUsers, updateEndUser, type EndUserRow } from './repository.js';
@@ -64,8 +65,8 @@ export class EndUserService {
     private readonly files: FileStore,
     private readonly clock: Clock,
     private readonly onboardingLinks: OnboardingLinks,
-    /** Sandbox: when the provider's own decisions arrive; undefined = only through the simulation endpoint. */
-    private readonly autoDecisionDelayMs: number | undefined,
+    /** Where a decision the provider announced at registration waits until it is due (the sandbox's timers). */
+    private readonly announcedDecisions: AnnouncedAnswers,
     private readonly storageQuotaBytes: number,
   ) {}
 
@@ -261,11 +262,6 @@ export class EndUserService {
   /** The row of a new end user the provider has registered. */
   private newRow(caller: AuthenticatedKey, type: EndUserRow['end_user_type'], registered: RegisteredEndUser, columns: Partial<EndUserRow>): EndUserRow {
     const now = this.clock.now();
-    // A hosted_kyc end user is decided on the hosted page (or by the simulation endpoint), not by the clock.
-    const decideAt =
-      registered.upcomingDecision !== undefined && this.autoDecisionDelayMs !== undefined && columns.verification_method !== 'hosted_kyc'
-        ? new Date(now.getTime() + this.autoDecisionDelayMs).toISOString()
-        : null;
     const empty: EndUserRow = {
       id: columns.id ?? newId(),
       customer_id: caller.customerId,
@@ -306,8 +302,6 @@ export class EndUserService {
       reverse_solicitation_attestation: null,
       verification_completed_at: null,
       verification_reason: null,
-      sandbox_decision: decideAt === null ? null : (registered.upcomingDecision ?? null),
-      sandbox_decide_at: decideAt,
       address: null,
       identification_document: null,
       tags: '[]',
@@ -343,6 +337,10 @@ export class EndUserService {
       const contents = reports.map((report) => report.file.bytes);
       await recordWithFiles(this.storage, this.files, caller.customerId, contents, async (trx, storagePaths) => {
         await insertEndUser(trx, row);
+        // A hosted_kyc end user is decided on the hosted page (or by the simulation endpoint), not by the clock.
+        if (registered.upcomingDecision !== undefined && row.verification_method !== 'hosted_kyc') {
+          await this.announcedDecisions(trx, row.id, caller.customerId, registered.upcomingDecision);
+        }
         const documents = reports.map((report, index) =>
           storedDocumentRow({
             customerId: caller.customerId,

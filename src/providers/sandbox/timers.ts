@@ -1,17 +1,25 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import { settlementBatchSize } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { NewResourceRows } from '../../ledger/unit-of-work.js';
 import type { Storage } from '../../storage/database.js';
-import type { SandboxTimersTable } from '../../storage/tables.js';
+import type { Database, SandboxTimersTable } from '../../storage/tables.js';
 import { claimDue } from '../../workers/claim.js';
 
 export type TimedResource = SandboxTimersTable['resource'];
 
-/** A timer as it fires: the resource it answers for. */
-export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id'>;
+/** A timer as it fires: the resource it answers for, and the answer decided in advance if there is one. */
+export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id' | 'answer'>;
+
+/**
+ * Keeps an answer the provider announced when a resource was created (an end user's magic name) until it is due,
+ * written in the transaction that creates the resource; nothing for any other provider.
+ */
+export type AnnouncedAnswers = (trx: Transaction<Database>, id: string, customerId: string, answer: string) => Promise<void>;
+
+export const noAnnouncedAnswers: AnnouncedAnswers = async () => undefined;
 
 /**
  * What the sandbox does when a resource's timer fires: reports its answer, and returns when it answers next (an OTC
@@ -30,7 +38,8 @@ export function sandboxTimersOf(
 
 /**
  * The sandbox's schedule (table `sandbox_timers`, which only this adapter reads or writes): when the simulated bank,
- * custodian and liquidity provider answer for a payment, a wallet transfer or an OTC order. A new resource's timer is
+ * custodian and liquidity provider answer for a payment, a wallet transfer or an OTC order, and when the simulated
+ * KYC provider decides an end user whose name announced its decision. A new resource's timer is
  * written in the unit of work that creates it, so neither exists without the other; the resource tables hold none
  * of it. One mechanism fires every kind: the due timers are claimed (workers/claim.ts), each moved ahead by the lease
  * (SETTLEMENT_LEASE_SECONDS) so several instances never answer for one resource at once, and one that was not
@@ -50,7 +59,16 @@ export class SandboxTimers {
   rowsFor(resource: TimedResource): NewResourceRows {
     return (id, customerId, now) => {
       const dueAt = this.after(now);
-      return dueAt === undefined ? [] : [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, due_at: dueAt.toISOString() } }];
+      return dueAt === undefined ? [] : [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer: null } }];
+    };
+  }
+
+  /** The announced answers of a new `resource` (SANDBOX_AUTO_SETTLE_MS after its creation); none when the sandbox answers only when asked. */
+  announcedAnswers(resource: TimedResource): AnnouncedAnswers {
+    return async (trx, id, customerId, answer) => {
+      const dueAt = this.after(this.clock.now());
+      if (dueAt === undefined) return;
+      await trx.insertInto('sandbox_timers').values({ id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer }).execute();
     };
   }
 

@@ -1,14 +1,9 @@
-import { sql } from 'kysely';
 import { newId } from '../../ids.js';
-import type { Clock } from '../../clock.js';
-import { sandboxDecisionBatchSize, sandboxDecisionLeaseMs } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
-import type { Storage } from '../../storage/database.js';
-import type { EndUsersTable } from '../../storage/tables.js';
-import { claimDue } from '../../workers/claim.js';
 import type { ProviderEventInbox } from '../inbox.js';
 import type { VerificationOutcome } from '../kyc.js';
 import { sandboxProviderName } from './name.js';
+import type { FiredTimer, SandboxTimers } from './timers.js';
 
 /** What the simulated KYC provider needs to know of the end-users module: the reference of a caller's end user. */
 export interface EndUserReferences {
@@ -20,47 +15,44 @@ const eventTypeOf = { verified: 'end_user.verified', rejected: 'end_user.rejecte
 /**
  * The simulated KYC provider's decisions. It reports them as provider events, applied at once through the inbox by
  * the verification lifecycle (modules/end-users/lifecycle.ts); it changes no status itself. Decisions come from its
- * magic names (registerEndUser announces one, kept in the end user's sandbox_decision until SANDBOX_AUTO_SETTLE_MS
- * has passed: its timer) and from POST /sandbox/end-users/{id}/verification, the dashboard and the onboarding page.
+ * magic names (registerEndUser announces one, kept as the end user's timer in the sandbox's schedule, timers.ts,
+ * until SANDBOX_AUTO_SETTLE_MS has passed) and from POST /sandbox/end-users/{id}/verification, the dashboard and the
+ * onboarding page.
  */
 export class SandboxVerification<EndUserRecord = unknown> {
   constructor(
-    private readonly storage: Storage,
-    private readonly clock: Clock,
     private readonly inbox: ProviderEventInbox,
     private readonly endUsers: EndUserReferences,
+    /** The sandbox's schedule; undefined outside the sandbox, where nothing is decided by a timer. */
+    private readonly timers: SandboxTimers | undefined,
   ) {}
 
-  /** A decision on demand; the answer is the end user as the lifecycle left it. */
+  /**
+   * A decision on demand; the answer is the end user as the lifecycle left it. It replaces a decision the end user's
+   * name had announced: that timer goes.
+   */
   async decide(customerId: string, endUserId: string, outcome: VerificationOutcome): Promise<EndUserRecord> {
     const reference = await this.endUsers.referenceOf(customerId, endUserId);
-    return (await this.inbox.report({ provider: sandboxProviderName, type: eventTypeOf[outcome], reference, idempotencyKey: `simulation:${newId()}`, payload: {} })) as EndUserRecord;
+    const report = async () =>
+      (await this.inbox.report({ provider: sandboxProviderName, type: eventTypeOf[outcome], reference, idempotencyKey: `simulation:${newId()}`, payload: {} })) as EndUserRecord;
+    return this.timers ? this.timers.answered(endUserId.toLowerCase(), report) : report();
   }
 
-  /**
-   * The timer: reports the decisions announced by magic names once their time has come. Each is claimed first (its
-   * sandbox_decide_at moves a lease ahead, workers/claim.ts), so several instances never report one at once.
-   */
+  /** The timer: reports the decisions announced by magic names once their time has come (one pass; how many fired). */
   async applyDueSandboxDecisions(): Promise<number> {
-    const now = this.clock.now();
-    const due = await claimDue<EndUsersTable>(this.storage, {
-      table: 'end_users',
-      due: sql`sandbox_decision is not null`,
-      leaseColumn: 'sandbox_decide_at',
-      now: now.toISOString(),
-      leaseUntil: new Date(now.getTime() + sandboxDecisionLeaseMs).toISOString(),
-      orderBy: 'sandbox_decide_at',
-      limit: sandboxDecisionBatchSize,
-    });
-    for (const row of due) {
-      const outcome = row.sandbox_decision as VerificationOutcome;
-      const event = { provider: sandboxProviderName, type: eventTypeOf[outcome], reference: row.fr_end_user_id, idempotencyKey: `timer:${row.id}`, payload: {} };
-      await this.inbox.report(event).catch((error: unknown) => {
-        // Decided by hand in the meantime: the announced decision no longer applies.
-        if (!(error instanceof DomainError)) throw error;
-      });
-      await this.storage.db.updateTable('end_users').set({ sandbox_decision: null, sandbox_decide_at: null }).where('id', '=', row.id).execute();
+    return this.timers ? this.timers.fireDue('end_user', (timer) => this.reportAnnounced(timer)) : 0;
+  }
+
+  /** Reports the decision a timer announced; the timer is done with either way (it returns no next step). */
+  private async reportAnnounced(timer: FiredTimer): Promise<undefined> {
+    const outcome = timer.answer as VerificationOutcome;
+    try {
+      const reference = await this.endUsers.referenceOf(timer.customer_id, timer.id);
+      await this.inbox.report({ provider: sandboxProviderName, type: eventTypeOf[outcome], reference, idempotencyKey: `timer:${timer.id}`, payload: {} });
+    } catch (error) {
+      // Decided by hand in the meantime: the announced decision no longer applies.
+      if (!(error instanceof DomainError)) throw error;
     }
-    return due.length;
+    return undefined;
   }
 }
