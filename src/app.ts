@@ -350,9 +350,9 @@ async function moduleServices(context: ModuleContext, resolveHost: HostResolver 
   const payments = paymentServices(context);
   const wallets = walletServices(context);
   const otc = otcServices(context);
-  const { webhooks, deliveries } = await webhookServices(context, resolveHost);
+  const { webhooks, deliveries, eventDeliveries } = await webhookServices(context, resolveHost);
   const events = new EventService(context.storage);
-  return { fiatAccounts, payees, virtualAccounts, documents, deposits, transactions, payments, wallets, otc, webhooks, deliveries, events };
+  return { fiatAccounts, payees, virtualAccounts, documents, deposits, transactions, payments, wallets, otc, webhooks, deliveries, events, eventDeliveries };
 }
 
 /** Each module's routes in its own encapsulated plugin (docs/modules.md); the OpenAPI document lists them in this order. */
@@ -371,7 +371,8 @@ async function registerModules(app: FastifyInstance, { context, onboardingLinks,
   await app.register(walletsPlugin, modules.wallets);
   await app.register(otcPlugin, modules.otc);
   await app.register(webhooksPlugin, { webhooks: modules.webhooks });
-  await app.register(eventsPlugin, { events: modules.events });
+  // An event lists its deliveries, which are the webhooks module's: it hands in their record and their read.
+  await app.register(eventsPlugin, { events: modules.events, deliveries: modules.eventDeliveries });
 }
 
 /** The dashboard and hosted onboarding pages, on the same services as the API (docs/dashboard.md). */

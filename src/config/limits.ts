@@ -367,6 +367,13 @@ export const eventRetentionDaysMax = 3650;
 export const webhookReplayEventsMax = 10_000;
 /** Attempts listed with each delivery, most recent first. */
 export const webhookAttemptsListedMax = 20;
+/** Bytes of a receiver's answer kept with the attempt, as text (the rest is read up to webhookResponseBytesMax and dropped). */
+export const webhookResponseBodyStoredBytesMax = 4 * 1024;
+/** A receiver's answer headers kept with the attempt: at most this many, each value cut to the length below. */
+export const webhookResponseHeadersStoredMax = 50;
+export const webhookResponseHeaderValueLengthMax = 1024;
+/** A subscription's health counts its attempts over this window (GET /webhooks/{id}/health). */
+export const webhookHealthWindowMs = 24 * 60 * 60 * 1000;
 
 /** Customer dashboard (docs/dashboard.md). A one-time sign-in link works this long (CLI users create / users link). */
 export const dashboardSignInLinkTtlMs = 24 * 60 * 60 * 1000;
@@ -375,6 +382,11 @@ export const dashboardSessionIdleMinutesDefault = 30;
 export const dashboardSessionMaxHoursDefault = 12;
 /** A session's last use is written at most this often, so idle expiry costs no write per page. */
 export const dashboardSessionTouchIntervalMs = 60_000;
+/**
+ * The replay form's earliest date is this much inside the replay window, rounded up to the minute, so that the date
+ * it offers is still accepted when the form is sent within this time.
+ */
+export const dashboardReplayFormMarginMs = 10 * 60 * 1000;
 /** Sign-in attempts (right or wrong) per client address and per email address in one window. */
 export const dashboardSignInAttemptsMax = 10;
 export const dashboardSignInWindowMs = 15 * 60 * 1000;

@@ -27,6 +27,7 @@ import { reconciliationIndexesMigration } from './migrations/0020-reconciliation
 import { providerEventsMigration } from './migrations/0021-provider-events.js';
 import { sandboxTimersMigration } from './migrations/0022-sandbox-timers.js';
 import { retentionIndexesMigration } from './migrations/0023-retention-indexes.js';
+import { webhookAttemptDetailsMigration } from './migrations/0024-webhook-attempt-details.js';
 import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.js';
 
 /**
@@ -60,6 +61,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0021-provider-events': providerEventsMigration(dialect),
     '0022-sandbox-timers': sandboxTimersMigration(),
     '0023-retention-indexes': retentionIndexesMigration(),
+    '0024-webhook-attempt-details': webhookAttemptDetailsMigration(),
     '0026-sandbox-kyc-timers': sandboxKycTimersMigration(),
   };
 }

@@ -535,6 +535,16 @@ export interface WebhookAttemptsTable {
   duration_ms: number | bigint;
   error: string | null;
   created_at: string;
+  /** The delivery's subscription (filled in for attempts recorded before it was kept): its health is read by it. */
+  subscription_id: string;
+  /** JSON object of the headers sent; null for an attempt that sent nothing or was recorded before they were kept. */
+  request_headers: string | null;
+  /** JSON object of the receiver's headers, bounded; null when no answer came. */
+  response_headers: string | null;
+  /** At most webhookResponseBodyStoredBytesMax bytes of the answer, as text; null when no answer came. */
+  response_body: string | null;
+  /** 1 when the answer was longer than what response_body keeps. */
+  response_body_truncated: Generated<DbBoolean>;
 }
 
 export interface DashboardUsersTable {

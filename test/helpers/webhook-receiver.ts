@@ -8,8 +8,8 @@ export interface ReceivedWebhook {
   at: number;
 }
 
-/** What the receiver answers a request with; `hang` never answers. */
-export type ReceiverAnswer = { status: number; headers?: Record<string, string> } | 'hang';
+/** What the receiver answers a request with (the body "ok" unless given); `hang` never answers. */
+export type ReceiverAnswer = { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
 
 /**
  * A real HTTP receiver on a loopback port: it records every request (and every connection, so a test can assert
@@ -42,7 +42,7 @@ export class WebhookReceiver {
           return;
         }
         response.writeHead(answer.status, answer.headers ?? {});
-        response.end('ok');
+        response.end(answer.body ?? 'ok');
       });
     });
     this.server.on('connection', () => (this.connections += 1));

@@ -243,3 +243,40 @@ describe('the sandbox timers migrations', () => {
     await expect(insert(sql`insert into sandbox_timers (id, resource, customer_id, due_at) values ('x', 'other', ${customer}, ${due})`)).rejects.toThrow();
   });
 });
+
+/**
+ * Migration 0024 keeps what each webhook attempt exchanged and copies the delivery's subscription onto its attempts
+ * (a subscription's health is read by it): attempts recorded before keep null details and get their subscription.
+ */
+describe('the webhook attempt details migration', () => {
+  let storage: Storage;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ storage, drop } = await freshStorage());
+  });
+  afterAll(async () => {
+    await storage?.close();
+    await drop?.();
+  });
+
+  it('fills in the subscription of the attempts recorded before, with no details', async () => {
+    await migrateTo(storage, '0022-sandbox-timers');
+    const at = '2026-01-01T00:00:00.000Z';
+    const customer = await insertCustomerRow(storage);
+    const insert = (statement: ReturnType<typeof sql>) => statement.execute(storage.db);
+    await insert(sql`insert into webhook_subscriptions (id, customer_id, url, description, event_types, is_active, secret_encrypted, signing_secret_prefix,
+      consecutive_failures, created_at, updated_at) values ('s', ${customer}, 'https://example.com/hooks', '', '["payee.created"]', 1, 'sealed', 'whsec_abcdef', 0, ${at}, ${at})`);
+    await insert(sql`insert into webhook_deliveries (id, subscription_id, customer_id, event_id, event_type, status, attempt_count, created_at, updated_at)
+      values ('d', 's', ${customer}, 'e', 'payee.created', 'succeeded', 1, ${at}, ${at})`);
+    await insert(sql`insert into webhook_attempts (id, delivery_id, attempt_number, succeeded, status_code, duration_ms, error, created_at)
+      values ('a', 'd', 1, 1, 200, 12, null, ${at})`);
+
+    await migrateToLatest(storage);
+
+    const attempts = await storage.db.selectFrom('webhook_attempts').selectAll().execute();
+    expect(attempts.map((attempt) => ({ ...attempt, response_body_truncated: Number(attempt.response_body_truncated) }))).toEqual([
+      expect.objectContaining({ id: 'a', subscription_id: 's', request_headers: null, response_headers: null, response_body: null, response_body_truncated: 0 }),
+    ]);
+  });
+});

@@ -217,6 +217,64 @@ describe('dashboard: webhooks and events', () => {
     await removeThroughApi(alice, created.id);
   });
 
+  it('shows a failing subscription as failing, its health and deliveries first, each with what was exchanged, and sends one again from its row', async () => {
+    const created = await subscribe(t, alice, { url: receiver.url('/failing'), eventTypes: ['payee.created'] });
+    receiver.answer = () => ({ status: 500, headers: { 'x-trace': 'trace-7' }, body: 'database <down>' });
+    const tested = await t.request({ method: 'POST', url: `/webhooks/${created.id}/test`, key: alice.key, csrf: true });
+    const deliveryId = tested.json().data.delivery_id as string;
+    await deliverDue(t);
+    // The first retry, 5 s later, fails too; the next is due in 5 minutes.
+    t.clock.advance(5000);
+    await deliverDue(t);
+    receiver.answer = () => ({ status: 200 });
+
+    const page = await browser.get(`/dashboard/webhooks/${created.id}`);
+    expect(page.body).toContain('<span class="status-bad">Failing</span>: the last 2 attempts failed');
+    expect(page.body).toContain('<dt>Last success</dt><dd>never</dd>');
+    expect(page.body).toContain('<dt>Last 24 hours</dt><dd>2 attempts, 2 failed (100 % errors)</dd>');
+    expect(page.body).toMatch(/<dt>Disabled automatically<\/dt><dd>If it keeps failing: after 6 more failed attempts, and not before [0-9T:.-]+Z \(in 4 days 23 hours\)\.<\/dd>/);
+    // Deliveries come before the subscription's details and forms.
+    expect(page.body.indexOf('<h2 id="deliveries">Deliveries</h2>')).toBeLessThan(page.body.indexOf('<h2>Edit</h2>'));
+    const [row] = tableRows(page.body);
+    expect(row).toMatch(/^pending webhook\.test .* 2 Recent attempts #2 failed: 500/);
+    expect(row).toContain('x-trace: trace-7');
+    expect(row).toContain(`webhook-id: ${deliveryId}`);
+    expect(page.body).toContain('database &lt;down&gt;');
+    expect(row).toMatch(/Send again now$/);
+    expect((await browser.get('/dashboard/webhooks')).body).toContain('<span class="status-bad">Failing</span>');
+    expect(tableRows((await browser.get(`/dashboard/webhooks/${created.id}?status=failing`)).body)[0]).toMatch(/^pending webhook\.test/);
+    expect(tableRows((await browser.get(`/dashboard/webhooks/${created.id}?status=failed`)).body)).toEqual(['No deliveries of this status here.']);
+
+    // Sent again now, without waiting for its retry.
+    const retried = await browser.post(`/dashboard/webhooks/${created.id}/deliveries/${deliveryId}/retry`);
+    expect(retried.statusCode).toBe(200);
+    expect(retried.body).toContain(`Delivery ${deliveryId} is due again now`);
+    await deliverDue(t);
+    const healthy = await browser.get(`/dashboard/webhooks/${created.id}`);
+    expect(healthy.body).toContain('<span class="status-ok">Active</span>');
+    expect(healthy.body).toContain(`<dt>Last success</dt><dd>${t.clock.now().toISOString()}</dd>`);
+    expect(tableRows(healthy.body)[0]).toMatch(/^succeeded webhook\.test .* 3 Recent attempts #3 succeeded: 200/);
+    const unknown = await browser.post(`/dashboard/webhooks/${created.id}/deliveries/${unknownId}/retry`);
+    expect(unknown.statusCode).toBe(404);
+    await removeThroughApi(alice, created.id);
+  });
+
+  it('the replay form offers only dates the server accepts, its earliest included, and can replay only the failed deliveries', async () => {
+    const created = await subscribe(t, alice, { url: receiver.url('/replay-form'), eventTypes: ['payee.created'] });
+    // Mid-minute, where cutting the earliest date to its minute made it older than the window.
+    t.clock.advance(30_500);
+    const page = await browser.get(`/dashboard/webhooks/${created.id}`);
+    const earliest = /id="since" name="since" type="datetime-local" required value="[^"]+" min="([^"]+)"/.exec(page.body)![1]!;
+    const replayed = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since: earliest });
+    expect(replayed.statusCode, replayed.body.slice(0, 2000)).toBe(200);
+    expect(replayed.body).toMatch(/\d+ events? queued for delivery\./);
+    await deliverDue(t);
+    const onlyFailed = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since: earliest, only_failed: 'true' });
+    expect(onlyFailed.statusCode).toBe(200);
+    expect(onlyFailed.body).toContain('0 failed events queued for delivery.');
+    await removeThroughApi(alice, created.id);
+  });
+
   it('pages deliveries and events, keeping the filter; a bad page, limit or filter answers a 400 page', async () => {
     const created = await subscribe(t, alice, { url: receiver.url('/paged'), eventTypes: ['payee.created'] });
     for (let index = 0; index < 3; index += 1) {
@@ -336,6 +394,7 @@ describe('dashboard: webhooks and events', () => {
       [`/dashboard/webhooks/${created.id}/test`, {}],
       [`/dashboard/webhooks/${created.id}/replay`, { since: minutesAgo(t, 60_000) }],
       [`/dashboard/webhooks/${created.id}/delete`, {}],
+      [`/dashboard/webhooks/${created.id}/deliveries/${unknownId}/retry`, {}],
     ];
     const before = (await apiWebhook(alice, created.id)).json().data;
     for (const [url, fields] of forms) {
@@ -367,6 +426,7 @@ describe('dashboard: webhooks and events', () => {
       ['POST', `/dashboard/webhooks/${webhookId}/test`, {}],
       ['POST', `/dashboard/webhooks/${webhookId}/replay`, { since: minutesAgo(t, 60_000) }],
       ['POST', `/dashboard/webhooks/${webhookId}/delete`, {}],
+      ['POST', `/dashboard/webhooks/${webhookId}/deliveries/${eventId}/retry`, {}],
       ['GET', `/dashboard/events/${eventId}`, {}],
     ];
     const answer = async ([method, url, fields]: [string, string, Record<string, string>]) => {
@@ -398,7 +458,8 @@ describe('dashboard: webhooks and events', () => {
     }
     const token = csrfOf((await browser.get('/dashboard/webhooks')).body);
     const forms = ['/dashboard/webhooks', `/dashboard/webhooks/${created.id}`, `/dashboard/webhooks/${created.id}/active`, `/dashboard/webhooks/${created.id}/rotate-secret`,
-      `/dashboard/webhooks/${created.id}/test`, `/dashboard/webhooks/${created.id}/replay`, `/dashboard/webhooks/${created.id}/delete`];
+      `/dashboard/webhooks/${created.id}/test`, `/dashboard/webhooks/${created.id}/replay`, `/dashboard/webhooks/${created.id}/delete`,
+      `/dashboard/webhooks/${created.id}/deliveries/${unknownId}/retry`];
     for (const url of forms) {
       const response = await stranger.post(url, { _csrf: token, is_active: 'false' });
       expect(response.statusCode, url).toBe(303);

@@ -11,7 +11,7 @@ import {
 } from './repository.js';
 import type { SecretBox } from '../../storage/secret-box.js';
 import { eventsByIds } from '../events/index.js';
-import type { AttemptOutcome, WebhookSender } from './sender.js';
+import { nothingExchanged, type AttemptOutcome, type WebhookSender } from './sender.js';
 import { signedHeaders } from './signing.js';
 import type { Storage } from '../../storage/database.js';
 
@@ -20,6 +20,11 @@ export interface DeliverySettings {
   retryDelaysMs: readonly number[];
   disableAfter: { failures: number; failingMs: number };
   timeoutMs: number;
+}
+
+/** How long a claimed delivery is its instance's: twice the timeout plus 5 s, so a slow attempt is recorded within it. */
+export function attemptLeaseMs(timeoutMs: number): number {
+  return timeoutMs * 2 + 5000;
 }
 
 /**
@@ -46,7 +51,7 @@ export class WebhookDeliveryWorker {
     /** Called when an attempt ends and frees a slot, to wake the worker's loop. */
     private readonly onSlotFreed: () => void,
   ) {
-    this.leaseMs = settings.timeoutMs * 2 + 5000;
+    this.leaseMs = attemptLeaseMs(settings.timeoutMs);
   }
 
   async pass(): Promise<number> {
@@ -96,7 +101,7 @@ export class WebhookDeliveryWorker {
     const sentAt = this.clock.now();
     const outcome: AttemptOutcome =
       payload === undefined
-        ? { succeeded: false, statusCode: null, durationMs: 0, error: 'the event no longer exists', retryAfterMs: null }
+        ? { succeeded: false, statusCode: null, durationMs: 0, error: 'the event no longer exists', retryAfterMs: null, exchange: nothingExchanged }
         : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingSecrets(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
     const at = this.clock.now();
     // Cut short by shutdown before any answer: nothing happened that counts, and any instance may send it now.
@@ -117,6 +122,7 @@ export class WebhookDeliveryWorker {
       statusCode: outcome.statusCode,
       durationMs: outcome.durationMs,
       error: outcome.error,
+      exchange: outcome.exchange,
       status: outcome.succeeded ? 'succeeded' : exhausted ? 'failed' : 'pending',
       nextAttemptAt: outcome.succeeded || exhausted ? null : new Date(at.getTime() + Math.max(delayMs!, outcome.retryAfterMs ?? 0)).toISOString(),
       at: at.toISOString(),

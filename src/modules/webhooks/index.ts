@@ -2,13 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import { workerPollIntervalMs } from '../../config/limits.js';
 import { SecretBox } from '../../storage/secret-box.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
-import { WebhookDeliveryWorker } from './delivery-worker.js';
+import { WebhookDeliveryWorker, attemptLeaseMs } from './delivery-worker.js';
 import { WebhookFanOut } from './fan-out.js';
 import { deleteEventsCreatedBefore } from '../events/index.js';
 import { deleteDeliveriesCreatedBefore } from './repository.js';
 import type { ModuleContext } from '../module-context.js';
 import { systemResolver, type HostResolver } from './address-guard.js';
 import { webhookRoutes } from './routes.js';
+import { Delivery } from './schemas.js';
+import type { EventDeliveries } from '../events/index.js';
 import { WebhookSender } from './sender.js';
 import { WebhookService } from './service.js';
 
@@ -16,6 +18,8 @@ export interface WebhookServices {
   webhooks: WebhookService;
   /** The delivery worker, for tests: idle() waits for the attempts started so far. */
   deliveries: WebhookDeliveryWorker;
+  /** An event's deliveries, which GET /events/{eventId} lists (the events module takes them: webhooks depend on events). */
+  eventDeliveries: EventDeliveries;
 }
 
 /**
@@ -37,12 +41,19 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   });
   const fanOut = new WebhookFanOut(storage, clock, wakeDelivery, config.webhookFanOutLeaseMs);
   context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
-  const webhooks = new WebhookService(storage, clock, secrets, { allowPrivateUrls: config.webhookAllowPrivateUrls }, wakeDelivery);
+  const webhooks = new WebhookService(
+    storage,
+    clock,
+    secrets,
+    { allowPrivateUrls: config.webhookAllowPrivateUrls, disableAfter: config.webhookDisableAfter, attemptLeaseMs: attemptLeaseMs(config.webhookTimeoutMs) },
+    wakeDelivery,
+  );
   // What webhooks deliver is kept EVENT_RETENTION_DAYS: the events (GET /events), their deliveries and attempts.
   const retentionStart = (now: Date) => new Date(now.getTime() - config.eventRetentionMs).toISOString();
   context.reaper.add(async (now, limit) => deleteDeliveriesCreatedBefore(storage, retentionStart(now), limit));
   context.reaper.add(async (now, limit) => deleteEventsCreatedBefore(storage, retentionStart(now), limit));
-  return { webhooks, deliveries };
+  const eventDeliveries: EventDeliveries = { item: Delivery, list: (caller, eventId) => webhooks.deliveriesOfEvent(caller, eventId) };
+  return { webhooks, deliveries, eventDeliveries };
 }
 
 /** The webhooks plugin: /webhooks, their deliveries and tools, and the events they carry. */
@@ -52,5 +63,5 @@ export async function webhooksPlugin(app: FastifyInstance, { webhooks }: { webho
 
 export { type HostResolver } from './address-guard.js';
 export { type WebhookDeliveryWorker } from './delivery-worker.js';
-export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
+export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, type DeliveriesQueryInput, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookHealthRecord, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
 export { type WebhookService } from './service.js';

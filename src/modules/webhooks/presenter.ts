@@ -24,6 +24,10 @@ function presentAttempt(row: AttemptRow): AttemptRecord {
     status_code: row.status_code === null ? null : Number(row.status_code),
     duration_ms: Number(row.duration_ms),
     error: row.error,
+    request_headers: row.request_headers === null ? null : (JSON.parse(row.request_headers) as Record<string, string>),
+    response_headers: row.response_headers === null ? null : (JSON.parse(row.response_headers) as Record<string, string>),
+    response_body: row.response_body,
+    response_body_truncated: Number(row.response_body_truncated) === 1,
     created_at: row.created_at,
   };
 }

@@ -10,6 +10,7 @@ import type {
 } from '../../storage/tables.js';
 import { newId } from '../../ids.js';
 import { claimDue, deleteDue } from '../../workers/claim.js';
+import type { AttemptExchange } from './sender.js';
 
 /** Reads and writes of the webhook tables, always scoped to the customer where a request asks. */
 
@@ -92,10 +93,98 @@ export async function deleteSubscription(db: Db, customerId: string, id: string)
   return Number(result.numDeletedRows) > 0;
 }
 
-export async function listDeliveries(db: Kysely<Database>, customerId: string, subscriptionId: string, status: string | undefined, offset: number, limit: number) {
+/**
+ * The deliveries filter: a status, or `failing` — failed, or pending after a failed attempt (retrying), which is
+ * what someone looking for the failures of a receiver that is down wants to see (docs/webhooks.md "Deliveries list").
+ */
+export type DeliveryFilter = DeliveryRow['status'] | 'failing';
+
+export async function listDeliveries(db: Kysely<Database>, customerId: string, subscriptionId: string, filter: DeliveryFilter | undefined, offset: number, limit: number) {
   let query = db.selectFrom('webhook_deliveries').where('customer_id', '=', customerId).where('subscription_id', '=', subscriptionId);
-  if (status !== undefined) query = query.where('status', '=', status as DeliveryRow['status']);
+  if (filter === 'failing') {
+    query = query.where((eb) => eb.or([eb('status', '=', 'failed'), eb.and([eb('status', '=', 'pending'), eb('last_error', 'is not', null)])]));
+  } else if (filter !== undefined) {
+    query = query.where('status', '=', filter);
+  }
   return newestFirstPage<DeliveryRow>(query, offset, limit);
+}
+
+export async function findDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('subscription_id', '=', subscriptionId)
+    .where('id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+/**
+ * Makes one delivery due now (POST …/deliveries/{id}/retry): a succeeded or failed one goes back to pending, a
+ * pending one waiting for a later retry is brought forward. One due before `leaseHorizon` is left as it is: it is
+ * being attempted (its `next_attempt_at` is an instance's lease, never later than now plus the lease length) or will
+ * be within that time, and moving it would let a second attempt start beside the one in flight. The attempt count
+ * and the last outcome stay: the attempt made is the next of the delivery's (docs/webhooks.md "Retrying one delivery").
+ * Returns undefined when nothing was changed.
+ */
+export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, now: string, leaseHorizon: string): Promise<DeliveryRow | undefined> {
+  return db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: now, updated_at: now })
+    .where('customer_id', '=', customerId)
+    .where('subscription_id', '=', subscriptionId)
+    .where('id', '=', deliveryId)
+    .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('next_attempt_at', 'is', null), eb('next_attempt_at', '>', leaseHorizon)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Event ids bound per statement: well under SQLite's and PostgreSQL's bound parameters. */
+const eventIdsPerStatement = 1000;
+
+/** Of these events, those whose delivery to this subscription has failed (a replay with onlyFailed). */
+export async function failedDeliveryEventIds(db: Db, subscriptionId: string, eventIds: readonly string[]): Promise<Set<string>> {
+  const failed = new Set<string>();
+  for (let start = 0; start < eventIds.length; start += eventIdsPerStatement) {
+    const rows = await db
+      .selectFrom('webhook_deliveries')
+      .select('event_id')
+      .where('subscription_id', '=', subscriptionId)
+      .where('status', '=', 'failed')
+      .where('event_id', 'in', eventIds.slice(start, start + eventIdsPerStatement))
+      .execute();
+    for (const row of rows) failed.add(row.event_id);
+  }
+  return failed;
+}
+
+/**
+ * One event's deliveries to the customer's subscriptions, oldest first. Read through the customer's subscriptions
+ * (at most 10), so each is found by the unique (subscription, event) index.
+ */
+export async function deliveriesOfEvent(db: Kysely<Database>, customerId: string, eventId: string): Promise<DeliveryRow[]> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('event_id', '=', eventId)
+    .where('subscription_id', 'in', (eb) => eb.selectFrom('webhook_subscriptions').select('id').where('customer_id', '=', customerId))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/**
+ * What a subscription's health is read from: its last successful attempt, and its attempts since `since` by outcome,
+ * each an index range of (subscription, succeeded, created_at).
+ */
+export async function attemptStats(db: Kysely<Database>, subscriptionId: string, since: string) {
+  const { rows } = await sql<{ last_success_at: string | null; succeeded: number | string; failed: number | string }>`select
+      (select max(created_at) from webhook_attempts where subscription_id = ${subscriptionId} and succeeded = 1) as last_success_at,
+      (select count(*) from webhook_attempts where subscription_id = ${subscriptionId} and succeeded = 1 and created_at >= ${since}) as succeeded,
+      (select count(*) from webhook_attempts where subscription_id = ${subscriptionId} and succeeded = 0 and created_at >= ${since}) as failed`.execute(db);
+  const row = rows[0]!;
+  return { lastSuccessAt: row.last_success_at, succeeded: Number(row.succeeded), failed: Number(row.failed) };
 }
 
 /** The most recent attempts of each delivery, newest first. */
@@ -218,6 +307,8 @@ export interface AttemptResult {
   statusCode: number | null;
   durationMs: number;
   error: string | null;
+  /** What was sent and answered, kept with the attempt. */
+  exchange: AttemptExchange;
   /** After the attempt: pending with the next attempt's time, succeeded, or failed (the schedule exhausted). */
   status: DeliveryRow['status'];
   nextAttemptAt: string | null;
@@ -262,6 +353,11 @@ export async function recordAttempt(storage: Storage, result: AttemptResult): Pr
         duration_ms: result.durationMs,
         error: result.error,
         created_at: result.at,
+        subscription_id: result.subscriptionId,
+        request_headers: result.exchange.requestHeaders === null ? null : JSON.stringify(result.exchange.requestHeaders),
+        response_headers: result.exchange.responseHeaders === null ? null : JSON.stringify(result.exchange.responseHeaders),
+        response_body: result.exchange.responseBody,
+        response_body_truncated: result.exchange.responseBodyTruncated ? 1 : 0,
       })
       .execute();
     if (result.succeeded) {

@@ -9,10 +9,12 @@ import {
   CreateWebhookBody,
   DeliveriesQuery,
   Delivery,
+  DeliveryParams,
   ReplayBody,
   ReplayResult,
   TestDelivery,
   UpdateWebhookBody,
+  WebhookHealth,
   WebhookParams,
   WebhookSubscription,
   WebhookSubscriptionWithSecret,
@@ -143,13 +145,48 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
         summary: 'Deliver past events again',
         description:
           'Queues the events created since `since` (at most 30 days ago) of the types the subscription lists that the key may read, at most 10,000 per call; ' +
-          '`next_since` is where the next call starts when there were more. Answers 202. 422 WEBHOOK_DISABLED.',
+          '`next_since` is where the next call starts when there were more. `onlyFailed: true`: of those, only the events whose delivery to this subscription has failed. ' +
+          'Answers 202. 422 WEBHOOK_DISABLED.',
         params: WebhookParams,
         body: ReplayBody,
         response: { 202: DataOf(ReplayResult), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
-    async (request, reply) => reply.code(202).send({ data: await webhooks.replay(callerOf(request), request.params.webhookId, request.body.since) }),
+    async (request, reply) =>
+      reply.code(202).send({ data: await webhooks.replay(callerOf(request), request.params.webhookId, request.body.since, request.body.onlyFailed ?? false) }),
+  );
+
+  routes.post(
+    '/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    {
+      config: { scope: 'webhooks:write' },
+      schema: {
+        tags,
+        summary: 'Send one delivery again now',
+        description:
+          'Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted, or due within an attempt’s lease, ' +
+          'is answered as it is. Answers 202 with the delivery. 422 WEBHOOK_DISABLED.',
+        params: DeliveryParams,
+        response: { 202: DataOf(Delivery), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send({ data: await webhooks.retry(callerOf(request), request.params.webhookId, request.params.deliveryId) }),
+  );
+
+  routes.get(
+    '/webhooks/:webhookId/health',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'How a subscription’s receiver is doing',
+        description: 'Its last success, its run of failures, its attempts and error rate over the last 24 hours, and how close it is to being disabled.',
+        params: WebhookParams,
+        response: { 200: DataOf(WebhookHealth), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await webhooks.health(callerOf(request), request.params.webhookId) }),
   );
 
   routes.get(

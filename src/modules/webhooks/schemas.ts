@@ -6,6 +6,9 @@ import {
   webhookDescriptionLengthMax,
   webhookEventTypesMax,
   webhookEventTypesMin,
+  webhookResponseBodyStoredBytesMax,
+  webhookResponseHeaderValueLengthMax,
+  webhookResponseHeadersStoredMax,
   webhookUrlLengthMax,
 } from '../../config/limits.js';
 import { additiveEventTypes, eventTypes } from '../../events/catalog.js';
@@ -71,9 +74,22 @@ const PageQueryProperties = {
 };
 
 export const DeliveriesQuery = Type.Object(
-  { ...PageQueryProperties, status: Type.Optional(StringEnum(['pending', 'succeeded', 'failed'] as const)) },
+  {
+    ...PageQueryProperties,
+    status: Type.Optional(
+      StringEnum(['pending', 'succeeded', 'failed', 'failing'] as const, {
+        description: 'failing: failed, or pending after a failed attempt (being retried)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
+
+export type DeliveriesQueryInput = Static<typeof DeliveriesQuery>;
+
+export const DeliveryParams = Type.Object({ webhookId: Uuid, deliveryId: Uuid }, { additionalProperties: false });
+
+const Headers = (description: string) => Type.Record(Type.String(), Type.String(), { description });
 
 const Attempt = Type.Object(
   {
@@ -82,6 +98,12 @@ const Attempt = Type.Object(
     status_code: Nullable(Type.Integer({ description: 'The receiver’s HTTP status; null when none came (timeout, refused address…)' })),
     duration_ms: Type.Integer(),
     error: Nullable(Type.String()),
+    request_headers: Nullable(Headers('The headers sent; null for attempts recorded before they were kept')),
+    response_headers: Nullable(
+      Headers(`The receiver’s headers (at most ${webhookResponseHeadersStoredMax}, each value cut to ${webhookResponseHeaderValueLengthMax} characters; a set-cookie value is not kept); null when no answer came`),
+    ),
+    response_body: Nullable(Type.String({ description: `The first ${webhookResponseBodyStoredBytesMax} bytes of the receiver’s answer, as text; null when no answer came` })),
+    response_body_truncated: Type.Boolean({ description: 'Whether the answer was longer than response_body' }),
     created_at: Timestamp,
   },
   { additionalProperties: false },
@@ -110,9 +132,37 @@ export type DeliveryRecord = Static<typeof Delivery>;
 export type AttemptRecord = Static<typeof Attempt>;
 
 export const ReplayBody = Type.Object(
-  { since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, within the retention (30 days)' }) },
+  {
+    since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, within the retention (30 days)' }),
+    onlyFailed: Type.Optional(Type.Boolean({ default: false, description: 'Only the events whose delivery to this subscription has failed' })),
+  },
   { additionalProperties: false },
 );
+
+/** GET /webhooks/{id}/health: how the subscription's receiver is doing (docs/webhooks.md "Health"). */
+export const WebhookHealth = Type.Object(
+  {
+    status: StringEnum(['healthy', 'failing', 'disabled'] as const, { description: 'failing: active, and its last attempt failed' }),
+    last_success_at: Nullable(Timestamp),
+    failing_since: Nullable(Type.String({ format: 'date-time', description: 'When the current run of failed attempts began' })),
+    consecutive_failures: Type.Integer(),
+    attempts_24h: Type.Integer({ description: 'Attempts over the last 24 hours' }),
+    failed_attempts_24h: Type.Integer(),
+    error_rate_24h: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'failed_attempts_24h / attempts_24h; null without attempts' })),
+    auto_disable: Nullable(
+      Type.Object(
+        {
+          failures_left: Type.Integer({ description: 'Further consecutive failed attempts before it can be disabled' }),
+          not_before: Type.String({ format: 'date-time', description: 'It can be disabled no earlier than this' }),
+          seconds_left: Type.Integer({ description: 'Until not_before, from now; 0 once passed' }),
+        },
+        { additionalProperties: false, description: 'While failing: the first failed attempt with no failures left after not_before disables it. Null otherwise.' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type WebhookHealthRecord = Static<typeof WebhookHealth>;
 
 export const ReplayResult = Type.Object(
   {

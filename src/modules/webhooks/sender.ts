@@ -1,6 +1,28 @@
 import { Agent, request } from 'undici';
-import { webhookErrorLengthMax, webhookResponseBytesMax, webhookRetryAfterMsMax } from '../../config/limits.js';
+import {
+  webhookErrorLengthMax,
+  webhookResponseBodyStoredBytesMax,
+  webhookResponseBytesMax,
+  webhookResponseHeaderValueLengthMax,
+  webhookResponseHeadersStoredMax,
+  webhookRetryAfterMsMax,
+} from '../../config/limits.js';
 import { guardedConnector, type HostResolver } from './address-guard.js';
+
+/**
+ * What an attempt sent and got back, kept with it for the customer to read (docs/webhooks.md "Attempts"): the
+ * headers sent, and the receiver's headers and the start of its body, bounded. Null where nothing was sent or
+ * nothing came back.
+ */
+export interface AttemptExchange {
+  requestHeaders: Record<string, string> | null;
+  responseHeaders: Record<string, string> | null;
+  responseBody: string | null;
+  responseBodyTruncated: boolean;
+}
+
+/** The exchange of an attempt that sent nothing (its event no longer exists). */
+export const nothingExchanged: AttemptExchange = { requestHeaders: null, responseHeaders: null, responseBody: null, responseBodyTruncated: false };
 
 /** What one POST to a receiver came to. */
 export interface AttemptOutcome {
@@ -11,6 +33,7 @@ export interface AttemptOutcome {
   error: string | null;
   /** The receiver's Retry-After, when it gave one. */
   retryAfterMs: number | null;
+  exchange: AttemptExchange;
 }
 
 export interface SenderSettings {
@@ -26,6 +49,49 @@ function parseRetryAfter(value: string | string[] | undefined, now: Date): numbe
   const waitMs = /^[0-9]{1,10}$/.test(text.trim()) ? Number(text.trim()) * 1000 : Date.parse(text) - now.getTime();
   if (!Number.isFinite(waitMs)) return null;
   return Math.min(Math.max(waitMs, 0), webhookRetryAfterMsMax);
+}
+
+/**
+ * The receiver's headers as kept: each once (a repeated one joined with ", "), at most
+ * webhookResponseHeadersStoredMax of them, each value cut to webhookResponseHeaderValueLengthMax. A cookie the
+ * receiver sets is its own session's, not something to show in a delivery log: its value is not kept.
+ */
+function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers).slice(0, webhookResponseHeadersStoredMax)) {
+    if (value === undefined) continue;
+    const text = name.toLowerCase() === 'set-cookie' ? '(not kept)' : Array.isArray(value) ? value.join(', ') : value;
+    kept[name] = text.slice(0, webhookResponseHeaderValueLengthMax);
+  }
+  return kept;
+}
+
+/**
+ * Reads the answer's body up to webhookResponseBytesMax (beyond it the connection is dropped, as undici's dump
+ * does) and keeps its first webhookResponseBodyStoredBytesMax bytes as text: invalid UTF-8 becomes U+FFFD, a
+ * character cut at the bound is left out, and NUL, which a PostgreSQL text column refuses, becomes U+FFFD too. A body
+ * cut short (the timeout) keeps what came.
+ */
+async function keptBody(body: AsyncIterable<Buffer>): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let keptBytes = 0;
+  let readBytes = 0;
+  try {
+    for await (const chunk of body) {
+      readBytes += chunk.length;
+      if (keptBytes < webhookResponseBodyStoredBytesMax) {
+        const part = chunk.subarray(0, webhookResponseBodyStoredBytesMax - keptBytes);
+        chunks.push(part);
+        keptBytes += part.length;
+      }
+      if (readBytes > webhookResponseBytesMax) break;
+    }
+  } catch {
+    // What came before the failure is kept; the attempt's outcome is its status.
+  }
+  // `stream: true` holds back an incomplete character at the end instead of decoding it as U+FFFD.
+  const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks), { stream: readBytes > keptBytes });
+  return { text: text.replaceAll('\u0000', '\uFFFD'), truncated: readBytes > keptBytes };
 }
 
 const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -44,7 +110,7 @@ function describe(error: unknown, timeoutMs: number): string {
 /**
  * POSTs signed events to receivers through undici with the address guard as its connector. A 2xx is a success;
  * anything else is a failure — a 3xx included, since redirects are never followed (a receiver could otherwise
- * bounce a delivery to an internal address). The answer's body is read up to a bound and dropped.
+ * bounce a delivery to an internal address). The answer's headers and the start of its body are kept (keptBody).
  */
 export class WebhookSender {
   private readonly agent: Agent;
@@ -63,15 +129,16 @@ export class WebhookSender {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const timeout = AbortSignal.timeout(this.settings.timeoutMs);
+    const requestHeaders = { 'content-type': 'application/json', 'user-agent': 'customer-api-webhooks/1', ...headers };
     try {
       const response = await request(url, {
         method: 'POST',
         body,
-        headers: { 'content-type': 'application/json', 'user-agent': 'customer-api-webhooks/1', ...headers },
+        headers: requestHeaders,
         dispatcher: this.agent,
         signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       });
-      await response.body.dump({ limit: webhookResponseBytesMax }).catch(() => undefined);
+      const answer = await keptBody(response.body);
       const succeeded = response.statusCode >= 200 && response.statusCode < 300;
       return {
         succeeded,
@@ -79,9 +146,17 @@ export class WebhookSender {
         durationMs: elapsed(),
         error: succeeded ? null : `the receiver answered ${response.statusCode}`,
         retryAfterMs: succeeded ? null : parseRetryAfter(response.headers['retry-after'], now()),
+        exchange: { requestHeaders, responseHeaders: keptHeaders(response.headers), responseBody: answer.text, responseBodyTruncated: answer.truncated },
       };
     } catch (error) {
-      return { succeeded: false, statusCode: null, durationMs: elapsed(), error: describe(error, this.settings.timeoutMs), retryAfterMs: null };
+      return {
+        succeeded: false,
+        statusCode: null,
+        durationMs: elapsed(),
+        error: describe(error, this.settings.timeoutMs),
+        retryAfterMs: null,
+        exchange: { ...nothingExchanged, requestHeaders },
+      };
     }
   }
 

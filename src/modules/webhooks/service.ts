@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.js';
 import {
   eventRetentionDays,
   pageLimitMax,
+  webhookHealthWindowMs,
   webhookPreviousSecretTtlMs,
   webhookReplayEventsMax,
   webhookSubscriptionsPerCustomerMax,
@@ -17,8 +18,12 @@ import { lockCustomer } from '../customers/index.js';
 import { type EventRecord, eventsSince } from '../events/index.js';
 import { presentDelivery, presentSubscription } from './presenter.js';
 import {
+  attemptStats,
   countSubscriptions,
   deleteSubscription,
+  deliveriesOfEvent,
+  failedDeliveryEventIds,
+  findDelivery,
   findSubscription,
   insertDeliveries,
   insertSubscription,
@@ -27,8 +32,11 @@ import {
   newDelivery,
   recentAttempts,
   restartDeliveries,
+  retryDelivery,
   rotateSubscriptionSecret,
   updateSubscription,
+  type DeliveryFilter,
+  type DeliveryRow,
   type SubscriptionRow,
 } from './repository.js';
 import type {
@@ -36,6 +44,7 @@ import type {
   DeliveryRecord,
   ReplayResultRecord,
   UpdateWebhookInput,
+  WebhookHealthRecord,
   WebhookSubscriptionRecord,
   WebhookSubscriptionWithSecretRecord,
 } from './schemas.js';
@@ -78,12 +87,20 @@ function changesAnything(current: SubscriptionRow, changes: Partial<Subscription
   return isActive === false && active;
 }
 
+interface WebhookServiceSettings {
+  allowPrivateUrls: boolean;
+  /** When the delivery worker disables a failing subscription (a subscription's health says how far it is). */
+  disableAfter: { failures: number; failingMs: number };
+  /** How long a claimed delivery is its instance's: a delivery due within this is left alone by a retry. */
+  attemptLeaseMs: number;
+}
+
 export class WebhookService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly secrets: SecretBox,
-    private readonly settings: { allowPrivateUrls: boolean },
+    private readonly settings: WebhookServiceSettings,
     /** Wakes the delivery worker after deliveries were queued by a request (test, replay). */
     private readonly onDeliveriesQueued: () => void,
   ) {}
@@ -199,7 +216,7 @@ export class WebhookService {
    * webhookReplayEventsMax per call; `next_since` says where the next call starts when there were more. An event
    * already delivered keeps its webhook-id, so a receiver that saw it can tell.
    */
-  async replay(caller: AuthenticatedKey, id: string, since: string): Promise<ReplayResultRecord> {
+  async replay(caller: AuthenticatedKey, id: string, since: string, onlyFailed = false): Promise<ReplayResultRecord> {
     const now = this.clock.now();
     const oldest = new Date(now.getTime() - eventRetentionDays * 86_400_000);
     if (Date.parse(since) < oldest.getTime() || Date.parse(since) > now.getTime()) {
@@ -214,25 +231,83 @@ export class WebhookService {
     // (from that millisecond on) queues each event once.
     const boundary = events.length > webhookReplayEventsMax ? events[webhookReplayEventsMax]!.created_at : null;
     const beforeBoundary = boundary === null ? events : events.filter((event) => event.created_at < boundary);
-    const queued = beforeBoundary.length > 0 ? beforeBoundary : events.slice(0, webhookReplayEventsMax);
+    const batch = beforeBoundary.length > 0 ? beforeBoundary : events.slice(0, webhookReplayEventsMax);
     const nowText = now.toISOString();
-    const deliveries = queued.map((event) => newDelivery(subscription.id, caller.customerId, event, nowText));
-    await this.storage.transaction(async (trx) => {
+    const queued = await this.storage.transaction(async (trx) => {
+      // onlyFailed: of the batch, the events whose delivery here failed; read in the transaction that restarts them.
+      const failed = onlyFailed ? await failedDeliveryEventIds(trx, subscription.id, batch.map((event) => event.id)) : undefined;
+      const chosen = failed ? batch.filter((event) => failed.has(event.id)) : batch;
+      const deliveries = chosen.map((event) => newDelivery(subscription.id, caller.customerId, event, nowText));
       for (let start = 0; start < deliveries.length; start += 1000) await restartDeliveries(trx, deliveries.slice(start, start + 1000));
+      return deliveries;
     });
-    if (deliveries.length > 0) this.onDeliveriesQueued();
+    if (queued.length > 0) this.onDeliveriesQueued();
     return { queued: queued.length, next_since: boundary === null ? null : beforeBoundary.length > 0 ? boundary : new Date(Date.parse(boundary) + 1).toISOString() };
   }
 
-  async deliveries(caller: AuthenticatedKey, id: string, status: string | undefined, page: number, limit: number) {
-    await this.require(caller, id);
-    const size = Math.min(limit, pageLimitMax);
-    const { rows, total } = await listDeliveries(this.storage.db, caller.customerId, id, status, (page - 1) * size, size);
+  /**
+   * Sends one delivery again now (docs/webhooks.md "Retrying one delivery"): the next attempt of it, under the same
+   * webhook-id. One being attempted, or due within an attempt's lease, is answered as it is.
+   */
+  async retry(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<DeliveryRecord> {
+    const subscription = await this.require(caller, id);
+    if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
+    const now = this.clock.now();
+    const horizon = new Date(now.getTime() + this.settings.attemptLeaseMs).toISOString();
+    const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, now.toISOString(), horizon);
+    const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
+    if (!row) throw notFound('webhook delivery');
+    if (retried) this.onDeliveriesQueued();
+    return (await this.withAttempts([row]))[0]!;
+  }
+
+  /** How the subscription's receiver is doing: its last success, its run of failures, the last 24 hours, and how close it is to being disabled. */
+  async health(caller: AuthenticatedKey, id: string): Promise<WebhookHealthRecord> {
+    const subscription = await this.require(caller, id);
+    const now = this.clock.now();
+    const stats = await attemptStats(this.storage.db, id, new Date(now.getTime() - webhookHealthWindowMs).toISOString());
+    const attempts = stats.succeeded + stats.failed;
+    const active = Number(subscription.is_active) === 1;
+    const failures = Number(subscription.consecutive_failures);
+    const failingSince = subscription.failing_since;
+    let autoDisable: WebhookHealthRecord['auto_disable'] = null;
+    if (active && failingSince !== null) {
+      const notBefore = Date.parse(failingSince) + this.settings.disableAfter.failingMs;
+      autoDisable = {
+        failures_left: Math.max(this.settings.disableAfter.failures - failures, 0),
+        not_before: new Date(notBefore).toISOString(),
+        seconds_left: Math.max(Math.ceil((notBefore - now.getTime()) / 1000), 0),
+      };
+    }
+    return {
+      status: !active ? 'disabled' : failures > 0 ? 'failing' : 'healthy',
+      last_success_at: stats.lastSuccessAt,
+      failing_since: failingSince,
+      consecutive_failures: failures,
+      attempts_24h: attempts,
+      failed_attempts_24h: stats.failed,
+      error_rate_24h: attempts === 0 ? null : stats.failed / attempts,
+      auto_disable: autoDisable,
+    };
+  }
+
+  /** The deliveries of one of the customer's events, with their attempts (GET /events/{eventId}). */
+  async deliveriesOfEvent(caller: AuthenticatedKey, eventId: string): Promise<DeliveryRecord[]> {
+    return this.withAttempts(await deliveriesOfEvent(this.storage.db, caller.customerId, eventId));
+  }
+
+  private async withAttempts(rows: readonly DeliveryRow[]): Promise<DeliveryRecord[]> {
     const attempts = await recentAttempts(this.storage.db, rows.map((row) => row.id));
     const attemptsByDelivery = new Map<string, typeof attempts>();
     for (const attempt of attempts) attemptsByDelivery.set(attempt.delivery_id, [...(attemptsByDelivery.get(attempt.delivery_id) ?? []), attempt]);
-    const data: DeliveryRecord[] = rows.map((row) => presentDelivery(row, attemptsByDelivery.get(row.id) ?? []));
-    return { data, meta: { pagination: { page, limit: size, total: Number(total) } } };
+    return rows.map((row) => presentDelivery(row, attemptsByDelivery.get(row.id) ?? []));
+  }
+
+  async deliveries(caller: AuthenticatedKey, id: string, status: DeliveryFilter | undefined, page: number, limit: number) {
+    await this.require(caller, id);
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await listDeliveries(this.storage.db, caller.customerId, id, status, (page - 1) * size, size);
+    return { data: await this.withAttempts(rows), meta: { pagination: { page, limit: size, total: Number(total) } } };
   }
 
   private async require(caller: AuthenticatedKey, id: string): Promise<SubscriptionRow> {

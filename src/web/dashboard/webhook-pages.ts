@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { pageLimitDefault, eventRetentionDays, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
+import { dashboardReplayFormMarginMs, pageLimitDefault, eventRetentionDays, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
 import { testEventType } from '../../events/catalog.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
@@ -11,7 +11,9 @@ import {
   UpdateWebhookBody,
   subscribableEventTypes,
   type CreateWebhookInput,
+  type DeliveriesQueryInput,
   type UpdateWebhookInput,
+  type WebhookHealthRecord,
   type WebhookSubscriptionRecord,
 } from '../../modules/webhooks/index.js';
 import { formList, formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
@@ -21,11 +23,29 @@ import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
 type WebhookRoute = { Params: { webhookId: string } };
+type DeliveryRoute = { Params: { webhookId: string; deliveryId: string } };
+
+/**
+ * The replay form's dates (datetime-local values: minutes, no zone). The earliest is rounded up to the minute and
+ * kept dashboardReplayFormMarginMs inside the window, so the form never offers a date the server refuses (its own
+ * earliest, cut to the minute, was older than the window); the latest is now, cut to the minute.
+ */
+function replayDates(nowMs: number) {
+  const windowStartMs = nowMs - eventRetentionDays * 86_400_000 + dashboardReplayFormMarginMs;
+  // Up to the next whole minute.
+  const earliestMs = Math.ceil(windowStartMs / 60_000) * 60_000;
+  return {
+    suggested: new Date(nowMs - 86_400_000).toISOString().slice(0, 16),
+    earliest: new Date(earliestMs).toISOString().slice(0, 16),
+    latest: new Date(nowMs).toISOString().slice(0, 16),
+    retentionDays: eventRetentionDays,
+  };
+}
 
 const checkCreate = bodyChecker<CreateWebhookInput>(CreateWebhookBody);
 const checkUpdate = bodyChecker<UpdateWebhookInput>(UpdateWebhookBody);
-const checkReplay = bodyChecker<{ since: string }>(ReplayBody);
-const checkDeliveriesQuery = bodyChecker<{ page?: number; limit?: number; status?: string }>(DeliveriesQuery);
+const checkReplay = bodyChecker<{ since: string; onlyFailed?: boolean }>(ReplayBody);
+const checkDeliveriesQuery = bodyChecker<DeliveriesQueryInput>(DeliveriesQuery);
 const checkEventsQuery = bodyChecker<{ page?: number; limit?: number; type?: string }>(EventsQuery);
 
 /** What the subscription forms show in their fields: the record, or what was typed when it was refused. */
@@ -62,6 +82,32 @@ const subscriptionFields = (draft: WebhookDraft) => ({
   eventTypes: draft.allEventTypes ? [...subscribableEventTypes] : draft.eventTypes,
 });
 
+/** A duration in whole days, hours and minutes, the two largest units that are not zero ("4 days 23 hours"). */
+function durationText(seconds: number): string {
+  const units: Array<[string, number]> = [['day', 86_400], ['hour', 3600], ['minute', 60]];
+  const parts: string[] = [];
+  let left = seconds;
+  for (const [name, size] of units) {
+    const count = Math.floor(left / size);
+    left -= count * size;
+    if (count > 0) parts.push(`${count} ${name}${count === 1 ? '' : 's'}`);
+  }
+  return parts.length === 0 ? 'less than a minute' : parts.slice(0, 2).join(' ');
+}
+
+/** The health of a subscription in words (docs/webhooks.md "Health"). */
+function healthText(health: WebhookHealthRecord): { lastDay: string; autoDisable: string | null } {
+  const lastDay =
+    health.error_rate_24h === null
+      ? 'No attempts'
+      : `${health.attempts_24h} ${health.attempts_24h === 1 ? 'attempt' : 'attempts'}, ${health.failed_attempts_24h} failed (${Math.round(health.error_rate_24h * 100)} % errors)`;
+  const disable = health.auto_disable;
+  if (disable === null) return { lastDay, autoDisable: null };
+  const failures = disable.failures_left === 0 ? 'at its next failed attempt' : `after ${disable.failures_left} more failed ${disable.failures_left === 1 ? 'attempt' : 'attempts'}`;
+  const notBefore = disable.seconds_left > 0 ? `, and not before ${disable.not_before} (in ${durationText(disable.seconds_left)})` : '';
+  return { lastDay, autoDisable: `If it keeps failing: ${failures}${notBefore}.` };
+}
+
 /**
  * Webhooks (docs/webhooks.md) through the same service as the JSON API: subscriptions (list, create with the
  * secret shown once, edit, disable/enable, rotate, test, replay, delete), each one's deliveries, and the events feed.
@@ -84,22 +130,20 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     const id = request.params.webhookId;
     const webhook = await services.webhooks.get(caller, id);
     const query = checkListQuery(checkDeliveriesQuery, listQuery(request.query, ['status']));
-    const deliveries = await services.webhooks.deliveries(caller, id, query.status, query.page ?? 1, query.limit ?? pageLimitDefault);
-    const now = services.clock.now().getTime();
+    const [deliveries, health] = await Promise.all([
+      services.webhooks.deliveries(caller, id, query.status, query.page ?? 1, query.limit ?? pageLimitDefault),
+      services.webhooks.health(caller, id),
+    ]);
     return renderPage(services, request, reply, '/dashboard/webhook', 'Webhook subscription', {
       webhook,
+      health,
+      healthText: healthText(health),
       deliveries: deliveries.data,
       pager: pagerOf(`/dashboard/webhooks/${encodeURIComponent(id)}`, deliveries.meta.pagination, { status: query.status, page: undefined, limit: String(deliveries.meta.pagination.limit) }),
       statusFilter: query.status ?? '',
       eventTypeChoices: subscribableEventTypes,
       draft: draftOfRecord(webhook),
-      replay: {
-        // datetime-local values: minutes, no zone.
-        suggested: new Date(now - 86_400_000).toISOString().slice(0, 16),
-        earliest: new Date(now - eventRetentionDays * 86_400_000).toISOString().slice(0, 16),
-        latest: new Date(now).toISOString().slice(0, 16),
-        retentionDays: eventRetentionDays,
-      },
+      replay: replayDates(services.clock.now().getTime()),
       ...extra,
     }, status);
   };
@@ -179,14 +223,30 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
   );
 
   context.post<WebhookRoute>('/webhooks/:webhookId/replay', pageRoute, async (request, reply) => {
-    const since = formText(formOf(request.body), 'since');
+    const form = formOf(request.body);
+    const since = formText(form, 'since');
+    // A ticked checkbox sends its value; an unticked one sends nothing.
+    const onlyFailed = formText(form, 'only_failed') !== undefined;
     return afterAction(request, reply, async () => {
-      const body = checkReplay(since === undefined ? {} : { since: utcFromLocalInput(since) });
-      const result = await services.webhooks.replay(callerOf(request), request.params.webhookId, body.since);
+      const body = checkReplay(since === undefined ? {} : { since: utcFromLocalInput(since), onlyFailed });
+      const result = await services.webhooks.replay(callerOf(request), request.params.webhookId, body.since, body.onlyFailed ?? false);
       const more = result.next_since === null ? '' : ` There were more: replay from ${result.next_since} to queue the rest.`;
-      return { notice: `${result.queued} ${result.queued === 1 ? 'event' : 'events'} queued for delivery.${more}`, replayed: result };
+      const what = onlyFailed ? (result.queued === 1 ? 'failed event' : 'failed events') : result.queued === 1 ? 'event' : 'events';
+      return { notice: `${result.queued} ${what} queued for delivery.${more}`, replayed: { ...result, onlyFailed } };
     });
   });
+
+  context.post<DeliveryRoute>('/webhooks/:webhookId/deliveries/:deliveryId/retry', pageRoute, async (request, reply) =>
+    afterAction(request, reply, async () => {
+      const delivery = await services.webhooks.retry(callerOf(request), request.params.webhookId, request.params.deliveryId);
+      const queued = delivery.next_attempt_at !== null && delivery.next_attempt_at <= services.clock.now().toISOString();
+      return {
+        notice: queued
+          ? `Delivery ${delivery.id} is due again now: it goes out within moments, and its attempt shows below.`
+          : `Delivery ${delivery.id} is being attempted, or due within seconds: it was left as it is.`,
+      };
+    }),
+  );
 
   context.post<WebhookRoute>('/webhooks/:webhookId/delete', pageRoute, async (request, reply) => {
     await services.webhooks.delete(callerOf(request), request.params.webhookId);
