@@ -26,6 +26,7 @@ import { deploymentSettingsMigration } from './migrations/0019-deployment-settin
 import { reconciliationIndexesMigration } from './migrations/0020-reconciliation-indexes.js';
 import { providerEventsMigration } from './migrations/0021-provider-events.js';
 import { sandboxTimersMigration } from './migrations/0022-sandbox-timers.js';
+import { webhookDeliveryClaimsMigration } from './migrations/0025-webhook-delivery-claims.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -57,6 +58,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0020-reconciliation-indexes': reconciliationIndexesMigration(),
     '0021-provider-events': providerEventsMigration(dialect),
     '0022-sandbox-timers': sandboxTimersMigration(),
+    '0025-webhook-delivery-claims': webhookDeliveryClaimsMigration(),
   };
 }
 
