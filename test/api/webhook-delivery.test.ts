@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { webhookAttemptsInFlightPerSubscriptionMax } from '../../src/config/limits.js';
 import { additiveEventTypes, eventTypes } from '../../src/events/catalog.js';
 import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
@@ -326,6 +326,18 @@ describe('webhook delivery', () => {
     const tooOld = await post(carol, `/webhooks/${hook.id}/replay`, { since: new Date(t.clock.now().getTime() - 31 * 86_400_000).toISOString() });
     expect(tooOld.statusCode).toBe(400);
     expect((await post(carol, `/webhooks/${hook.id}/replay`, { since: 'yesterday' })).statusCode).toBe(400);
+  });
+
+  it('wakes the fan-out when a transaction commits, instead of leaving the event to its next poll', async () => {
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
+    const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
+    const wake = vi.spyOn(fanOut, 'wake');
+    try {
+      await createPayee(t, alice);
+      expect(wake).toHaveBeenCalled();
+    } finally {
+      wake.mockRestore();
+    }
   });
 
   it('keeps a dead receiver from delaying another customer’s deliveries', async () => {
