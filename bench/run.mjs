@@ -297,6 +297,30 @@ async function countHistory(customerId) {
   }
 }
 
+/** Resolves once the webhook fan-out has published every event in the outbox (within 60 s). */
+async function fannedOut() {
+  const query = 'select count(*) as n from outbox_events where published_at is null';
+  for (let poll = 0; poll < 600; poll++) {
+    let unpublished;
+    if (dialect === 'postgres') {
+      /** @type {pg.QueryResult<{ n: string }>} */
+      const { rows } = await adminClient().query(query);
+      unpublished = Number(/** @type {{ n: string }} */ (rows[0]).n);
+    } else {
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(path.join(dataDir, 'customer-api.sqlite'), { readonly: true });
+      try {
+        unpublished = Number(/** @type {{ n: number }} */ (db.prepare(query).get()).n);
+      } finally {
+        db.close();
+      }
+    }
+    if (unpublished === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the webhook fan-out left events unpublished for 60 s');
+}
+
 /** The PostgreSQL connection main() opens first when DATABASE_URL is set. */
 function adminClient() {
   if (!admin) throw new Error('no PostgreSQL connection');
@@ -331,6 +355,7 @@ async function measureWebhooks(serverUrl, key, customerId, paymentBody, since, p
     since,
     lagPaymentsPerSecond: paymentsPerSecond / 2,
     lagSeconds: webhookLagSeconds,
+    fannedOut,
     log,
   });
 }

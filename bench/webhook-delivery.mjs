@@ -100,10 +100,11 @@ function eventOf(body) {
  *   since: string,
  *   lagPaymentsPerSecond: number,
  *   lagSeconds?: number,
+ *   fannedOut: () => Promise<void>,
  *   log: (line: string) => void,
  * }} options
  */
-export async function measureWebhookDelivery({ call, newClient, leanSend, a, paymentBodyA, since, lagPaymentsPerSecond, lagSeconds = 10, log }) {
+export async function measureWebhookDelivery({ call, newClient, leanSend, a, paymentBodyA, since, lagPaymentsPerSecond, lagSeconds = 10, fannedOut, log }) {
   const receiver = await listenReceiver();
   /** @type {Map<string, string>} path → signing secret */
   const secrets = new Map();
@@ -143,7 +144,9 @@ export async function measureWebhookDelivery({ call, newClient, leanSend, a, pay
       }),
     );
   };
-  const stats = { verified: 0, invalidSignatures: 0, duplicates: 0 };
+  /** @type {Record<string, number>} */
+  const duplicatesByPath = {};
+  const stats = { verified: 0, invalidSignatures: 0, duplicates: 0, duplicatesByPath };
   /** Verifies every signed arrival so far and counts repeated webhook-ids per path; then forgets them. */
   const verifyArrivals = () => {
     /** @type {Set<string>} */
@@ -159,7 +162,10 @@ export async function measureWebhookDelivery({ call, newClient, leanSend, a, pay
         stats.invalidSignatures += 1;
       }
       const key = `${arrival.path} ${id}`;
-      if (seen.has(key)) stats.duplicates += 1;
+      if (seen.has(key)) {
+        stats.duplicates += 1;
+        duplicatesByPath[arrival.path] = (duplicatesByPath[arrival.path] ?? 0) + 1;
+      }
       seen.add(key);
     }
     receiver.arrivals.length = 0;
@@ -167,6 +173,9 @@ export async function measureWebhookDelivery({ call, newClient, leanSend, a, pay
 
   try {
     // --- One receiver: the lean reference, then the server, the same events to the same receiver.
+    // A subscription made while the fan-out is still at work gets the late events from it, and its replay would send
+    // them again (a replay starts a delivered event over): every event is fanned out before a replay's subscription.
+    await fannedOut();
     const single = await subscribe(a, '/one');
     const replayStarted = Date.now();
     const replayed = await replay(single, since);
@@ -191,6 +200,7 @@ export async function measureWebhookDelivery({ call, newClient, leanSend, a, pay
     const share = Math.max(1, Math.round(replayed / manySubscriptions));
     const sharesSince = new Date().toISOString();
     await Promise.all([payMany(a, paymentBodyA, share), payMany(b, paymentBodyB, share)]);
+    await fannedOut();
     /** @type {Awaited<ReturnType<typeof subscribe>>[]} */
     const hooks = [];
     for (let index = 0; index < manySubscriptions; index += 1) hooks.push(await subscribe(index % 2 === 0 ? a : b, '/many'));
@@ -265,7 +275,7 @@ export async function measureWebhookDelivery({ call, newClient, leanSend, a, pay
     const lagAlone = await measureLag(false);
     const lagBesideSlow = await measureLag(true);
     if (stats.invalidSignatures > 0) throw new Error(`webhooks: ${stats.invalidSignatures} deliveries failed signature verification`);
-    log(`  webhooks: ${stats.verified.toLocaleString('en')} signatures verified, ${stats.duplicates} duplicates`);
+    log(`  webhooks: ${stats.verified.toLocaleString('en')} signatures verified, ${stats.duplicates} duplicates ${JSON.stringify(stats.duplicatesByPath)}`);
     return {
       replayed,
       eventsPerSecond,
