@@ -7,7 +7,9 @@
 // Env: BENCH_DURATION_SECONDS (10) per measured run, BENCH_WARMUP_SECONDS (2) before each, BENCH_CONNECTIONS (10),
 // BENCH_ROUNDS (1; more runs every scenario again, interleaved, and reports medians), BENCH_TRANSACTIONS
 // (1000000) records in the customer's history, BENCH_DEEP_PAGE (20000) the deep page, limit 50, BENCH_CPU_PROF=1
-// writes V8 CPU profiles of the lean reference, the raw baseline and the API server to .bench/profiles/ (open them in Chrome DevTools).
+// writes V8 CPU profiles of the lean reference, the raw baseline and the API server to .bench/profiles/ (open them in Chrome DevTools),
+// BENCH_ONLY=webhooks runs only POST /payments (the capacity, and the events) and the webhook delivery figures each round
+// (with BENCH_TRANSACTIONS=100 it seeds next to nothing), BENCH_WEBHOOK_LAG_SECONDS (10) the length of the lag load.
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -58,7 +60,10 @@ const rounds = setting('BENCH_ROUNDS', 1, 1);
 const historySize = setting('BENCH_TRANSACTIONS', 1_000_000, 100);
 const pageLimit = 50;
 const deepPage = setting('BENCH_DEEP_PAGE', 20_000, 2);
-if (deepPage * pageLimit > historySize) throw new Error(`BENCH_DEEP_PAGE ${deepPage} × ${pageLimit} is beyond BENCH_TRANSACTIONS ${historySize}`);
+const webhooksOnly = process.env.BENCH_ONLY?.trim() === 'webhooks';
+if (process.env.BENCH_ONLY?.trim() && !webhooksOnly) throw new Error(`BENCH_ONLY must be "webhooks" or unset, got "${process.env.BENCH_ONLY}"`);
+const webhookLagSeconds = setting('BENCH_WEBHOOK_LAG_SECONDS', 10, 1);
+if (!webhooksOnly && deepPage * pageLimit > historySize) throw new Error(`BENCH_DEEP_PAGE ${deepPage} × ${pageLimit} is beyond BENCH_TRANSACTIONS ${historySize}`);
 
 const cpuProfileDir = process.env.BENCH_CPU_PROF === '1' ? path.join(checkout, '.bench/profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
 /** Node options of a profiled server: the profile is written when it exits after SIGTERM. */
@@ -83,6 +88,10 @@ const targets = {
   deepVsFirstMax: 1.5,
   pagesReqPerSecondMin: dialect === 'sqlite' ? 3_000 : undefined,
   peakRssMbMax: 250,
+  webhookEventsPerSecondMin: 2_000,
+  webhookVsLeanMin: 0.5,
+  webhookManyVsOneMin: 1,
+  webhookLagP99MsMax: 500,
 };
 
 const loadAtStart = os.loadavg();
@@ -162,6 +171,18 @@ function cli(args) {
     });
   });
 }
+
+/**
+ * The lean delivery reference (bench/lean-webhook-sender.mjs), in a process of its own on the servers' database.
+ * @type {import('./webhook-delivery.mjs').LeanSender}
+ */
+const leanSend = (run) =>
+  new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(checkout, 'bench/lean-webhook-sender.mjs'), JSON.stringify(run)], { cwd: checkout, env: serverEnv(), timeout: 300_000 }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`the lean delivery reference failed: ${error.message}\n${stderr}`));
+      resolve(/** @type {{ sent: number, seconds: number }} */ (parseJson(stdout)));
+    });
+  });
 
 /** @param {string[]} nodeArgs */
 async function startRealServer(nodeArgs = []) {
@@ -276,10 +297,133 @@ async function countHistory(customerId) {
   }
 }
 
+/** Resolves once the webhook fan-out has published every event in the outbox (within 60 s). */
+async function fannedOut() {
+  const query = 'select count(*) as n from outbox_events where published_at is null';
+  for (let poll = 0; poll < 600; poll++) {
+    let unpublished;
+    if (dialect === 'postgres') {
+      /** @type {pg.QueryResult<{ n: string }>} */
+      const { rows } = await adminClient().query(query);
+      unpublished = Number(/** @type {{ n: string }} */ (rows[0]).n);
+    } else {
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(path.join(dataDir, 'customer-api.sqlite'), { readonly: true });
+      try {
+        unpublished = Number(/** @type {{ n: number }} */ (db.prepare(query).get()).n);
+      } finally {
+        db.close();
+      }
+    }
+    if (unpublished === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the webhook fan-out left events unpublished for 60 s');
+}
+
 /** The PostgreSQL connection main() opens first when DATABASE_URL is set. */
 function adminClient() {
   if (!admin) throw new Error('no PostgreSQL connection');
   return admin;
+}
+
+/** @typedef {Awaited<ReturnType<typeof measureWebhookDelivery>>} WebhookRun */
+
+/**
+ * One round of the webhook figures (bench/webhook-delivery.mjs) for the bench customer, whose events since
+ * `since` are replayed; the lag load is half the payment capacity measured in the same round.
+ * @param {string} serverUrl
+ * @param {string} key
+ * @param {string} customerId
+ * @param {string} paymentBody
+ * @param {string} since
+ * @param {number} paymentsPerSecond
+ */
+async function measureWebhooks(serverUrl, key, customerId, paymentBody, since, paymentsPerSecond) {
+  const csrfOf = async (/** @type {string} */ apiKey) => /** @type {Answer} */ (await call(serverUrl, apiKey, 'GET', '/csrf-token')).data.csrf_token;
+  const newClient = async (/** @type {string} */ name) => {
+    const other = /** @type {{ id: string }} */ (await cli(['customers', 'create', '--name', name]));
+    const { key: otherKey } = /** @type {{ key: string }} */ (await cli(['keys', 'create', '--customer', other.id]));
+    return { baseUrl: serverUrl, key: otherKey, csrf: await csrfOf(otherKey), customerId: other.id };
+  };
+  return measureWebhookDelivery({
+    call,
+    newClient,
+    leanSend,
+    a: { baseUrl: serverUrl, key, csrf: await csrfOf(key), customerId },
+    paymentBodyA: /** @type {object} */ (parseJson(paymentBody)),
+    since,
+    lagPaymentsPerSecond: paymentsPerSecond / 2,
+    lagSeconds: webhookLagSeconds,
+    fannedOut,
+    log,
+  });
+}
+
+/**
+ * Prints the webhook figures, medians over rounds, against their targets, and answers them for the JSON report.
+ * @param {WebhookRun[]} webhookRuns
+ */
+function summariseWebhooks(webhookRuns) {
+  const of = (/** @type {(run: WebhookRun) => number} */ pick) => median(webhookRuns.map(pick));
+  const figures = {
+    eventsPerSecond: of((run) => run.eventsPerSecond),
+    leanEventsPerSecond: of((run) => run.leanEventsPerSecond),
+    vsLean: of((run) => run.vsLean),
+    manyEventsPerSecond: of((run) => run.manyEventsPerSecond),
+    manyVsOne: of((run) => run.manyEventsPerSecond / run.eventsPerSecond),
+    lagPaymentsPerSecond: of((run) => run.lagPaymentsPerSecond),
+    lagP50Ms: of((run) => run.lagAlone.p50Ms),
+    lagP99Ms: of((run) => run.lagAlone.p99Ms),
+    backlogMax: of((run) => run.lagAlone.backlogMax),
+    lagBesideSlowP50Ms: of((run) => run.lagBesideSlow.p50Ms),
+    lagBesideSlowP99Ms: of((run) => run.lagBesideSlow.p99Ms),
+    backlogBesideSlowMax: of((run) => run.lagBesideSlow.backlogMax),
+    verified: webhookRuns.reduce((sum, run) => sum + run.verified, 0),
+    duplicates: webhookRuns.reduce((sum, run) => sum + run.duplicates, 0),
+  };
+  const verdict = (/** @type {boolean} */ ok) => (ok ? 'meets target' : 'BELOW TARGET');
+  const perRound = (/** @type {(run: WebhookRun) => number} */ pick, /** @type {number} */ digits) => webhookRuns.map((run) => fmt(pick(run), digits)).join(', ');
+  log(`\nWebhook delivery (${dialect}${webhookRuns.length > 1 ? `, medians of ${webhookRuns.length} rounds` : ''})`);
+  log(`  one receiver: ${fmt(figures.eventsPerSecond, 0)} events/s (rounds ${perRound((run) => run.eventsPerSecond, 0)})  target >= ${targets.webhookEventsPerSecondMin}  ${verdict(figure(figures.eventsPerSecond) >= targets.webhookEventsPerSecondMin)}`);
+  log(`  one receiver / lean reference (${fmt(figures.leanEventsPerSecond, 0)} events/s): ${fmt(figures.vsLean, 3)}× (rounds ${perRound((run) => run.vsLean, 3)})  target >= ${targets.webhookVsLeanMin}×  ${verdict(figure(figures.vsLean) >= targets.webhookVsLeanMin)}`);
+  log(`  20 subscriptions: ${fmt(figures.manyEventsPerSecond, 0)} events/s in total, ${fmt(figures.manyVsOne, 3)}× one receiver  target >= ${targets.webhookManyVsOneMin}×  ${verdict(figure(figures.manyVsOne) >= targets.webhookManyVsOneMin)}`);
+  log(`  lag from commit to first attempt at ${fmt(figures.lagPaymentsPerSecond, 0)} payments/s (half the capacity): p50 ${fmt(figures.lagP50Ms, 0)} ms, p99 ${fmt(figures.lagP99Ms, 0)} ms (rounds ${perRound((run) => run.lagAlone.p99Ms, 0)})  target < ${targets.webhookLagP99MsMax} ms  ${verdict(figure(figures.lagP99Ms) < targets.webhookLagP99MsMax)}`);
+  log(`    backlog per second: ${webhookRuns.map((run) => run.lagAlone.backlogPerSecond.join(' ')).join(' | ')}`);
+  log(`  the same beside a receiver answering in 5 s: p50 ${fmt(figures.lagBesideSlowP50Ms, 0)} ms, p99 ${fmt(figures.lagBesideSlowP99Ms, 0)} ms (rounds ${perRound((run) => run.lagBesideSlow.p99Ms, 0)})  target < ${targets.webhookLagP99MsMax} ms  ${verdict(figure(figures.lagBesideSlowP99Ms) < targets.webhookLagP99MsMax)}`);
+  log(`    backlog per second: ${webhookRuns.map((run) => run.lagBesideSlow.backlogPerSecond.join(' ')).join(' | ')}`);
+  log(`  ${figures.verified.toLocaleString('en')} deliveries verified with standardwebhooks, all valid; ${figures.duplicates} duplicates`);
+  return { ...figures, rounds: webhookRuns };
+}
+
+/**
+ * BENCH_ONLY=webhooks: the real server alone; each round POST /payments (the capacity, and the events replayed),
+ * then the webhook figures. Writes .bench/results-webhooks-<dialect>.json.
+ * @param {Date} startedAt
+ * @param {string} key
+ * @param {string} customerId
+ * @param {string} from
+ * @param {string} to
+ */
+async function webhooksAlone(startedAt, key, customerId, from, to) {
+  const server = await startRealServer();
+  const paymentBody = JSON.stringify({ fromAccountId: from, toAccountId: to, amount: 1, currency: 'EUR', reference: 'bench payment' });
+  /** @type {WebhookRun[]} */
+  const webhookRuns = [];
+  for (let round = 1; round <= rounds; round++) {
+    log(`\nround ${round} of ${rounds} (webhooks only)`);
+    const roundStartedAt = new Date().toISOString();
+    const token = /** @type {Answer} */ (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
+    const payments = await scenario('POST /payments', server, { url: `${server.url}/payments`, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'x-csrf-token': token }, body: paymentBody });
+    webhookRuns.push(await measureWebhooks(server.url, key, customerId, paymentBody, roundStartedAt, payments.reqPerSecond));
+  }
+  const webhooks = summariseWebhooks(webhookRuns);
+  const outDir = path.join(checkout, '.bench');
+  fs.mkdirSync(outDir, { recursive: true });
+  const outFile = path.join(outDir, `results-webhooks-${dialect}.json`);
+  fs.writeFileSync(outFile, `${JSON.stringify({ dialect, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), settings: { durationSeconds, warmupSeconds, connections, rounds, webhookLagSeconds }, targets, webhooks }, null, 2)}\n`);
+  log(`\nwritten: ${path.relative(checkout, outFile)}`);
+  await server.stop(30_000);
 }
 
 async function main() {
@@ -325,6 +469,11 @@ async function main() {
   const seedSeconds = (Date.now() - seedStarted) / 1000;
   if ((await countHistory(customer.id)) !== historySize) throw new Error(`seeding left ${await countHistory(customer.id)} records, expected ${historySize}`);
   log(`seeded: customer ${customer.id} with ${historySize.toLocaleString('en')} history records (${seeded.toLocaleString('en')} by direct SQL in ${historySeconds.toFixed(1)} s, the rest through the API; all seeding ${seedSeconds.toFixed(1)} s); payments go ${from} → ${to}`);
+
+  if (webhooksOnly) {
+    await webhooksAlone(startedAt, key, customer.id, from, to);
+    return;
+  }
 
   // --- The four servers, started once and loaded one at a time (idle ones use no CPU).
   const barePort = await freePort();
@@ -428,9 +577,8 @@ async function main() {
     results.push({ ...(await scenario(`GET /transactions page 1`, server, { url: pageUrl(1), headers: { 'x-api-key': key } })), total });
     results.push({ ...(await scenario(`GET /transactions page ${deepPage}`, server, { url: pageUrl(deepPage), headers: { 'x-api-key': key } })), total });
     runs.push(results);
-    const webhooks = await measureWebhookDelivery({ call, serverUrl: server.url, key, csrf: token, paymentBody, since: roundStartedAt });
-    log(`  webhooks: ${webhooks.replayed.toLocaleString('en')} events replayed at ${fmt(webhooks.eventsPerSecond, 0)} events/s; lag from commit to delivery at 100 payments/s: p50 ${webhooks.lagP50Ms} ms, p99 ${webhooks.lagP99Ms} ms`);
-    webhookRuns.push(webhooks);
+    const paymentsPerSecond = /** @type {Row} */ (results[3]).reqPerSecond;
+    webhookRuns.push(await measureWebhooks(server.url, key, customer.id, paymentBody, roundStartedAt, paymentsPerSecond));
   }
   const finalTotal = await verifyPages();
 
@@ -559,10 +707,9 @@ async function main() {
   }
   log(`  server CPU per request: payments / lean reference ${fmt(ratios.paymentsVsLeanCpu, 2)}×, payments / raw baseline ${fmt(ratios.paymentsVsRawCpu, 2)}×; page ${deepPage} / page 1 ${fmt(ratios.deepVsFirstCpu, 2)}×`);
   log(`  vs bare Fastify (req/s): lean ${fmt(ratios.leanVsBare, 3)}×, raw ${fmt(ratios.rawVsBare, 3)}×, payments ${fmt(ratios.paymentsVsBare, 3)}×, page 1 ${fmt(ratios.firstPageVsBare, 3)}×, page ${deepPage} ${fmt(ratios.deepPageVsBare, 3)}×`);
-  const webhookMedian = (/** @type {'eventsPerSecond' | 'replayed' | 'lagP50Ms' | 'lagP99Ms'} */ name) => median(webhookRuns.map((run) => run[name]));
-  log(`  webhook delivery to a local receiver: ${fmt(webhookMedian('eventsPerSecond'), 0)} events/s (a replay of ${fmt(webhookMedian('replayed'), 0)} events); lag from commit to delivery at 100 payments/s: p50 ${fmt(webhookMedian('lagP50Ms'), 0)} ms, p99 ${fmt(webhookMedian('lagP99Ms'), 0)} ms`);
   log(`  load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(' ')} (at the start: ${loadAtStart.map((v) => v.toFixed(2)).join(' ')}; other work on the machine moves every figure)`);
   log(`  history total after the run: ${finalTotal.toLocaleString('en')} records (${historySize.toLocaleString('en')} seeded + payments made by the run)`);
+  const webhooks = summariseWebhooks(webhookRuns);
 
   const report = {
     dialect,
@@ -579,7 +726,7 @@ async function main() {
     machineFactor,
     scaledTargets: Object.fromEntries(scaledChecks.map(([label, value, target, ok]) => [label, { value, target, met: ok }])),
     finalTotal,
-    webhooks: { eventsPerSecond: webhookMedian('eventsPerSecond'), lagP50Ms: webhookMedian('lagP50Ms'), lagP99Ms: webhookMedian('lagP99Ms'), rounds: webhookRuns },
+    webhooks,
     rounds: runs,
   };
   const outDir = path.join(checkout, '.bench');

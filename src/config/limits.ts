@@ -345,9 +345,15 @@ export const webhookRetryDelaysMsDefault: readonly number[] = [5_000, 300_000, 1
 export const webhookDisableAfterFailingMsDefault = 5 * 24 * 60 * 60 * 1000;
 /** One delivery attempt, connection included, unless WEBHOOK_TIMEOUT_MS says otherwise. */
 export const webhookTimeoutMsDefault = 10_000;
-/** Attempts one process makes at once, overall and to one subscription (docs/webhooks.md "Fairness"). */
-export const webhookAttemptsInFlightMax = 64;
-export const webhookAttemptsInFlightPerSubscriptionMax = 4;
+/**
+ * Attempts one process makes at once, overall and to one subscription (docs/webhooks.md "Fairness"): enough to keep
+ * a receiver answering in a few milliseconds at thousands of events per second, few enough that one subscription
+ * takes an eighth of the slots.
+ */
+export const webhookAttemptsInFlightMax = 256;
+export const webhookAttemptsInFlightPerSubscriptionMax = 32;
+/** Ended attempts recorded by one transaction at most (those that ended while the previous one committed). */
+export const webhookAttemptsRecordedPerTransactionMax = 256;
 /** Outbox events turned into deliveries per pass of the fan-out worker. */
 export const webhookFanOutBatchSize = 500;
 /** Bytes of a receiver's answer that are read (then the connection is dropped). */

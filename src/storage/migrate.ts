@@ -28,6 +28,7 @@ import { providerEventsMigration } from './migrations/0021-provider-events.js';
 import { sandboxTimersMigration } from './migrations/0022-sandbox-timers.js';
 import { retentionIndexesMigration } from './migrations/0023-retention-indexes.js';
 import { webhookAttemptDetailsMigration } from './migrations/0024-webhook-attempt-details.js';
+import { webhookDeliveryClaimsMigration } from './migrations/0025-webhook-delivery-claims.js';
 import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.js';
 
 /**
@@ -62,6 +63,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0022-sandbox-timers': sandboxTimersMigration(),
     '0023-retention-indexes': retentionIndexesMigration(),
     '0024-webhook-attempt-details': webhookAttemptDetailsMigration(),
+    '0025-webhook-delivery-claims': webhookDeliveryClaimsMigration(),
     '0026-sandbox-kyc-timers': sandboxKycTimersMigration(),
   };
 }

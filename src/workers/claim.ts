@@ -17,17 +17,12 @@ export interface ClaimOptions {
   /** Further columns the claim sets, e.g. { sync_attempts: sql`sync_attempts + 1` }. */
   set?: Record<string, unknown>;
   /**
-   * At most `limit` rows per value of `column` (oldest first within each), or fewer where `remaining` says so — how
-   * webhook deliveries keep one receiver from taking every slot.
+   * Claims from each group alone instead of from the whole table: for each value of `column` listed, at most its
+   * number of rows (oldest first), each group read from its own index range — how webhook deliveries are claimed per
+   * subscription, so one receiver never takes every slot and a claim never ranks the whole backlog. `limit` then
+   * bounds the sum, which the caller keeps within it.
    */
-  perGroup?: { column: string; limit: number; remaining?: ReadonlyMap<string, number> };
-}
-
-/** `rank <= case <column> when 'a' then 2 … else <limit> end`: each group's share of one claim. */
-function groupShare(perGroup: NonNullable<ClaimOptions['perGroup']>): RawBuilder<unknown> {
-  const exceptions = [...(perGroup.remaining ?? new Map<string, number>())].map(([value, share]) => sql`when ${value} then ${sql.lit(Math.max(share, 0))}`);
-  if (exceptions.length === 0) return sql.lit(perGroup.limit);
-  return sql`case ${sql.ref(perGroup.column)} ${sql.join(exceptions, sql` `)} else ${sql.lit(perGroup.limit)} end`;
+  perGroup?: { column: string; limits: ReadonlyMap<string, number> };
 }
 
 /**
@@ -43,19 +38,23 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
   const claimable = sql`(${options.due}) and (${lease} is null or ${lease} <= ${options.now})`;
   const assignments = [sql`${lease} = ${options.leaseUntil}`, ...Object.entries(options.set ?? {}).map(([column, value]) => sql`${sql.ref(column)} = ${value}`)];
   const order = sql.ref(options.orderBy);
-  const eligible = options.perGroup
-    ? sql`${claimable} and id in (
-        select id from (
-          select id, ${sql.ref(options.perGroup.column)}, row_number() over (partition by ${sql.ref(options.perGroup.column)} order by ${order}) as rank
-          from ${table} where ${claimable}
-        ) ranked where rank <= ${groupShare(options.perGroup)})`
-    : claimable;
-  const picked = sql`select id from ${table} where ${eligible} order by ${order} limit ${options.limit}`;
+  const lock = storage.dialect === 'postgres' ? sql` for update skip locked` : sql``;
+  const pick = (condition: RawBuilder<unknown>, limit: number) => sql`select id from ${table} where ${condition} order by ${order} limit ${limit}${lock}`;
+  const { perGroup } = options;
+  const groups = [...(perGroup?.limits ?? [])].filter(([, limit]) => limit > 0);
+  if (perGroup && groups.length === 0) return [];
+  // Each group's pick is a subquery of its own: a LIMIT and a lock clause apply to one SELECT of a UNION only there.
+  const picked = perGroup
+    ? sql.join(
+        groups.map(([value, limit], index) => sql`select id from (${pick(sql`${claimable} and ${sql.ref(perGroup.column)} = ${value}`, Math.min(limit, options.limit))}) ${sql.raw(`g${index}`)}`),
+        sql` union all `,
+      )
+    : pick(claimable, options.limit);
   const result =
     storage.dialect === 'postgres'
       ? // Materialised once: as an IN subquery the planner may run it again, and SKIP LOCKED then picks more than `limit`.
         await sql<Row>`
-          with picked as materialized (${picked} for update skip locked)
+          with picked as materialized (${picked})
           update ${table} set ${sql.join(assignments)} from picked
           where ${table}.id = picked.id and ${claimable}
           returning ${table}.*`.execute(storage.db)

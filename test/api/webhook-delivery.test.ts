@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { webhookAttemptsInFlightPerSubscriptionMax } from '../../src/config/limits.js';
 import { additiveEventTypes, eventTypes } from '../../src/events/catalog.js';
 import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { createPayee, createVirtualAccount, deposit, pay, settle } from '../helpers/money.js';
@@ -191,6 +192,23 @@ describe('webhook delivery', () => {
     expect(receiver.received).toHaveLength(3);
   });
 
+  it('records attempts that end together in one go, counting the run of failures across them', async () => {
+    receiver.answer = () => ({ status: 500 });
+    const hook = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
+    for (let index = 0; index < 5; index += 1) await createPayee(t, alice);
+    await deliverDue(t);
+    // Five attempts in flight at once: the third failure in a row disables, the two after it still count.
+    expect(receiver.received).toHaveLength(5);
+    const record = (await get(alice, `/webhooks/${hook.id}`)).json().data;
+    expect(record).toMatchObject({ is_active: false, consecutive_failures: 5, disabled_reason: '3 consecutive failed attempts' });
+    const deliveries = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json().data;
+    expect(deliveries).toHaveLength(5);
+    for (const delivery of deliveries) {
+      expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1, last_status_code: 500 });
+      expect(delivery.attempts).toHaveLength(1);
+    }
+  });
+
   it('disables at once on 410 Gone, treats a redirect as a failure without following it, and honours Retry-After', async () => {
     const gone = await subscribe(t, alice, { url: receiver.url('/gone'), eventTypes: ['payee.created'] });
     const moved = await subscribe(t, alice, { url: receiver.url('/moved'), eventTypes: ['payee.created'] });
@@ -310,21 +328,33 @@ describe('webhook delivery', () => {
     expect((await post(carol, `/webhooks/${hook.id}/replay`, { since: 'yesterday' })).statusCode).toBe(400);
   });
 
+  it('wakes the fan-out when a transaction commits, instead of leaving the event to its next poll', async () => {
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
+    const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
+    const wake = vi.spyOn(fanOut, 'wake');
+    try {
+      await createPayee(t, alice);
+      expect(wake).toHaveBeenCalled();
+    } finally {
+      wake.mockRestore();
+    }
+  });
+
   it('keeps a dead receiver from delaying another customer’s deliveries', async () => {
     receiver.answer = (request) => (request.path === '/dead' ? 'hang' : { status: 200 });
     await subscribe(t, alice, { url: receiver.url('/dead'), eventTypes: ['payee.created'] });
-    for (let index = 0; index < 12; index += 1) await createPayee(t, alice);
+    for (let index = 0; index < webhookAttemptsInFlightPerSubscriptionMax + 8; index += 1) await createPayee(t, alice);
     await subscribe(t, bob, { url: receiver.url('/alive'), eventTypes: ['payee.created'] });
     await createPayee(t, bob);
     const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
     const delivery = t.app.workers.find((worker) => worker.name === 'webhook-delivery')!;
     await fanOut.runOnce();
-    // One pass: at most 4 attempts to the dead receiver, and Bob's goes out alongside them.
-    expect(await delivery.runOnce()).toBe(5);
-    const alive = await receiver.waitFor(5, 400);
+    // One pass: the dead receiver's share of attempts, and Bob's goes out alongside them.
+    expect(await delivery.runOnce()).toBe(webhookAttemptsInFlightPerSubscriptionMax + 1);
+    const alive = await receiver.waitFor(webhookAttemptsInFlightPerSubscriptionMax + 1, 2000);
     expect(alive.filter((received) => received.path === '/alive')).toHaveLength(1);
-    expect(alive.filter((received) => received.path === '/dead')).toHaveLength(4);
-    // A second pass takes no more of the dead receiver while its four are in flight.
+    expect(alive.filter((received) => received.path === '/dead')).toHaveLength(webhookAttemptsInFlightPerSubscriptionMax);
+    // A second pass takes no more of the dead receiver while its share is in flight.
     expect(await delivery.runOnce()).toBe(0);
     await t.app.webhookDeliveries.idle();
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();

@@ -40,7 +40,11 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
     await sender.close();
   });
   const fanOut = new WebhookFanOut(storage, clock, wakeDelivery, config.webhookFanOutLeaseMs);
-  context.workers.push(new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log), deliveryLoop);
+  const fanOutLoop = new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log);
+  // An event is fanned out as soon as the transaction that wrote it commits in this instance: every commit wakes the
+  // fan-out (commits during a pass add one pass at most). The poll finds the events other instances wrote.
+  storage.committed.listen(() => fanOutLoop.wake());
+  context.workers.push(fanOutLoop, deliveryLoop);
   const webhooks = new WebhookService(
     storage,
     clock,

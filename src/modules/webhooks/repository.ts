@@ -265,18 +265,29 @@ export async function restartDeliveries(db: Db, rows: readonly NewDelivery[]): P
 }
 
 /**
- * Claims due deliveries of active subscriptions (workers/claim.ts): `next_attempt_at` is both when a delivery is due
- * and, once claimed, the lease of the instance attempting it. At most `perSubscription` per subscription, fewer for
- * those in `remaining`.
+ * The active subscriptions with a delivery due now, the longest waiting first, at most `limit`, leaving out those in
+ * `excluded` (every slot of theirs is taken): one probe of the (subscription, status, next attempt) index each.
  */
-export async function claimDueDeliveries(
-  storage: Storage,
-  now: Date,
-  leaseUntil: Date,
-  limit: number,
-  perSubscription: number,
-  remaining: ReadonlyMap<string, number>,
-): Promise<DeliveryRow[]> {
+export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: string, limit: number, excluded: readonly string[]): Promise<string[]> {
+  const notExcluded = excluded.length === 0 ? sql`` : sql`and s.id not in (${sql.join([...excluded])})`;
+  const { rows } = await sql<{ id: string }>`
+    select id from (
+      select s.id, (
+        select min(d.next_attempt_at) from webhook_deliveries d
+        where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+      ) as due_at
+      from webhook_subscriptions s where s.is_active = 1 ${notExcluded}
+    ) waiting
+    where due_at is not null order by due_at limit ${limit}`.execute(db);
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Claims due deliveries (workers/claim.ts), up to `shares` of each subscription named, oldest due first, each
+ * subscription from its own index range: `next_attempt_at` is both when a delivery is due and, once claimed, the
+ * lease of the instance attempting it. A subscription disabled meanwhile gives nothing.
+ */
+export async function claimDueDeliveries(storage: Storage, now: Date, leaseUntil: Date, shares: ReadonlyMap<string, number>): Promise<DeliveryRow[]> {
   return claimDue<DeliveryRow>(storage, {
     table: 'webhook_deliveries',
     due: sql`status = 'pending' and next_attempt_at is not null and exists (
@@ -285,8 +296,8 @@ export async function claimDueDeliveries(
     now: now.toISOString(),
     leaseUntil: leaseUntil.toISOString(),
     orderBy: 'next_attempt_at',
-    limit,
-    perGroup: { column: 'subscription_id', limit: perSubscription, remaining },
+    limit: [...shares.values()].reduce((sum, share) => sum + share, 0),
+    perGroup: { column: 'subscription_id', limits: shares },
   });
 }
 
@@ -317,74 +328,117 @@ export interface AttemptResult {
   disableReason: (failures: number, failingSince: string) => string | null;
 }
 
+/** Deliveries per statement of a recording: 8 bound parameters each, well under either database's bound. */
+const recordedPerStatement = 500;
+
+/** The attempt's row in webhook_attempts. */
+function attemptRow(result: AttemptResult) {
+  return {
+    id: newId(),
+    delivery_id: result.deliveryId,
+    attempt_number: result.attemptNumber,
+    succeeded: result.succeeded ? 1 : 0,
+    status_code: result.statusCode,
+    duration_ms: result.durationMs,
+    error: result.error,
+    created_at: result.at,
+    subscription_id: result.subscriptionId,
+    request_headers: result.exchange.requestHeaders === null ? null : JSON.stringify(result.exchange.requestHeaders),
+    response_headers: result.exchange.responseHeaders === null ? null : JSON.stringify(result.exchange.responseHeaders),
+    response_body: result.exchange.responseBody,
+    response_body_truncated: result.exchange.responseBodyTruncated ? 1 : 0,
+  };
+}
+
 /**
- * Records an attempt in one transaction: the delivery's state (fenced by the lease, so an instance whose lease
- * expired, or whose delivery was replayed meanwhile, records nothing), the attempt's row, and the subscription's run
- * of failures — reset by a success, extended by a failure, which may disable the subscription. Returns false when
- * the lease was lost.
+ * Moves each delivery to its state after the attempt, fenced by the attempt's lease (an instance whose lease expired,
+ * or whose delivery was replayed meanwhile, changes nothing), in one statement; answers the deliveries moved.
  */
-export async function recordAttempt(storage: Storage, result: AttemptResult): Promise<boolean> {
-  return storage.transaction(async (trx) => {
-    const fenced = await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: result.status,
-        attempt_count: result.attemptNumber,
-        next_attempt_at: result.nextAttemptAt,
-        last_attempt_at: result.at,
-        last_status_code: result.statusCode,
-        last_error: result.error,
-        updated_at: result.at,
-      })
-      .where('id', '=', result.deliveryId)
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '=', result.lease)
-      .returning('id')
-      .executeTakeFirst();
-    if (!fenced) return false;
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        id: newId(),
-        delivery_id: result.deliveryId,
-        attempt_number: result.attemptNumber,
-        succeeded: result.succeeded ? 1 : 0,
-        status_code: result.statusCode,
-        duration_ms: result.durationMs,
-        error: result.error,
-        created_at: result.at,
-        subscription_id: result.subscriptionId,
-        request_headers: result.exchange.requestHeaders === null ? null : JSON.stringify(result.exchange.requestHeaders),
-        response_headers: result.exchange.responseHeaders === null ? null : JSON.stringify(result.exchange.responseHeaders),
-        response_body: result.exchange.responseBody,
-        response_body_truncated: result.exchange.responseBodyTruncated ? 1 : 0,
-      })
-      .execute();
+async function fenceDeliveries(trx: Transaction<Database>, results: readonly AttemptResult[]): Promise<Set<string>> {
+  const moved = new Set<string>();
+  for (let start = 0; start < results.length; start += recordedPerStatement) {
+    const values = results
+      .slice(start, start + recordedPerStatement)
+      .map((result) => sql`(${result.deliveryId}, ${result.lease}, ${result.status}, ${result.attemptNumber}, ${result.nextAttemptAt}, ${result.at}, ${result.statusCode}, ${result.error})`);
+    // The casts: PostgreSQL types a VALUES list of parameters as text.
+    const { rows } = await sql<{ id: string }>`
+      with attempted (delivery_id, lease, status, attempt_count, next_attempt_at, at, status_code, error) as (values ${sql.join(values)})
+      update webhook_deliveries set
+        status = attempted.status,
+        attempt_count = cast(attempted.attempt_count as integer),
+        next_attempt_at = attempted.next_attempt_at,
+        last_attempt_at = attempted.at,
+        last_status_code = cast(attempted.status_code as integer),
+        last_error = attempted.error,
+        updated_at = attempted.at
+      from attempted
+      where webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.status = 'pending' and webhook_deliveries.next_attempt_at = attempted.lease
+      returning id`.execute(trx);
+    for (const row of rows) moved.add(row.id);
+  }
+  return moved;
+}
+
+/**
+ * The subscription's run of failures after these attempts, in the order they ended: a success resets it, a failure
+ * extends it and may disable the subscription. Its row is locked meanwhile (PostgreSQL), so two instances' records
+ * follow one another; the caller takes subscriptions in id order, so they never wait on each other in a circle.
+ */
+async function extendRun(trx: Transaction<Database>, subscriptionId: string, results: readonly AttemptResult[], lock: boolean): Promise<void> {
+  const query = trx.selectFrom('webhook_subscriptions').select(['consecutive_failures', 'failing_since', 'is_active']).where('id', '=', subscriptionId);
+  const before = await (lock ? query.forNoKeyUpdate() : query).executeTakeFirst();
+  if (!before) return;
+  let failures = Number(before.consecutive_failures);
+  let failingSince = before.failing_since;
+  let disabled: { reason: string; at: string } | undefined;
+  for (const result of results) {
     if (result.succeeded) {
-      await trx
-        .updateTable('webhook_subscriptions')
-        .set({ consecutive_failures: 0, failing_since: null })
-        .where('id', '=', result.subscriptionId)
-        .where('consecutive_failures', '>', 0)
-        .execute();
-      return true;
+      failures = 0;
+      failingSince = null;
+      continue;
     }
-    const run = await trx
-      .updateTable('webhook_subscriptions')
-      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: eb.fn.coalesce('failing_since', eb.val(result.at)) }))
-      .where('id', '=', result.subscriptionId)
-      .returning(['consecutive_failures', 'failing_since', 'is_active'])
-      .executeTakeFirst();
-    const reason = run && Number(run.is_active) === 1 ? result.disableReason(Number(run.consecutive_failures), run.failing_since ?? result.at) : null;
-    if (reason !== null) {
-      await trx
-        .updateTable('webhook_subscriptions')
-        .set({ is_active: 0, disabled_at: result.at, disabled_reason: reason, updated_at: result.at })
-        .where('id', '=', result.subscriptionId)
-        .where('is_active', '=', 1)
-        .execute();
+    failures += 1;
+    failingSince ??= result.at;
+    if (disabled === undefined && Number(before.is_active) === 1) {
+      const reason = result.disableReason(failures, failingSince);
+      if (reason !== null) disabled = { reason, at: result.at };
     }
-    return true;
+  }
+  if (failures === Number(before.consecutive_failures) && failingSince === before.failing_since && disabled === undefined) return;
+  await trx
+    .updateTable('webhook_subscriptions')
+    .set({
+      consecutive_failures: failures,
+      failing_since: failingSince,
+      ...(disabled ? { is_active: 0, disabled_at: disabled.at, disabled_reason: disabled.reason, updated_at: disabled.at } : {}),
+    })
+    .where('id', '=', subscriptionId)
+    .execute();
+}
+
+/**
+ * Records ended attempts in one transaction (one commit however many): each delivery's state, fenced by its lease,
+ * the attempts' rows, and each subscription's run of failures. An attempt whose lease was lost records nothing.
+ * Returns the deliveries whose attempt was recorded.
+ */
+export async function recordAttempts(storage: Storage, results: readonly AttemptResult[]): Promise<Set<string>> {
+  if (results.length === 0) return new Set();
+  return storage.transaction(async (trx) => {
+    const moved = await fenceDeliveries(trx, results);
+    const recorded = results.filter((result) => moved.has(result.deliveryId));
+    for (let start = 0; start < recorded.length; start += recordedPerStatement) {
+      await trx.insertInto('webhook_attempts').values(recorded.slice(start, start + recordedPerStatement).map(attemptRow)).execute();
+    }
+    const bySubscription = new Map<string, AttemptResult[]>();
+    for (const result of [...recorded].sort((a, b) => a.at.localeCompare(b.at))) {
+      const run = bySubscription.get(result.subscriptionId);
+      if (run) run.push(result);
+      else bySubscription.set(result.subscriptionId, [result]);
+    }
+    for (const subscriptionId of [...bySubscription.keys()].sort()) {
+      await extendRun(trx, subscriptionId, bySubscription.get(subscriptionId)!, storage.dialect === 'postgres');
+    }
+    return moved;
   });
 }
 
