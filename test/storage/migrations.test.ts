@@ -55,6 +55,16 @@ describe('migrations', () => {
     };
     expect(forbiddenMigrationImports(files)).toEqual(['9998-bad.ts imports ../database.js', '9999-worse.ts imports ../../ledger/assets.js']);
   });
+
+  it('are numbered one after another from 0001, so a new one sorts after every migration a database may have run', () => {
+    // The migrator refuses a migration that sorts before one already applied: a gap filled later would stop start-up.
+    const numbers = fs
+      .readdirSync(migrationsDir)
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => Number(/^(\d{4})-/.exec(name)?.[1]))
+      .sort((a, b) => a - b);
+    expect(numbers).toEqual(numbers.map((_number, index) => index + 1));
+  });
 });
 
 /**
