@@ -73,19 +73,23 @@ async function migrator(storage: Storage): Promise<Migrator> {
   if (storage.dialect === 'sqlite') return new Migrator({ db: storage.db, provider });
   // Kysely looks for its bookkeeping tables in every schema unless told which one: another Kysely-migrated
   // schema in the same database (another app, or another test) would make it skip creating its own.
+  const schema = await currentSchema(storage);
+  return new Migrator({ db: withIntrospection(storage.db, schemaIntrospector(storage.db, schema)), provider, migrationTableSchema: schema });
+}
+
+async function currentSchema(storage: Storage): Promise<string> {
   const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
-  const schema = rows[0]?.schema ?? 'public';
-  return new Migrator({ db: withSchemaIntrospection(storage.db, schema), provider, migrationTableSchema: schema });
+  return rows[0]?.schema ?? 'public';
 }
 
 /**
- * The database as the migrator sees it, its introspection limited to our schema. Kysely's own lists every schema and
- * checks each one's privileges by name, so a schema another process drops meanwhile (another app sharing the
- * database, another test run) failed our start-up with `schema "…" does not exist`. The migrator only asks whether
- * its schema and its two bookkeeping tables exist.
+ * Introspection limited to one PostgreSQL schema, ours. Kysely's own lists every schema and checks each one's
+ * privileges by name, so a schema another process drops meanwhile (another app sharing the database, another test
+ * run) failed our start-up with `schema "…" does not exist`. We only ask whether our schema and Kysely's bookkeeping
+ * tables exist.
  */
-function withSchemaIntrospection(db: Kysely<Database>, schema: string): Kysely<Database> {
-  const introspection: DatabaseIntrospector = {
+function schemaIntrospector(db: Kysely<Database>, schema: string): DatabaseIntrospector {
+  return {
     getSchemas: async () => {
       const { rows } = await sql<SchemaMetadata>`select nspname as name from pg_catalog.pg_namespace where nspname = ${schema}`.execute(db);
       return rows;
@@ -98,6 +102,10 @@ function withSchemaIntrospection(db: Kysely<Database>, schema: string): Kysely<D
       return rows.map((row): TableMetadata => ({ ...row, schema, isForeign: false, columns: [] }));
     },
   };
+}
+
+/** The database as the migrator sees it: `introspection` replaced. */
+function withIntrospection(db: Kysely<Database>, introspection: DatabaseIntrospector): Kysely<Database> {
   // Kysely keeps its state in private fields: every other member is the real instance's, bound to it.
   return new Proxy(db, {
     get: (target, property) => {
@@ -232,6 +240,7 @@ export async function pendingMigrations(storage: Storage): Promise<string[]> {
 }
 
 async function migrationTableMissing(storage: Storage): Promise<boolean> {
-  const tables = await storage.db.introspection.getTables();
+  const introspection = storage.dialect === 'sqlite' ? storage.db.introspection : schemaIntrospector(storage.db, await currentSchema(storage));
+  const tables = await introspection.getTables();
   return !tables.some((table) => table.name === migrationTable);
 }

@@ -535,8 +535,11 @@ export interface WebhookAttemptsTable {
   duration_ms: number | bigint;
   error: string | null;
   created_at: string;
-  /** The delivery's subscription (filled in for attempts recorded before it was kept): its health is read by it. */
-  subscription_id: string;
+  /**
+   * The delivery's subscription (filled in for attempts recorded before it was kept): its health is read by it. Always
+   * written; nullable in the schema only because a column added to an existing table is (SQLite).
+   */
+  subscription_id: string | null;
   /** JSON object of the headers sent; null for an attempt that sent nothing or was recorded before they were kept. */
   request_headers: string | null;
   /** JSON object of the receiver's headers, bounded; null when no answer came. */
