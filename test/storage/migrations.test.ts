@@ -172,10 +172,12 @@ describe.skipIf(testDialect !== 'postgres')('the PostgreSQL functions from their
  * Migrations that move data, each from the schema the release before it left, on a database of its own. 0022 moves
  * the sandbox's timers out of the resource tables into its own `sandbox_timers`: what was due for a pending payment,
  * wallet transfer or OTC order stays due, a settled one's is not carried over, and the resource tables keep no
- * `settle_at` (a payment keeps its rail submission's schedule as `submit_at`). 0026 does the same for the KYC
- * decisions that magic names announced, kept in `end_users` until then.
+ * `settle_at` (a payment keeps its rail submission's schedule as `submit_at`). 0024 keeps what each webhook attempt
+ * exchanged and copies the delivery's subscription onto its attempts (a subscription's health is read by it):
+ * attempts recorded before keep null details and get their subscription. 0026 does for the KYC decisions that magic
+ * names announced, kept in `end_users` until then, what 0022 did for the other timers.
  */
-describe('the sandbox timers migrations', () => {
+describe('migrations that move data', () => {
   let storage: Storage;
   let drop: () => Promise<void>;
 
@@ -252,25 +254,8 @@ describe('the sandbox timers migrations', () => {
     for (const column of ['sandbox_decision', 'sandbox_decide_at']) await expect(read(column)).rejects.toThrow(new RegExp(column));
     await expect(insert(sql`insert into sandbox_timers (id, resource, customer_id, due_at) values ('x', 'other', ${customer}, ${due})`)).rejects.toThrow();
   });
-});
 
-/**
- * Migration 0024 keeps what each webhook attempt exchanged and copies the delivery's subscription onto its attempts
- * (a subscription's health is read by it): attempts recorded before keep null details and get their subscription.
- */
-describe('the webhook attempt details migration', () => {
-  let storage: Storage;
-  let drop: () => Promise<void>;
-
-  beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
-  });
-
-  it('fills in the subscription of the attempts recorded before, with no details', async () => {
+  it('0024 fills in the subscription of the attempts recorded before, with no details', async () => {
     await migrateTo(storage, '0022-sandbox-timers');
     const at = '2026-01-01T00:00:00.000Z';
     const customer = await insertCustomerRow(storage);
