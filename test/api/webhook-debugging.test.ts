@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPayee } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
-import { deliverDue, subscribe } from '../helpers/webhooks.js';
+import { deliverDue, resetWebhooks, subscribe } from '../helpers/webhooks.js';
 
 /** docs/webhooks.md "Attempts", "Retrying one delivery", "Replay", "Health": what a developer needs to debug a receiver. */
 describe('debugging webhook deliveries', () => {
@@ -21,10 +21,7 @@ describe('debugging webhook deliveries', () => {
     receiver = await new WebhookReceiver().listen();
   });
   afterEach(async () => {
-    await deliverDue(t);
-    await t.storage.db.deleteFrom('webhook_subscriptions').execute();
-    receiver.received.length = 0;
-    receiver.answer = () => ({ status: 200 });
+    await resetWebhooks(t, receiver);
   });
   afterAll(async () => {
     await receiver.close();

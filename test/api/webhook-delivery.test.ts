@@ -6,7 +6,7 @@ import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { createPayee, createVirtualAccount, deposit, pay, settle } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { WebhookReceiver, type ReceivedWebhook, type ReceiverAnswer } from '../helpers/webhook-receiver.js';
-import { deliverDue, subscribe } from '../helpers/webhooks.js';
+import { deliverDue, resetWebhooks, subscribe } from '../helpers/webhooks.js';
 
 const verify = (secret: string, received: ReceivedWebhook) =>
   new Webhook(secret).verify(received.body, {
@@ -29,10 +29,7 @@ describe('webhook delivery', () => {
   });
   afterEach(async () => {
     // Each test starts with no subscriptions, nothing due and an empty receiver.
-    await deliverDue(t);
-    await t.storage.db.deleteFrom('webhook_subscriptions').execute();
-    receiver.received.length = 0;
-    receiver.answer = () => ({ status: 200 });
+    await resetWebhooks(t, receiver);
     // Signatures are checked against the real time (Standard Webhooks' five-minute tolerance).
     t.clock.set(new Date());
   });

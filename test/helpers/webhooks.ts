@@ -1,4 +1,5 @@
 import type { TestApp, TestCustomer } from './test-app.js';
+import type { WebhookReceiver } from './webhook-receiver.js';
 
 /** A subscription created through the API, with its one-time secret. */
 export async function subscribe(t: TestApp, customer: TestCustomer, body: Record<string, unknown>) {
@@ -21,4 +22,12 @@ export async function deliverDue(t: Pick<TestApp, 'app'>): Promise<void> {
     if (fanned === 0 && started === 0) return;
   }
   throw new Error('deliveries still due after 100 rounds');
+}
+
+/** Between tests: what is due delivered, no subscription left, and a receiver that has heard nothing and answers 200. */
+export async function resetWebhooks(t: Pick<TestApp, 'app' | 'storage'>, receiver: WebhookReceiver): Promise<void> {
+  await deliverDue(t);
+  await t.storage.db.deleteFrom('webhook_subscriptions').execute();
+  receiver.received.length = 0;
+  receiver.answer = () => ({ status: 200 });
 }
