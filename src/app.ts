@@ -310,7 +310,7 @@ async function platformServices(base: Foundation): Promise<Platform> {
   workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
   if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
   const verification = endUserVerification(base, providerEvents, sandboxTimers);
-  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches: base.caches, files: base.files, endUsers, workers, reaper, log: app.log, serverSecrets };
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches: base.caches, files: base.files, endUsers, workers, reaper, log: app.log, metrics: app.metricsRegistry, serverSecrets };
   return { context, onboardingLinks, verification };
 }
 

@@ -373,6 +373,11 @@ export const eventRetentionDaysMax = 3650;
 export const webhookReplayEventsMax = 10_000;
 /** Attempts listed with each delivery, most recent first. */
 export const webhookAttemptsListedMax = 20;
+/**
+ * The backlog gauge counts due deliveries up to this many (docs/operations.md "Metrics"): a scrape reads at most that
+ * many index entries however far delivery has fallen behind; past it, the oldest due delivery's age tells more.
+ */
+export const webhookBacklogCountedMax = 10_000;
 /** Bytes of a receiver's answer kept with the attempt, as text (the rest is read up to webhookResponseBytesMax and dropped). */
 export const webhookResponseBodyStoredBytesMax = 4 * 1024;
 /** A receiver's answer headers kept with the attempt: at most this many, each value cut to the length below. */

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { Providers } from '../providers/providers.js';
@@ -32,6 +33,8 @@ export interface ModuleContext {
   /** Rows that expire: add how yours are deleted here, and the one reaper worker deletes them a batch at a time. */
   readonly reaper: Reaper;
   readonly log: FastifyBaseLogger;
+  /** Where a module registers its Prometheus series; the metrics listener serves them (docs/operations.md "Metrics"). */
+  readonly metrics: Registry;
   /** The deployment's secrets, wrapped with the master key (storage/server-secrets.ts). */
   readonly serverSecrets: ServerSecrets;
 }

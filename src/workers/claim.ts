@@ -23,6 +23,11 @@ export interface ClaimOptions {
    * bounds the sum, which the caller keeps within it.
    */
   perGroup?: { column: string; limits: ReadonlyMap<string, number> };
+  /**
+   * Also answers each row's lease before the claim under this name: for a webhook delivery, when it was due (its
+   * metrics measure how late each attempt starts).
+   */
+  previousLeaseAs?: string;
 }
 
 /**
@@ -39,14 +44,16 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
   const assignments = [sql`${lease} = ${options.leaseUntil}`, ...Object.entries(options.set ?? {}).map(([column, value]) => sql`${sql.ref(column)} = ${value}`)];
   const order = sql.ref(options.orderBy);
   const lock = storage.dialect === 'postgres' ? sql` for update skip locked` : sql``;
-  const pick = (condition: RawBuilder<unknown>, limit: number) => sql`select id from ${table} where ${condition} order by ${order} limit ${limit}${lock}`;
-  const { perGroup } = options;
+  const { perGroup, previousLeaseAs } = options;
+  const columns = previousLeaseAs === undefined ? sql`id` : sql`id, previous_lease`;
+  const picks = previousLeaseAs === undefined ? sql`id` : sql`id, ${lease} as previous_lease`;
+  const pick = (condition: RawBuilder<unknown>, limit: number) => sql`select ${picks} from ${table} where ${condition} order by ${order} limit ${limit}${lock}`;
   const groups = [...(perGroup?.limits ?? [])].filter(([, limit]) => limit > 0);
   if (perGroup && groups.length === 0) return [];
   // Each group's pick is a subquery of its own: a LIMIT and a lock clause apply to one SELECT of a UNION only there.
   const picked = perGroup
     ? sql.join(
-        groups.map(([value, limit], index) => sql`select id from (${pick(sql`${claimable} and ${sql.ref(perGroup.column)} = ${value}`, Math.min(limit, options.limit))}) ${sql.raw(`g${index}`)}`),
+        groups.map(([value, limit], index) => sql`select ${columns} from (${pick(sql`${claimable} and ${sql.ref(perGroup.column)} = ${value}`, Math.min(limit, options.limit))}) ${sql.raw(`g${index}`)}`),
         sql` union all `,
       )
     : pick(claimable, options.limit);
@@ -57,8 +64,14 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
           with picked as materialized (${picked})
           update ${table} set ${sql.join(assignments)} from picked
           where ${table}.id = picked.id and ${claimable}
-          returning ${table}.*`.execute(storage.db)
-      : await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db);
+          returning ${table}.*${previousLeaseAs === undefined ? sql`` : sql`, picked.previous_lease as ${sql.ref(previousLeaseAs)}`}`.execute(storage.db)
+      : previousLeaseAs === undefined
+        ? await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db)
+        : // RETURNING sees the updated row only; the rows picked, materialised before any update, still hold the lease.
+          await sql<Row>`
+            with picked as materialized (${picked})
+            update ${table} set ${sql.join(assignments)} where id in (select id from picked)
+            returning *, (select previous_lease from picked where picked.id = ${table}.id) as ${sql.ref(previousLeaseAs)}`.execute(storage.db);
   return result.rows;
 }
 

@@ -7,7 +7,7 @@ export async function eventsPlugin(app: FastifyInstance, { events, deliveries }:
   eventRoutes(app, events, deliveries);
 }
 
-export { deleteEventsCreatedBefore, eventsByIds, eventsSince } from './repository.js';
+export { type DeliveredEvent, deleteEventsCreatedBefore, eventsByIds, eventsSince } from './repository.js';
 export { Event, type EventRecord, EventsQuery } from './schemas.js';
 export { EventService } from './service.js';
 export { type EventDeliveries } from './routes.js';

@@ -45,11 +45,14 @@ export async function eventsSince(db: Kysely<Database>, customerId: string, type
     .execute();
 }
 
-/** The delivered bodies of these events, by id. */
-export async function eventsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, string>> {
+/** An event as a delivery sends it: its body, and when it was written and fanned out (the delivery metrics' lag). */
+export type DeliveredEvent = Pick<EventRow, 'payload' | 'created_at' | 'published_at'>;
+
+/** These events as deliveries send them, by id. */
+export async function eventsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, DeliveredEvent>> {
   if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('outbox_events').select(['id', 'payload']).where('id', 'in', [...new Set(ids)]).execute();
-  return new Map(rows.map((row) => [row.id, row.payload]));
+  const rows = await db.selectFrom('outbox_events').select(['id', 'payload', 'created_at', 'published_at']).where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /**

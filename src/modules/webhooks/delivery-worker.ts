@@ -13,6 +13,7 @@ import {
 } from './repository.js';
 import type { SecretBox } from '../../storage/secret-box.js';
 import { eventsByIds } from '../events/index.js';
+import type { AutoDisableReason, DeliveryMetrics } from './metrics.js';
 import { nothingExchanged, type AttemptOutcome, type WebhookSender } from './sender.js';
 import { signedHeaders } from './signing.js';
 import type { Storage } from '../../storage/database.js';
@@ -55,6 +56,7 @@ export class WebhookDeliveryWorker {
     private readonly secrets: SecretBox,
     private readonly settings: DeliverySettings,
     private readonly log: FastifyBaseLogger,
+    private readonly metrics: DeliveryMetrics,
     /** Called when an attempt ends and frees a slot, to wake the worker's loop. */
     private readonly onSlotFreed: () => void,
   ) {
@@ -76,11 +78,12 @@ export class WebhookDeliveryWorker {
     if (shares.size === 0) return 0;
     const rows = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), shares);
     if (rows.length === 0) return 0;
-    const [payloads, subscriptions] = await Promise.all([
+    const [events, subscriptions] = await Promise.all([
       eventsByIds(this.storage.db, rows.map((row) => row.event_id)),
       subscriptionsByIds(this.storage.db, rows.map((row) => row.subscription_id)),
     ]);
-    for (const row of rows) this.start(row, payloads.get(row.event_id), subscriptions.get(row.subscription_id));
+    this.metrics.claimed(rows, events);
+    for (const row of rows) this.start(row, events.get(row.event_id)?.payload, subscriptions.get(row.subscription_id));
     return rows.length;
   }
 
@@ -137,6 +140,7 @@ export class WebhookDeliveryWorker {
     const delayMs = this.settings.retryDelaysMs[attemptNumber - 1];
     const gone = outcome.statusCode === 410;
     const exhausted = !outcome.succeeded && (delayMs === undefined || payload === undefined);
+    let disabled: AutoDisableReason | undefined;
     await this.record({
       deliveryId: row.id,
       subscriptionId: row.subscription_id,
@@ -151,12 +155,14 @@ export class WebhookDeliveryWorker {
       nextAttemptAt: outcome.succeeded || exhausted ? null : new Date(at.getTime() + Math.max(delayMs!, outcome.retryAfterMs ?? 0)).toISOString(),
       at: at.toISOString(),
       disableReason: (failures, failingSince) => {
-        if (gone) return 'the endpoint answered 410 Gone';
         const { disableAfter } = this.settings;
-        if (failures < disableAfter.failures || at.getTime() - Date.parse(failingSince) < disableAfter.failingMs) return null;
-        return `${failures} consecutive failed attempts`;
+        const ranOut = failures >= disableAfter.failures && at.getTime() - Date.parse(failingSince) >= disableAfter.failingMs;
+        disabled = gone ? 'gone' : ranOut ? 'failures' : undefined;
+        if (disabled === undefined) return null;
+        return gone ? 'the endpoint answered 410 Gone' : `${failures} consecutive failed attempts`;
       },
     });
+    this.metrics.attemptRecorded(outcome, exhausted, disabled);
   }
 
   /** Resolves once the attempt is recorded, with the others that ended meanwhile (one transaction for all). */

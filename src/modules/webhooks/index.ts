@@ -4,6 +4,7 @@ import { SecretBox } from '../../storage/secret-box.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import { WebhookDeliveryWorker, attemptLeaseMs } from './delivery-worker.js';
 import { WebhookFanOut } from './fan-out.js';
+import { DeliveryMetrics } from './metrics.js';
 import { deleteEventsCreatedBefore } from '../events/index.js';
 import { deleteDeliveriesCreatedBefore } from './repository.js';
 import type { ModuleContext } from '../module-context.js';
@@ -34,7 +35,8 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   // Each worker wakes the other's loop: new deliveries, or a slot freed by an ended attempt. Wakes come from
   // attempts, the fan-out and requests, all after this function has returned, so the loop exists by then.
   const wakeDelivery = () => deliveryLoop.wake();
-  const deliveries = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, wakeDelivery);
+  const metrics = new DeliveryMetrics(context.metrics, storage, clock, log);
+  const deliveries = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, metrics, wakeDelivery);
   const deliveryLoop = new PollingWorker('webhook-delivery', () => deliveries.pass(), workerPollIntervalMs, log, async () => {
     await deliveries.stop();
     await sender.close();

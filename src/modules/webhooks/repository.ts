@@ -282,13 +282,16 @@ export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: 
   return rows.map((row) => row.id);
 }
 
+/** A claimed delivery, and when it was due (its `next_attempt_at` before the claim made it the lease). */
+export type ClaimedDelivery = DeliveryRow & { due_at: string };
+
 /**
  * Claims due deliveries (workers/claim.ts), up to `shares` of each subscription named, oldest due first, each
  * subscription from its own index range: `next_attempt_at` is both when a delivery is due and, once claimed, the
  * lease of the instance attempting it. A subscription disabled meanwhile gives nothing.
  */
-export async function claimDueDeliveries(storage: Storage, now: Date, leaseUntil: Date, shares: ReadonlyMap<string, number>): Promise<DeliveryRow[]> {
-  return claimDue<DeliveryRow>(storage, {
+export async function claimDueDeliveries(storage: Storage, now: Date, leaseUntil: Date, shares: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
+  return claimDue<ClaimedDelivery>(storage, {
     table: 'webhook_deliveries',
     due: sql`status = 'pending' and next_attempt_at is not null and exists (
       select 1 from webhook_subscriptions s where s.id = webhook_deliveries.subscription_id and s.is_active = 1)`,
@@ -298,6 +301,7 @@ export async function claimDueDeliveries(storage: Storage, now: Date, leaseUntil
     orderBy: 'next_attempt_at',
     limit: [...shares.values()].reduce((sum, share) => sum + share, 0),
     perGroup: { column: 'subscription_id', limits: shares },
+    previousLeaseAs: 'due_at',
   });
 }
 
@@ -460,4 +464,49 @@ export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, 
  */
 export async function deleteDeliveriesCreatedBefore(storage: Storage, before: string, limit: number): Promise<number> {
   return deleteDue(storage, { table: 'webhook_deliveries', key: ['id'], due: sql`created_at < ${before}`, orderBy: 'created_at', limit });
+}
+
+/**
+ * The delivery backlog, as the metrics sample it: the pending deliveries of active subscriptions due by `now` and not
+ * being attempted (an attempt's lease is in the future), counted up to `countMax`, and when the longest-waiting of
+ * them was due. Both read each active subscription's range of the (subscription, status, next attempt) index, as
+ * the delivery worker's claim does; the count stops at `countMax` rows.
+ */
+export async function dueBacklog(db: Kysely<Database>, now: string, countMax: number): Promise<{ due: number; oldestDueAt: string | null }> {
+  const { rows } = await sql<{ due: number | string; oldest_due_at: string | null }>`select
+      (select count(*) from (
+        select 1 from webhook_subscriptions s
+        join webhook_deliveries d on d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+        where s.is_active = 1 limit ${countMax}) counted) as due,
+      (select min(due_at) from (
+        select (select min(d.next_attempt_at) from webhook_deliveries d
+          where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now}) as due_at
+        from webhook_subscriptions s where s.is_active = 1) waiting) as oldest_due_at`.execute(db);
+  const row = rows[0]!;
+  return { due: Number(row.due), oldestDueAt: row.oldest_due_at };
+}
+
+/**
+ * Every subscription by health, as the metrics sample it: active without a failure since its last success, active
+ * and failing, disabled (by request or automatically); how many active ones have failed at least each of
+ * `runLengths` times in a row; and since when the longest-failing one has been failing. One pass over the
+ * subscriptions (at most webhookSubscriptionsPerCustomerMax per customer).
+ */
+export async function subscriptionHealthCounts(db: Kysely<Database>, runLengths: readonly number[]) {
+  const atLeast = runLengths.map((length, index) => sql`count(case when is_active = 1 and consecutive_failures >= ${length} then 1 end) as ${sql.ref(`run_${index}`)}`);
+  const { rows } = await sql<Record<string, number | string | null>>`select
+      count(case when is_active = 1 and consecutive_failures = 0 then 1 end) as healthy,
+      count(case when is_active = 1 and consecutive_failures > 0 then 1 end) as failing,
+      count(case when is_active = 0 then 1 end) as disabled,
+      min(case when is_active = 1 then failing_since end) as failing_since,
+      ${sql.join(atLeast)}
+    from webhook_subscriptions`.execute(db);
+  const row = rows[0]!;
+  return {
+    healthy: Number(row.healthy),
+    failing: Number(row.failing),
+    disabled: Number(row.disabled),
+    failingSince: (row.failing_since ?? null) as string | null,
+    failingAtLeast: runLengths.map((length, index) => ({ length, subscriptions: Number(row[`run_${index}`]) })),
+  };
 }
