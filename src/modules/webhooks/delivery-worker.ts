@@ -82,8 +82,8 @@ export class WebhookDeliveryWorker {
       eventsByIds(this.storage.db, rows.map((row) => row.event_id)),
       subscriptionsByIds(this.storage.db, rows.map((row) => row.subscription_id)),
     ]);
-    this.metrics.claimed(rows, events);
     for (const row of rows) this.start(row, events.get(row.event_id)?.payload, subscriptions.get(row.subscription_id));
+    this.metrics.claimed(rows, events);
     return rows.length;
   }
 

@@ -77,10 +77,10 @@ export class DeliveryMetrics {
   claimed(deliveries: readonly ClaimedDelivery[], events: ReadonlyMap<string, DeliveredEvent>): void {
     const nowMs = this.clock.now().getTime();
     for (const delivery of deliveries) {
-      this.dueLag.observe(secondsSince(nowMs, delivery.due_at));
+      observe(this.dueLag, secondsSince(nowMs, delivery.due_at));
       const event = events.get(delivery.event_id);
       const firstOfFanOut = Number(delivery.attempt_count) === 0 && delivery.due_at === delivery.created_at && delivery.created_at === event?.published_at;
-      if (firstOfFanOut) this.firstAttemptLag.observe(secondsSince(nowMs, event.created_at));
+      if (firstOfFanOut) observe(this.firstAttemptLag, secondsSince(nowMs, event.created_at));
     }
   }
 
@@ -149,6 +149,11 @@ export class DeliveryMetrics {
 
 function secondsSince(nowMs: number, at: string): number {
   return Math.max(0, nowMs - Date.parse(at)) / 1000;
+}
+
+/** A time that does not parse is left out: prom-client would throw, and a figure must never stop a delivery pass. */
+function observe(histogram: Histogram, seconds: number): void {
+  if (Number.isFinite(seconds)) histogram.observe(seconds);
 }
 
 /**
