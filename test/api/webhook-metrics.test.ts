@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CapturedLog } from '../helpers/captured-log.js';
 import { createPayee } from '../helpers/money.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -32,9 +34,13 @@ describe('webhook delivery metrics', () => {
   let t: TestApp;
   let alice: TestCustomer;
   let receiver: WebhookReceiver;
+  const log = new CapturedLog();
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off', WEBHOOK_RETRY_DELAYS: '1s,1s', WEBHOOK_DISABLE_AFTER: '3', WEBHOOK_TIMEOUT_MS: '500' } });
+    t = await createTestApp({
+      env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off', WEBHOOK_RETRY_DELAYS: '1s,1s', WEBHOOK_DISABLE_AFTER: '3', WEBHOOK_TIMEOUT_MS: '500', LOG_LEVEL: 'warn' },
+      logStream: log.stream,
+    });
     alice = await t.createCustomer('Alice Ltd');
     receiver = await new WebhookReceiver().listen();
   });
@@ -158,5 +164,32 @@ describe('webhook delivery metrics', () => {
     expect(sample(scrape, 'webhook_deliveries_due')).toBe(0);
     expect(sample(scrape, 'webhook_deliveries_oldest_due_seconds')).toBe(0);
     expect(receiver.received).toHaveLength(3);
+
+    // A delivery being attempted holds a lease: it is pending, but waits for nothing.
+    receiver.answer = () => 'hang';
+    await createPayee(t, alice);
+    await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
+    expect(sample(await t.metrics(), 'webhook_deliveries_due')).toBe(1);
+    expect(await t.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
+    expect(sample(await t.metrics(), 'webhook_deliveries_due')).toBe(0);
+    await t.app.webhookDeliveries.idle();
+  });
+
+  it('still answers a scrape when the figures cannot be read from the database, with their last values, and logs why', async () => {
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
+    await createPayee(t, alice);
+    await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
+    expect(sample(await t.metrics(), 'webhook_deliveries_due')).toBe(1);
+    const from = log.lines.length;
+    // The reads fail for real: the table they read is not there.
+    await sql`alter table webhook_deliveries rename to webhook_deliveries_away`.execute(t.storage.db);
+    try {
+      const scrape = await t.metrics();
+      expect(sample(scrape, 'webhook_deliveries_due')).toBe(1);
+      expect(sample(scrape, 'webhook_subscriptions', { state: 'healthy' })).toBe(1);
+      expect(await log.waitFor('webhook delivery metrics could not be read', 1, { from })).toHaveLength(1);
+    } finally {
+      await sql`alter table webhook_deliveries_away rename to webhook_deliveries`.execute(t.storage.db);
+    }
   });
 });
