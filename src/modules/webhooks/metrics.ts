@@ -72,7 +72,7 @@ export class DeliveryMetrics {
   /**
    * Claimed deliveries whose attempts start now: how late each is after it was due, and for a delivery the fan-out
    * made that was never attempted, how long after its event's commit. A replay's deliveries (made or restarted after
-   * the fan-out) and retries count only in the first: their events may be days old.
+   * the fan-out) and retries count in the due lag only: their events may be days old.
    */
   claimed(deliveries: readonly ClaimedDelivery[], events: ReadonlyMap<string, DeliveredEvent>): void {
     const nowMs = this.clock.now().getTime();
