@@ -144,7 +144,8 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
         tags,
         summary: 'Deliver past events again',
         description:
-          'Queues the events created since `since` (at most 30 days ago) of the types the subscription lists that the key may read, at most 10,000 per call; ' +
+          `Queues the events created since \`since\` (at most ${webhooks.replayWindowDays} days ago: EVENT_RETENTION_DAYS, how long events are kept) ` +
+          'of the types the subscription lists that the key may read, at most 10,000 per call; ' +
           '`next_since` is where the next call starts when there were more. `onlyFailed: true`: of those, only the events whose delivery to this subscription has failed. ' +
           'Answers 202. 422 WEBHOOK_DISABLED.',
         params: WebhookParams,

@@ -133,7 +133,7 @@ export type AttemptRecord = Static<typeof Attempt>;
 
 export const ReplayBody = Type.Object(
   {
-    since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, within the retention (30 days)' }),
+    since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, at most EVENT_RETENTION_DAYS ago (the retention of events, 30 days by default)' }),
     onlyFailed: Type.Optional(Type.Boolean({ default: false, description: 'Only the events whose delivery to this subscription has failed' })),
   },
   { additionalProperties: false },

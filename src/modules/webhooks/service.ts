@@ -1,6 +1,5 @@
 import type { Clock } from '../../clock.js';
 import {
-  eventRetentionDays,
   pageLimitMax,
   webhookHealthWindowMs,
   webhookPreviousSecretTtlMs,
@@ -93,6 +92,8 @@ interface WebhookServiceSettings {
   disableAfter: { failures: number; failingMs: number };
   /** How long a claimed delivery is its instance's: a delivery due within this is left alone by a retry. */
   attemptLeaseMs: number;
+  /** How far back a replay reaches: as long as events are kept (EVENT_RETENTION_DAYS), whole days. */
+  replayWindowDays: number;
 }
 
 export class WebhookService {
@@ -104,6 +105,11 @@ export class WebhookService {
     /** Wakes the delivery worker after deliveries were queued by a request (test, replay). */
     private readonly onDeliveriesQueued: () => void,
   ) {}
+
+  /** How far back a replay's `since` may be, in days: EVENT_RETENTION_DAYS, since older events are deleted. */
+  get replayWindowDays(): number {
+    return this.settings.replayWindowDays;
+  }
 
   /** `onCreated` runs in the transaction that writes the subscription (an Idempotency-Key's answer is stored there). */
   async create(
@@ -218,9 +224,10 @@ export class WebhookService {
    */
   async replay(caller: AuthenticatedKey, id: string, since: string, onlyFailed = false): Promise<ReplayResultRecord> {
     const now = this.clock.now();
-    const oldest = new Date(now.getTime() - eventRetentionDays * 86_400_000);
+    const days = this.settings.replayWindowDays;
+    const oldest = new Date(now.getTime() - days * 86_400_000);
     if (Date.parse(since) < oldest.getTime() || Date.parse(since) > now.getTime()) {
-      throw validationError([{ location: 'body', path: '/since', reason: `must be within the last ${eventRetentionDays} days` }]);
+      throw validationError([{ location: 'body', path: '/since', reason: `must be within the last ${days} days` }]);
     }
     const subscription = await this.require(caller, id);
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
