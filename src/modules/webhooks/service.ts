@@ -15,7 +15,7 @@ import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { lockCustomer } from '../customers/index.js';
 import { type EventRecord, eventsSince } from '../events/index.js';
-import { presentDelivery, presentSubscription } from './presenter.js';
+import { presentDelivery, presentDeliveryWithAttempts, presentSubscription } from './presenter.js';
 import {
   attemptStats,
   countSubscriptions,
@@ -35,12 +35,12 @@ import {
   rotateSubscriptionSecret,
   updateSubscription,
   type DeliveryFilter,
-  type DeliveryRow,
   type SubscriptionRow,
 } from './repository.js';
 import type {
   CreateWebhookInput,
   DeliveryRecord,
+  DeliveryWithAttemptsRecord,
   ReplayResultRecord,
   UpdateWebhookInput,
   WebhookHealthRecord,
@@ -265,7 +265,7 @@ export class WebhookService {
     const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
     if (!row) throw notFound('webhook delivery');
     if (retried) this.onDeliveriesQueued();
-    return (await this.withAttempts([row]))[0]!;
+    return presentDelivery(row);
   }
 
   /** How the subscription's receiver is doing: its last success, its run of failures, the last 24 hours, and how close it is to being disabled. */
@@ -298,23 +298,25 @@ export class WebhookService {
     };
   }
 
-  /** The deliveries of one of the customer's events, with their attempts (GET /events/{eventId}). */
+  /** The deliveries of one of the customer's events, as the deliveries list shows them (GET /events/{eventId}). */
   async deliveriesOfEvent(caller: AuthenticatedKey, eventId: string): Promise<DeliveryRecord[]> {
-    return this.withAttempts(await deliveriesOfEvent(this.storage.db, caller.customerId, eventId));
+    return (await deliveriesOfEvent(this.storage.db, caller.customerId, eventId)).map(presentDelivery);
   }
 
-  private async withAttempts(rows: readonly DeliveryRow[]): Promise<DeliveryRecord[]> {
-    const attempts = await recentAttempts(this.storage.db, rows.map((row) => row.id));
-    const attemptsByDelivery = new Map<string, typeof attempts>();
-    for (const attempt of attempts) attemptsByDelivery.set(attempt.delivery_id, [...(attemptsByDelivery.get(attempt.delivery_id) ?? []), attempt]);
-    return rows.map((row) => presentDelivery(row, attemptsByDelivery.get(row.id) ?? []));
-  }
-
+  /** A page of the subscription's deliveries, newest first: their state and last outcome, not their attempts. */
   async deliveries(caller: AuthenticatedKey, id: string, status: DeliveryFilter | undefined, page: number, limit: number) {
     await this.require(caller, id);
     const size = Math.min(limit, pageLimitMax);
     const { rows, total } = await listDeliveries(this.storage.db, caller.customerId, id, status, (page - 1) * size, size);
-    return { data: await this.withAttempts(rows), meta: { pagination: { page, limit: size, total: Number(total) } } };
+    return { data: rows.map(presentDelivery), meta: { pagination: { page, limit: size, total: Number(total) } } };
+  }
+
+  /** One delivery of the subscription with its most recent attempts and what each exchanged. */
+  async delivery(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<DeliveryWithAttemptsRecord> {
+    await this.require(caller, id);
+    const row = await findDelivery(this.storage.db, caller.customerId, id, deliveryId);
+    if (!row) throw notFound('webhook delivery');
+    return presentDeliveryWithAttempts(row, await recentAttempts(this.storage.db, [row.id]));
   }
 
   private async require(caller: AuthenticatedKey, id: string): Promise<SubscriptionRow> {

@@ -112,7 +112,8 @@ function healthText(health: WebhookHealthRecord): { lastDay: string; autoDisable
 
 /**
  * Webhooks (docs/webhooks.md) through the same service as the JSON API: subscriptions (list, create with the
- * secret shown once, edit, disable/enable, rotate, test, replay, delete), each one's deliveries, and the events feed.
+ * secret shown once, edit, disable/enable, rotate, test, replay, delete), each one's deliveries (a page of them, and
+ * each one's attempts on its own page), and the events feed.
  */
 export function webhookPages(context: FastifyInstance, services: WebServices): void {
   const callerOf = (request: FastifyRequest): AuthenticatedKey => request.dashboard!.caller;
@@ -236,6 +237,13 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
       const what = onlyFailed ? (result.queued === 1 ? 'failed event' : 'failed events') : result.queued === 1 ? 'event' : 'events';
       return { notice: `${result.queued} ${what} queued for delivery.${more}`, replayed: { ...result, onlyFailed } };
     });
+  });
+
+  context.get<DeliveryRoute>('/webhooks/:webhookId/deliveries/:deliveryId', pageRoute, async (request, reply) => {
+    const caller = callerOf(request);
+    const webhook = await services.webhooks.get(caller, request.params.webhookId);
+    const delivery = await services.webhooks.delivery(caller, webhook.id, request.params.deliveryId);
+    return renderPage(services, request, reply, '/dashboard/webhook-delivery', 'Webhook delivery', { webhook, delivery });
   });
 
   context.post<DeliveryRoute>('/webhooks/:webhookId/deliveries/:deliveryId/retry', pageRoute, async (request, reply) =>
