@@ -51,7 +51,7 @@ describe('debugging webhook deliveries', () => {
     expect(attempt.request_headers).toEqual({
       'content-type': 'application/json',
       'user-agent': sent['user-agent'],
-      'webhook-id': delivery!.id,
+      'webhook-id': delivery.id,
       'webhook-timestamp': sent['webhook-timestamp'],
       'webhook-signature': sent['webhook-signature'],
     });
