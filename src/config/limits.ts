@@ -364,7 +364,7 @@ export const webhookRetryAfterMsMax = 24 * 60 * 60 * 1000;
 export const webhookErrorLengthMax = 500;
 /**
  * How long events, webhook deliveries and their attempts are kept unless EVENT_RETENTION_DAYS says otherwise, and
- * how far back POST /webhooks/{id}/replay reaches (docs/webhooks.md "Retention").
+ * so how far back POST /webhooks/{id}/replay reaches (docs/webhooks.md "Retention").
  */
 export const eventRetentionDays = 30;
 export const eventRetentionDaysMin = 1;

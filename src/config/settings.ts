@@ -331,7 +331,7 @@ export const settings = {
     section: 'Webhooks',
     type: integer({ min: eventRetentionDaysMin, max: eventRetentionDaysMax }),
     default: eventRetentionDays,
-    doc: 'Events (`GET /events`), webhook deliveries and their attempts older than this are deleted by the reaper; a replay reaches back at most 30 days.',
+    doc: 'Events (`GET /events`), webhook deliveries and their attempts older than this are deleted by the reaper; a replay reaches back as far (`POST /webhooks/{id}/replay`).',
     see: { page: 'docs/operations.md', heading: 'Retention' },
   }),
 

@@ -137,8 +137,9 @@ describe('webhook delivery', () => {
     expect(deliveries.meta.pagination).toEqual({ page: 1, limit: 50, total: 1 });
     const [delivery] = deliveries.data;
     expect(delivery).toMatchObject({ status: 'pending', attempt_count: 3, last_status_code: 500, last_error: 'the receiver answered 500' });
-    expect(delivery.attempts.map((attempt: { attempt_number: number }) => attempt.attempt_number)).toEqual([3, 2, 1]);
-    expect(delivery.attempts[0]).toMatchObject({ succeeded: false, status_code: 500 });
+    const { attempts } = (await get(alice, `/webhooks/${hook.id}/deliveries/${delivery.id}`)).json().data;
+    expect(attempts.map((attempt: { attempt_number: number }) => attempt.attempt_number)).toEqual([3, 2, 1]);
+    expect(attempts[0]).toMatchObject({ succeeded: false, status_code: 500 });
     expect(delivery.id).toBe(receiver.received[0]!.headers['webhook-id']);
     expect((await post(alice, `/webhooks/${hook.id}/test`)).json().error.code).toBe('WEBHOOK_DISABLED');
 
@@ -202,7 +203,7 @@ describe('webhook delivery', () => {
     expect(deliveries).toHaveLength(5);
     for (const delivery of deliveries) {
       expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1, last_status_code: 500 });
-      expect(delivery.attempts).toHaveLength(1);
+      expect((await get(alice, `/webhooks/${hook.id}/deliveries/${delivery.id}`)).json().data.attempts).toHaveLength(1);
     }
   });
 
@@ -238,9 +239,10 @@ describe('webhook delivery', () => {
     const hook = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
     await createPayee(t, alice);
     await deliverDue(t);
-    const [delivery] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json().data;
-    expect(delivery.attempts[0]).toMatchObject({ succeeded: false, status_code: null, error: 'no answer within 500 ms' });
-    expect(delivery.attempts[0].duration_ms).toBeGreaterThanOrEqual(400);
+    const [listed] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json().data;
+    const [attempt] = (await get(alice, `/webhooks/${hook.id}/deliveries/${listed.id}`)).json().data.attempts;
+    expect(attempt).toMatchObject({ succeeded: false, status_code: null, error: 'no answer within 500 ms' });
+    expect(attempt.duration_ms).toBeGreaterThanOrEqual(400);
     await t.request({ method: 'DELETE', url: `/webhooks/${hook.id}`, key: alice.key, csrf: true });
   });
 
@@ -284,7 +286,8 @@ describe('webhook delivery', () => {
     expect(receiver.received[0]!.headers['webhook-id']).toBe(deliveryId);
     const [delivery] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json().data;
     expect(delivery).toMatchObject({ id: deliveryId, event_type: 'webhook.test', status: 'succeeded', last_status_code: 200 });
-    expect(delivery.attempts[0]).toMatchObject({ attempt_number: 1, succeeded: true, status_code: 200, error: null });
+    const [attempt] = (await get(alice, `/webhooks/${hook.id}/deliveries/${deliveryId}`)).json().data.attempts;
+    expect(attempt).toMatchObject({ attempt_number: 1, succeeded: true, status_code: 200, error: null });
   });
 
   it('lists events newest first with pagination and a type filter, and replays them to a subscription', async () => {

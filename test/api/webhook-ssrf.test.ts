@@ -96,7 +96,8 @@ describe('webhook SSRF guard', () => {
     expect(receiver.received).toHaveLength(0);
     const browser = await signedInBrowser(t, alice.id);
     for (const [hostname, id] of hooks) {
-      const [delivery] = (await t.request({ url: `/webhooks/${id}/deliveries`, key: alice.key })).json().data;
+      const [listed] = (await t.request({ url: `/webhooks/${id}/deliveries`, key: alice.key })).json().data;
+      const delivery = (await t.request({ url: `/webhooks/${id}/deliveries/${listed.id}`, key: alice.key })).json().data;
       expect(delivery.attempts[0], hostname).toMatchObject({ succeeded: false, status_code: null });
       // The customer learns that the name is refused, never the internal address it resolves to (no DNS mapping).
       expect(delivery.attempts[0].error).toContain(`${hostname} resolves to a non-public address`);

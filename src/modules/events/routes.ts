@@ -45,7 +45,7 @@ export function eventRoutes(app: FastifyInstance, events: EventService, deliveri
   );
 
   const EventWithDeliveries = Type.Object(
-    { ...Event.properties, deliveries: Type.Array(deliveries.item, { description: 'Its deliveries to the customer’s subscriptions, oldest first, with their attempts' }) },
+    { ...Event.properties, deliveries: Type.Array(deliveries.item, { description: 'Its deliveries to the customer’s subscriptions, oldest first, as GET /webhooks/{webhookId}/deliveries lists them (their attempts: GET /webhooks/{webhookId}/deliveries/{deliveryId})' }) },
     { additionalProperties: false },
   );
   routes.get(

@@ -51,7 +51,12 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
     storage,
     clock,
     secrets,
-    { allowPrivateUrls: config.webhookAllowPrivateUrls, disableAfter: config.webhookDisableAfter, attemptLeaseMs: attemptLeaseMs(config.webhookTimeoutMs) },
+    {
+      allowPrivateUrls: config.webhookAllowPrivateUrls,
+      disableAfter: config.webhookDisableAfter,
+      attemptLeaseMs: attemptLeaseMs(config.webhookTimeoutMs),
+      replayWindowDays: config.eventRetentionMs / 86_400_000,
+    },
     wakeDelivery,
   );
   // What webhooks deliver is kept EVENT_RETENTION_DAYS: the events (GET /events), their deliveries and attempts.

@@ -1,5 +1,5 @@
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from './repository.js';
-import type { AttemptRecord, DeliveryRecord, WebhookSubscriptionRecord } from './schemas.js';
+import type { AttemptRecord, DeliveryRecord, DeliveryWithAttemptsRecord, WebhookSubscriptionRecord } from './schemas.js';
 
 export function presentSubscription(row: SubscriptionRow): WebhookSubscriptionRecord {
   return {
@@ -32,7 +32,7 @@ function presentAttempt(row: AttemptRow): AttemptRecord {
   };
 }
 
-export function presentDelivery(row: DeliveryRow, attempts: readonly AttemptRow[]): DeliveryRecord {
+export function presentDelivery(row: DeliveryRow): DeliveryRecord {
   return {
     id: row.id,
     subscription_id: row.subscription_id,
@@ -44,8 +44,11 @@ export function presentDelivery(row: DeliveryRow, attempts: readonly AttemptRow[
     last_attempt_at: row.last_attempt_at,
     last_status_code: row.last_status_code === null ? null : Number(row.last_status_code),
     last_error: row.last_error,
-    attempts: attempts.map(presentAttempt),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
+}
+
+export function presentDeliveryWithAttempts(row: DeliveryRow, attempts: readonly AttemptRow[]): DeliveryWithAttemptsRecord {
+  return { ...presentDelivery(row), attempts: attempts.map(presentAttempt) };
 }

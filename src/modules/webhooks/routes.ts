@@ -10,6 +10,7 @@ import {
   DeliveriesQuery,
   Delivery,
   DeliveryParams,
+  DeliveryWithAttempts,
   ReplayBody,
   ReplayResult,
   TestDelivery,
@@ -144,7 +145,8 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
         tags,
         summary: 'Deliver past events again',
         description:
-          'Queues the events created since `since` (at most 30 days ago) of the types the subscription lists that the key may read, at most 10,000 per call; ' +
+          `Queues the events created since \`since\` (at most ${webhooks.replayWindowDays} days ago: EVENT_RETENTION_DAYS, how long events are kept) ` +
+          'of the types the subscription lists that the key may read, at most 10,000 per call; ' +
           '`next_since` is where the next call starts when there were more. `onlyFailed: true`: of those, only the events whose delivery to this subscription has failed. ' +
           'Answers 202. 422 WEBHOOK_DISABLED.',
         params: WebhookParams,
@@ -165,7 +167,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
         summary: 'Send one delivery again now',
         description:
           'Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted, or due within an attempt’s lease, ' +
-          'is answered as it is. Answers 202 with the delivery. 422 WEBHOOK_DISABLED.',
+          'is answered as it is. Answers 202 with the delivery as the deliveries list shows it. 422 WEBHOOK_DISABLED.',
         params: DeliveryParams,
         response: { 202: DataOf(Delivery), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
@@ -195,12 +197,30 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:read' },
       schema: {
         tags,
-        summary: 'List a subscription’s deliveries, newest first, with their attempts',
+        summary: 'List a subscription’s deliveries, newest first',
+        description: 'Each delivery’s state and last outcome; its attempts, with what each exchanged, are in GET /webhooks/{webhookId}/deliveries/{deliveryId}.',
         params: WebhookParams,
         querystring: DeliveriesQuery,
         response: { 200: paginated(Delivery), ...errorResponses(...authenticatedReadErrors, 404) },
       },
     },
     async (request) => webhooks.deliveries(callerOf(request), request.params.webhookId, request.query.status, request.query.page ?? 1, request.query.limit ?? 50),
+  );
+
+  routes.get(
+    '/webhooks/:webhookId/deliveries/:deliveryId',
+    {
+      config: { scope: 'webhooks:read' },
+      schema: {
+        tags,
+        summary: 'Get one delivery with its attempts',
+        description:
+          'The delivery and its most recent attempts, newest first, each with the request headers sent and the receiver’s status, headers and first 4 KiB of answer. ' +
+          'A delivery of another subscription or customer answers 404 like an unknown one.',
+        params: DeliveryParams,
+        response: { 200: DataOf(DeliveryWithAttempts), ...errorResponses(...authenticatedReadErrors, 404) },
+      },
+    },
+    async (request) => ({ data: await webhooks.delivery(callerOf(request), request.params.webhookId, request.params.deliveryId) }),
   );
 }

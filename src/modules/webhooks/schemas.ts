@@ -3,6 +3,7 @@ import {
   pageLimitDefault,
   pageLimitMax,
   pageMax,
+  webhookAttemptsListedMax,
   webhookDescriptionLengthMax,
   webhookEventTypesMax,
   webhookEventTypesMin,
@@ -109,31 +110,39 @@ const Attempt = Type.Object(
   { additionalProperties: false },
 );
 
-/** One event to one subscription, and its attempts (most recent first). */
-export const Delivery = Type.Object(
-  {
-    id: Type.String({ description: 'The webhook-id header of every attempt' }),
-    subscription_id: Uuid,
-    event_id: Uuid,
-    event_type: Type.String(),
-    status: Type.String({ description: 'pending, succeeded or failed (the retry schedule exhausted)' }),
-    attempt_count: Type.Integer(),
-    next_attempt_at: Nullable(Timestamp),
-    last_attempt_at: Nullable(Timestamp),
-    last_status_code: Nullable(Type.Integer()),
-    last_error: Nullable(Type.String()),
-    attempts: Type.Array(Attempt),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
+const deliveryProperties = {
+  id: Type.String({ description: 'The webhook-id header of every attempt' }),
+  subscription_id: Uuid,
+  event_id: Uuid,
+  event_type: Type.String(),
+  status: Type.String({ description: 'pending, succeeded or failed (the retry schedule exhausted)' }),
+  attempt_count: Type.Integer(),
+  next_attempt_at: Nullable(Timestamp),
+  last_attempt_at: Nullable(Timestamp),
+  last_status_code: Nullable(Type.Integer()),
+  last_error: Nullable(Type.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+
+/**
+ * One event to one subscription, as lists show it: its state and last outcome, without its attempts, whose exchanges
+ * (headers, up to 4 KiB of answer each) would make a page of them megabytes; one delivery's read has them.
+ */
+export const Delivery = Type.Object(deliveryProperties, { additionalProperties: false });
+export type DeliveryRecord = Static<typeof Delivery>;
+
+/** GET /webhooks/{id}/deliveries/{deliveryId}: the delivery and its most recent attempts, newest first, with what each exchanged. */
+export const DeliveryWithAttempts = Type.Object(
+  { ...deliveryProperties, attempts: Type.Array(Attempt, { description: `Its ${webhookAttemptsListedMax} most recent attempts, newest first` }) },
   { additionalProperties: false },
 );
-export type DeliveryRecord = Static<typeof Delivery>;
+export type DeliveryWithAttemptsRecord = Static<typeof DeliveryWithAttempts>;
 export type AttemptRecord = Static<typeof Attempt>;
 
 export const ReplayBody = Type.Object(
   {
-    since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, within the retention (30 days)' }),
+    since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, at most EVENT_RETENTION_DAYS ago (the retention of events, 30 days by default)' }),
     onlyFailed: Type.Optional(Type.Boolean({ default: false, description: 'Only the events whose delivery to this subscription has failed' })),
   },
   { additionalProperties: false },

@@ -1,6 +1,5 @@
 import type { Clock } from '../../clock.js';
 import {
-  eventRetentionDays,
   pageLimitMax,
   webhookHealthWindowMs,
   webhookPreviousSecretTtlMs,
@@ -16,7 +15,7 @@ import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { lockCustomer } from '../customers/index.js';
 import { type EventRecord, eventsSince } from '../events/index.js';
-import { presentDelivery, presentSubscription } from './presenter.js';
+import { presentDelivery, presentDeliveryWithAttempts, presentSubscription } from './presenter.js';
 import {
   attemptStats,
   countSubscriptions,
@@ -36,12 +35,12 @@ import {
   rotateSubscriptionSecret,
   updateSubscription,
   type DeliveryFilter,
-  type DeliveryRow,
   type SubscriptionRow,
 } from './repository.js';
 import type {
   CreateWebhookInput,
   DeliveryRecord,
+  DeliveryWithAttemptsRecord,
   ReplayResultRecord,
   UpdateWebhookInput,
   WebhookHealthRecord,
@@ -93,6 +92,8 @@ interface WebhookServiceSettings {
   disableAfter: { failures: number; failingMs: number };
   /** How long a claimed delivery is its instance's: a delivery due within this is left alone by a retry. */
   attemptLeaseMs: number;
+  /** How far back a replay reaches: as long as events are kept (EVENT_RETENTION_DAYS), whole days. */
+  replayWindowDays: number;
 }
 
 export class WebhookService {
@@ -104,6 +105,11 @@ export class WebhookService {
     /** Wakes the delivery worker after deliveries were queued by a request (test, replay). */
     private readonly onDeliveriesQueued: () => void,
   ) {}
+
+  /** How far back a replay's `since` may be, in days: EVENT_RETENTION_DAYS, since older events are deleted. */
+  get replayWindowDays(): number {
+    return this.settings.replayWindowDays;
+  }
 
   /** `onCreated` runs in the transaction that writes the subscription (an Idempotency-Key's answer is stored there). */
   async create(
@@ -218,9 +224,10 @@ export class WebhookService {
    */
   async replay(caller: AuthenticatedKey, id: string, since: string, onlyFailed = false): Promise<ReplayResultRecord> {
     const now = this.clock.now();
-    const oldest = new Date(now.getTime() - eventRetentionDays * 86_400_000);
+    const days = this.settings.replayWindowDays;
+    const oldest = new Date(now.getTime() - days * 86_400_000);
     if (Date.parse(since) < oldest.getTime() || Date.parse(since) > now.getTime()) {
-      throw validationError([{ location: 'body', path: '/since', reason: `must be within the last ${eventRetentionDays} days` }]);
+      throw validationError([{ location: 'body', path: '/since', reason: `must be within the last ${days} days` }]);
     }
     const subscription = await this.require(caller, id);
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
@@ -258,7 +265,7 @@ export class WebhookService {
     const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
     if (!row) throw notFound('webhook delivery');
     if (retried) this.onDeliveriesQueued();
-    return (await this.withAttempts([row]))[0]!;
+    return presentDelivery(row);
   }
 
   /** How the subscription's receiver is doing: its last success, its run of failures, the last 24 hours, and how close it is to being disabled. */
@@ -291,23 +298,25 @@ export class WebhookService {
     };
   }
 
-  /** The deliveries of one of the customer's events, with their attempts (GET /events/{eventId}). */
+  /** The deliveries of one of the customer's events, as the deliveries list shows them (GET /events/{eventId}). */
   async deliveriesOfEvent(caller: AuthenticatedKey, eventId: string): Promise<DeliveryRecord[]> {
-    return this.withAttempts(await deliveriesOfEvent(this.storage.db, caller.customerId, eventId));
+    return (await deliveriesOfEvent(this.storage.db, caller.customerId, eventId)).map(presentDelivery);
   }
 
-  private async withAttempts(rows: readonly DeliveryRow[]): Promise<DeliveryRecord[]> {
-    const attempts = await recentAttempts(this.storage.db, rows.map((row) => row.id));
-    const attemptsByDelivery = new Map<string, typeof attempts>();
-    for (const attempt of attempts) attemptsByDelivery.set(attempt.delivery_id, [...(attemptsByDelivery.get(attempt.delivery_id) ?? []), attempt]);
-    return rows.map((row) => presentDelivery(row, attemptsByDelivery.get(row.id) ?? []));
-  }
-
+  /** A page of the subscription's deliveries, newest first: their state and last outcome, not their attempts. */
   async deliveries(caller: AuthenticatedKey, id: string, status: DeliveryFilter | undefined, page: number, limit: number) {
     await this.require(caller, id);
     const size = Math.min(limit, pageLimitMax);
     const { rows, total } = await listDeliveries(this.storage.db, caller.customerId, id, status, (page - 1) * size, size);
-    return { data: await this.withAttempts(rows), meta: { pagination: { page, limit: size, total: Number(total) } } };
+    return { data: rows.map(presentDelivery), meta: { pagination: { page, limit: size, total: Number(total) } } };
+  }
+
+  /** One delivery of the subscription with its most recent attempts and what each exchanged. */
+  async delivery(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<DeliveryWithAttemptsRecord> {
+    await this.require(caller, id);
+    const row = await findDelivery(this.storage.db, caller.customerId, id, deliveryId);
+    if (!row) throw notFound('webhook delivery');
+    return presentDeliveryWithAttempts(row, await recentAttempts(this.storage.db, [row.id]));
   }
 
   private async require(caller: AuthenticatedKey, id: string): Promise<SubscriptionRow> {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardReplayFormMarginMs, pageLimitDefault, eventRetentionDays, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
+import { dashboardReplayFormMarginMs, pageLimitDefault, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
 import { testEventType } from '../../events/catalog.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
@@ -26,19 +26,21 @@ type WebhookRoute = { Params: { webhookId: string } };
 type DeliveryRoute = { Params: { webhookId: string; deliveryId: string } };
 
 /**
- * The replay form's dates (datetime-local values: minutes, no zone). The earliest is rounded up to the minute and
+ * The replay form's dates (datetime-local values: minutes, no zone), within the server's replay window
+ * (EVENT_RETENTION_DAYS). The earliest is rounded up to the minute and
  * kept dashboardReplayFormMarginMs inside the window, so the form never offers a date the server refuses (its own
  * earliest, cut to the minute, was older than the window); the latest is now, cut to the minute.
  */
-function replayDates(nowMs: number) {
-  const windowStartMs = nowMs - eventRetentionDays * 86_400_000 + dashboardReplayFormMarginMs;
+function replayDates(nowMs: number, retentionDays: number) {
+  const windowStartMs = nowMs - retentionDays * 86_400_000 + dashboardReplayFormMarginMs;
   // Up to the next whole minute.
   const earliestMs = Math.ceil(windowStartMs / 60_000) * 60_000;
   return {
-    suggested: new Date(nowMs - 86_400_000).toISOString().slice(0, 16),
+    // A day ago, or the earliest when the window is shorter than a day and some minutes.
+    suggested: new Date(Math.max(nowMs - 86_400_000, earliestMs)).toISOString().slice(0, 16),
     earliest: new Date(earliestMs).toISOString().slice(0, 16),
     latest: new Date(nowMs).toISOString().slice(0, 16),
-    retentionDays: eventRetentionDays,
+    retentionDays,
   };
 }
 
@@ -110,7 +112,8 @@ function healthText(health: WebhookHealthRecord): { lastDay: string; autoDisable
 
 /**
  * Webhooks (docs/webhooks.md) through the same service as the JSON API: subscriptions (list, create with the
- * secret shown once, edit, disable/enable, rotate, test, replay, delete), each one's deliveries, and the events feed.
+ * secret shown once, edit, disable/enable, rotate, test, replay, delete), each one's deliveries (a page of them, and
+ * each one's attempts on its own page), and the events feed.
  */
 export function webhookPages(context: FastifyInstance, services: WebServices): void {
   const callerOf = (request: FastifyRequest): AuthenticatedKey => request.dashboard!.caller;
@@ -143,7 +146,7 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
       statusFilter: query.status ?? '',
       eventTypeChoices: subscribableEventTypes,
       draft: draftOfRecord(webhook),
-      replay: replayDates(services.clock.now().getTime()),
+      replay: replayDates(services.clock.now().getTime(), services.webhooks.replayWindowDays),
       ...extra,
     }, status);
   };
@@ -234,6 +237,13 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
       const what = onlyFailed ? (result.queued === 1 ? 'failed event' : 'failed events') : result.queued === 1 ? 'event' : 'events';
       return { notice: `${result.queued} ${what} queued for delivery.${more}`, replayed: { ...result, onlyFailed } };
     });
+  });
+
+  context.get<DeliveryRoute>('/webhooks/:webhookId/deliveries/:deliveryId', pageRoute, async (request, reply) => {
+    const caller = callerOf(request);
+    const webhook = await services.webhooks.get(caller, request.params.webhookId);
+    const delivery = await services.webhooks.delivery(caller, webhook.id, request.params.deliveryId);
+    return renderPage(services, request, reply, '/dashboard/webhook-delivery', 'Webhook delivery', { webhook, delivery });
   });
 
   context.post<DeliveryRoute>('/webhooks/:webhookId/deliveries/:deliveryId/retry', pageRoute, async (request, reply) =>
