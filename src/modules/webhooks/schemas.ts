@@ -30,14 +30,18 @@ const EventTypeList = Type.Array(EventTypeName, {
 /** Not shown in docs/spec.md §4 (additive: docs/architecture.md, Additive endpoints): the fields of PATCH, url and eventTypes required. */
 export const CreateWebhookBody = Type.Object(
   { url: Url, eventTypes: EventTypeList, description: Type.Optional(Description), isActive: Type.Optional(Type.Boolean({ default: true })) },
-  { additionalProperties: false },
+  {
+    title: 'CreateWebhookRequest',
+    additionalProperties: false,
+    examples: [{ url: 'https://example.com/webhooks', eventTypes: ['payment.created', 'payment.completed'], description: 'Payments into our ledger' }],
+  },
 );
 export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
 
 /** docs/spec.md §4 PATCH /webhooks/{webhookId}. */
 export const UpdateWebhookBody = Type.Object(
   { url: Type.Optional(Url), description: Type.Optional(Description), eventTypes: Type.Optional(EventTypeList), isActive: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false },
+  { title: 'UpdateWebhookRequest', additionalProperties: false },
 );
 export type UpdateWebhookInput = Static<typeof UpdateWebhookBody>;
 
@@ -56,13 +60,13 @@ const subscriptionProperties = {
 };
 
 /** docs/spec.md §2 webhook subscription record, exactly. */
-export const WebhookSubscription = Type.Object(subscriptionProperties, { additionalProperties: false });
+export const WebhookSubscription = Type.Object(subscriptionProperties, { title: 'WebhookSubscription', additionalProperties: false });
 export type WebhookSubscriptionRecord = Static<typeof WebhookSubscription>;
 
 /** The record with the whole secret: answered once, by POST /webhooks and by rotate-secret. */
 export const WebhookSubscriptionWithSecret = Type.Object(
   { ...subscriptionProperties, signing_secret: Type.String({ description: 'whsec_… — shown only in this answer' }) },
-  { additionalProperties: false },
+  { title: 'WebhookSubscriptionWithSecret', additionalProperties: false },
 );
 export type WebhookSubscriptionWithSecretRecord = Static<typeof WebhookSubscriptionWithSecret>;
 
@@ -126,7 +130,7 @@ export const Delivery = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'WebhookDelivery', additionalProperties: false },
 );
 export type DeliveryRecord = Static<typeof Delivery>;
 export type AttemptRecord = Static<typeof Attempt>;
@@ -136,7 +140,7 @@ export const ReplayBody = Type.Object(
     since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, within the retention (30 days)' }),
     onlyFailed: Type.Optional(Type.Boolean({ default: false, description: 'Only the events whose delivery to this subscription has failed' })),
   },
-  { additionalProperties: false },
+  { title: 'ReplayWebhookEventsRequest', additionalProperties: false },
 );
 
 /** GET /webhooks/{id}/health: how the subscription's receiver is doing (docs/webhooks.md "Health"). */
@@ -160,7 +164,7 @@ export const WebhookHealth = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  { title: 'WebhookHealth', additionalProperties: false },
 );
 export type WebhookHealthRecord = Static<typeof WebhookHealth>;
 
@@ -169,11 +173,11 @@ export const ReplayResult = Type.Object(
     queued: Type.Integer({ description: 'Events queued for delivery to this subscription' }),
     next_since: Nullable(Timestamp),
   },
-  { additionalProperties: false },
+  { title: 'WebhookReplayResult', additionalProperties: false },
 );
 export type ReplayResultRecord = Static<typeof ReplayResult>;
 
 export const TestDelivery = Type.Object(
   { delivery_id: Type.String(), event: Event },
-  { additionalProperties: false },
+  { title: 'WebhookTestDelivery', additionalProperties: false },
 );
