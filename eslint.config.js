@@ -1,5 +1,5 @@
 // `npm run check:lint` (docs/conventions.md, "Checks"): typescript-eslint's recommended type-checked rules on the
-// TypeScript of src/ and test/, typed by tsconfig.json, and on the benchmark's JavaScript, typed by its JSDoc
+// TypeScript of src/ and test/, typed by tsconfig.json, and of the SDK (sdk/tsconfig.json; not its generated types), and on the benchmark's JavaScript, typed by its JSDoc
 // (bench/tsconfig.json); ESLint's recommended rules on the dashboard's browser script.
 // The few settings below are conventions of the project, each explained in docs/conventions.md.
 import js from '@eslint/js';
@@ -7,7 +7,8 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.mjs', 'bench/**/*.d.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.mjs', 'bench/**/*.d.ts', 'sdk/src/**/*.ts'],
+    ignores: ['sdk/src/schema.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

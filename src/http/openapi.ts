@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { contentSecurityPolicy, installPageHeaders } from '../web/page-headers.js';
+import { finishDocument, type OpenApiDocument } from './openapi-document.js';
 import { ErrorEnvelope, VersionErrorBody, errorResponses } from './schemas.js';
 
 const writeMethods = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
@@ -48,6 +49,10 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
   });
   await app.register(swagger, {
     transform: documentEdgeBehaviour,
+    transformObject: (generated) => {
+      if (!('openapiObject' in generated)) throw new Error('the document is OpenAPI 3.1');
+      return finishDocument(generated.openapiObject as unknown as OpenApiDocument);
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -64,7 +69,29 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
           'is taken as absent; request timestamps may be any RFC 3339 date-time (any offset, `t`/`z` in either case, ' +
           'a leap second) and are stored and answered in UTC with milliseconds; unknown query parameters are ignored; ' +
           'strings must be well-formed Unicode without control characters other than tab, CR and LF.',
+        license: { name: 'Proprietary: the terms of your agreement with the operator of this server', identifier: 'LicenseRef-Proprietary' },
       },
+      // Relative to this document, so it holds wherever the server is deployed; a version in the path pins it.
+      servers: [
+        { url: '/v1', description: 'This server, version v1' },
+        { url: '/v2', description: 'This server, version v2 (currently answers as v1)' },
+      ],
+      tags: [
+        { name: 'Authentication', description: 'CSRF tokens for write requests (docs/authentication.md)' },
+        { name: 'Fiat accounts', description: 'Accounts with IBANs (docs/spec.md §2)' },
+        { name: 'Virtual accounts', description: 'Accounts under a master fiat account (docs/virtual-accounts.md)' },
+        { name: 'Payees', description: 'Beneficiaries of payments (docs/payees.md)' },
+        { name: 'End users', description: 'Individuals and businesses, and their identity verification (docs/end-users.md)' },
+        { name: 'Documents', description: 'Verification documents (docs/documents.md)' },
+        { name: 'Fees', description: 'What a payment will cost (docs/fees.md)' },
+        { name: 'Payments', description: 'Payments out of fiat accounts (docs/payments.md)' },
+        { name: 'Transactions', description: 'The history of every money movement (docs/transactions.md)' },
+        { name: 'Wallets', description: 'Crypto wallets and on-chain transfers (docs/wallets.md)' },
+        { name: 'OTC exchange', description: 'EUR into USDC: quotes and orders (docs/otc.md)' },
+        { name: 'Webhooks', description: 'Subscriptions, deliveries and events (docs/webhooks.md)' },
+        { name: 'Sandbox', description: 'Simulations that drive lifecycles in the sandbox environment only' },
+        { name: 'Operations', description: 'Liveness and readiness probes' },
+      ],
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 import { errorStatusByCode, type ErrorCode } from '../errors.js';
 import { countryCodeFormat } from './request-schema.js';
 import { countryCodeLength } from '../config/limits.js';
+import { versionErrorSchemaName } from './openapi-document.js';
 
 /** Schema primitives shared by every route; TypeBox is the one source of validation, types and OpenAPI. */
 
@@ -54,17 +55,17 @@ export const ErrorEnvelope = Type.Object(
       details: Type.Unknown({ description: 'Structured detail; for VALIDATION_ERROR `{ fields: [{ location, path, reason }] }`' }),
     }),
   },
-  { description: 'Error envelope (spec §7 rule 1); codes in docs/errors.md' },
+  { title: 'Error', description: 'Error envelope (spec §7 rule 1); codes in docs/errors.md' },
 );
 
 /** docs/spec.md §7 rule 4: the flat body of an unsupported API version. */
 export const VersionErrorBody = Type.Object(
   { error: Type.String({ description: 'Names the rejected version and the supported versions' }) },
-  { description: 'Unsupported API version (spec §7 rule 4, §9 rule 7)' },
+  { title: versionErrorSchemaName, description: 'Unsupported API version (spec §7 rule 4, §9 rule 7)' },
 );
 
 const errorDescriptions: Record<number, string> = {
-  400: 'Validation error, malformed JSON, or unsupported API version (flat body)',
+  400: 'Validation error or malformed JSON (an unsupported API version answers the flat UnsupportedApiVersion body instead)',
   401: 'Missing, malformed, unknown, revoked or expired API key',
   403: 'Missing scope, IP address not allowed, or missing/invalid CSRF token',
   404: 'Unknown id, or an id of another customer',
@@ -84,11 +85,7 @@ const errorDescriptions: Record<number, string> = {
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const responses: Record<number, TSchema> = {};
   for (const status of statuses) {
-    const description = errorDescriptions[status] ?? 'Error';
-    responses[status] =
-      status === 400
-        ? Type.Union([ErrorEnvelope, VersionErrorBody], { description })
-        : { ...ErrorEnvelope, description };
+    responses[status] = { ...ErrorEnvelope, description: errorDescriptions[status] ?? 'Error' };
   }
   return responses;
 }

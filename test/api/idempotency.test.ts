@@ -321,8 +321,10 @@ describe('Idempotency-Key', () => {
   });
 
   it('documents the header and the 409 in the OpenAPI document', async () => {
-    const operation = (await t.request({ url: '/openapi.json' })).json().paths['/sandbox/fiat-accounts/{id}/deposits'].post;
-    expect(operation.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'idempotency-key', required: false })]));
+    const doc = (await t.request({ url: '/openapi.json' })).json();
+    const operation = doc.paths['/sandbox/fiat-accounts/{id}/deposits'].post;
+    expect(operation.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+    expect(doc.components.parameters.IdempotencyKey).toMatchObject({ in: 'header', name: 'Idempotency-Key', required: false });
     expect(operation.responses['409']).toBeDefined();
   });
 });

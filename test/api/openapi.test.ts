@@ -38,8 +38,6 @@ function isFlatVersionSchema(schema: Json): boolean {
   return schema.properties?.error?.type === 'string';
 }
 
-const branchesOf = (schema: Json): Json[] => (schema.anyOf ?? schema.oneOf ?? [schema]) as Json[];
-
 describe('OpenAPI document and reference', () => {
   let t: TestApp;
   let alice: TestCustomer;
@@ -136,13 +134,24 @@ describe('OpenAPI document and reference', () => {
       }
     });
 
-    it('documents on every 400 the flat unsupported-version body, which any operation can answer (spec §7 rule 4)', () => {
-      for (const { path, method, operation } of operationsOf(resolved)) {
-        const documented = operation.responses['400'];
-        if (documented === undefined) continue;
-        const branches = branchesOf(jsonSchemaOf(documented));
-        expect(branches.some(isFlatVersionSchema), `${method.toUpperCase()} ${path} 400 admits { error: string }`).toBe(true);
+    it('documents the flat unsupported-version body as a response of its own, and every other 400 as the envelope (spec §7 rule 4)', () => {
+      const versionResponse = resolved.components.responses.UnsupportedApiVersion as Json;
+      expect(isFlatVersionSchema(jsonSchemaOf(versionResponse))).toBe(true);
+      expect(doc.components.parameters.ApiVersion.description).toMatch(/UnsupportedApiVersion/);
+      let flat = 0;
+      for (const { path, method, operation } of operationsOf(doc)) {
+        const documented = operation.responses['400'] as Json;
+        expect(documented, `${method.toUpperCase()} ${path} documents a 400`).toBeDefined();
+        if (documented.$ref === '#/components/responses/UnsupportedApiVersion') {
+          flat += 1;
+          continue;
+        }
+        const schema = jsonSchemaOf(resolved.paths[path][method].responses['400']);
+        expect(schema.anyOf ?? schema.oneOf, `${method.toUpperCase()} ${path} 400 is one schema, not a union`).toBeUndefined();
+        expect(isEnvelopeSchema(schema), `${method.toUpperCase()} ${path} 400 is the envelope`).toBe(true);
       }
+      // /health and /ready take no input: an unsupported version is the only 400 they can answer.
+      expect(flat).toBe(2);
     });
 
     it('lists exactly the catalogue of error codes in the envelope schema', () => {
@@ -226,11 +235,13 @@ describe('OpenAPI document and reference', () => {
       const unauthenticated = await t.request({ method: 'POST', url: '/fiat-accounts', body: {} });
       const csrf = await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, body: {} });
       const mediaType = await t.request({ method: 'POST', url: '/fiat-accounts', key: alice.key, csrf: true, body: 'x', headers: { 'content-type': 'text/plain' } });
-      for (const [status, real] of [[400, validation], [400, version], [401, unauthenticated], [403, csrf], [415, mediaType]] as const) {
+      for (const [status, real] of [[400, validation], [401, unauthenticated], [403, csrf], [415, mediaType]] as const) {
         expect(real.statusCode).toBe(status);
         const result = validates(responseSchema('/fiat-accounts', 'post', status), real.json());
         expect(result.errors, `${status}: ${real.body}`).toBeNull();
       }
+      expect(version.statusCode).toBe(400);
+      expect(validates(jsonSchemaOf(resolved.components.responses.UnsupportedApiVersion), version.json()).errors).toBeNull();
     });
   });
 

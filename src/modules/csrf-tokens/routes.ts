@@ -7,7 +7,7 @@ import type { CsrfTokenService } from './service.js';
 
 const CsrfTokenRecord = Type.Object(
   {
-    csrf_token: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Send as X-CSRF-Token on POST, PATCH and DELETE' }),
+    csrf_token: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Send as X-CSRF-Token on POST, PATCH and DELETE', examples: ['9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f1a3c5e7b9d1f'] }),
     expires_at: Timestamp,
   },
   { additionalProperties: false },
@@ -19,6 +19,7 @@ export function csrfTokenRoutes(app: FastifyInstance, csrfTokens: CsrfTokenServi
     {
       schema: {
         tags: ['Authentication'],
+        operationId: 'getCsrfToken',
         summary: 'Get a CSRF token bound to the calling API key',
         response: { 200: DataOf(CsrfTokenRecord), ...errorResponses(...authenticatedReadErrors) },
       },

@@ -20,6 +20,7 @@ export function sandboxDepositRoutes(app: FastifyInstance, deposits: DepositServ
       config: { scope: ['fiat-accounts:write', 'virtual-accounts:write'], idempotency: { kind: 'operation', readScope: ['fiat-accounts:read', 'virtual-accounts:read'] } },
       schema: {
         tags,
+        operationId: 'sandboxCreateFiatDeposit',
         summary: 'Deposit money from outside into a fiat account or a virtual account (sandbox only)',
         description: 'Money-moving: accepts an Idempotency-Key (docs/idempotency.md); a retry with the same key replays the first answer.',
         params: DepositParams,

@@ -11,5 +11,5 @@ export const DepositBody = Type.Object(
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: paymentReferenceLengthMax })),
     counterpartyName: Type.Optional(Type.String({ minLength: 1, maxLength: counterpartyNameLengthMax })),
   },
-  { additionalProperties: false },
+  { title: 'SandboxCreateFiatDepositRequest', additionalProperties: false },
 );

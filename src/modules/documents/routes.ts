@@ -20,6 +20,7 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService)
       config: { scope: 'documents:write', idempotency: { kind: 'create', readScope: 'documents:read' } },
       schema: {
         tags,
+        operationId: 'uploadDocument',
         summary: 'Upload a verification document',
         description:
           'Stores the file, then synchronises it with the provider in the background (docs/documents.md). ' +
@@ -40,6 +41,7 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService)
       config: { scope: 'documents:read' },
       schema: {
         tags,
+        operationId: 'getDocument',
         summary: 'Get a document and its provider sync status',
         params: DocumentParams,
         response: { 200: DataOf(Document), ...errorResponses(...authenticatedReadErrors, 404) },
@@ -54,6 +56,7 @@ export function documentRoutes(app: FastifyInstance, documents: DocumentService)
       config: { scope: 'documents:read' },
       schema: {
         tags,
+        operationId: 'listEndUserDocuments',
         summary: 'List the documents of an end user',
         params: EndUserDocumentsParams,
         response: { 200: DataOf(Type.Array(Document)), ...errorResponses(...authenticatedReadErrors, 404) },

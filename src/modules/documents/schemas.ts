@@ -33,7 +33,20 @@ export const UploadDocumentBody = Type.Object(
       StringEnum(identityDocumentKinds, { description: 'Additive: which identity document this is; only with documentType identity or IDENTITY_VERIFICATION' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    title: 'UploadDocumentRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        endUserId: '0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c',
+        documentType: 'IDENTITY_VERIFICATION',
+        documentKind: 'passport',
+        fileName: 'passport.pdf',
+        fileData: 'JVBERi0xLjcK',
+        mimeType: 'application/pdf',
+      },
+    ],
+  },
 );
 export type UploadDocumentInput = Static<typeof UploadDocumentBody>;
 
@@ -47,7 +60,7 @@ export const DocumentUploadResult = Type.Object(
     fr_sync_status: StringEnum(documentSyncStatuses, { description: 'pending on upload' }),
     message: Type.String({ description: 'Human-readable text' }),
   },
-  { additionalProperties: false },
+  { title: 'DocumentUploadResult', additionalProperties: false },
 );
 export type DocumentUploadResultRecord = Static<typeof DocumentUploadResult>;
 
@@ -76,7 +89,7 @@ export const Document = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'Document', additionalProperties: false },
 );
 export type DocumentRecord = Static<typeof Document>;
 

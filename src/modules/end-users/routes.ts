@@ -23,7 +23,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
     {
       bodyLimit: endUserBodyLimitBytes,
       config: { scope: 'end-users:write', idempotency: { kind: 'create', readScope: 'end-users:read' } },
-      schema: { tags, summary: 'Create an individual end user', description, headers: idempotencyHeaders(false), body: CreateIndividualBody, response: created },
+      schema: { tags, operationId: 'createEndUser', summary: 'Create an individual end user', description, headers: idempotencyHeaders(false), body: CreateIndividualBody, response: created },
     },
     async (request) => {
       await endUsers.createIndividual(callerOf(request), request.body, onCreatedOf(request));
@@ -35,7 +35,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
     {
       bodyLimit: endUserBodyLimitBytes,
       config: { scope: 'end-users:write', idempotency: { kind: 'create', readScope: 'end-users:read' } },
-      schema: { tags, summary: 'Create a business end user', description, headers: idempotencyHeaders(false), body: CreateBusinessBody, response: created },
+      schema: { tags, operationId: 'createBusinessEndUser', summary: 'Create a business end user', description, headers: idempotencyHeaders(false), body: CreateBusinessBody, response: created },
     },
     async (request) => {
       await endUsers.createBusiness(callerOf(request), request.body, onCreatedOf(request));
@@ -46,7 +46,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
     '/end-users',
     {
       config: { scope: 'end-users:read' },
-      schema: { tags, summary: 'List end users', response: { 200: DataOf(Type.Array(EndUser)), ...errorResponses(...authenticatedReadErrors) } },
+      schema: { tags, operationId: 'listEndUsers', summary: 'List end users', response: { 200: DataOf(Type.Array(EndUser)), ...errorResponses(...authenticatedReadErrors) } },
     },
     async (request) => ({ data: await endUsers.list(callerOf(request)) }),
   );
@@ -55,7 +55,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
     '/end-users/:endUserId',
     {
       config: { scope: 'end-users:read' },
-      schema: { tags, summary: 'Get an end user', params: EndUserIdParams, response: { 200: DataOf(EndUser), ...errorResponses(...authenticatedReadErrors, 404) } },
+      schema: { tags, operationId: 'getEndUser', summary: 'Get an end user', params: EndUserIdParams, response: { 200: DataOf(EndUser), ...errorResponses(...authenticatedReadErrors, 404) } },
     },
     async (request) => ({ data: await endUsers.get(callerOf(request), request.params.endUserId) }),
   );
@@ -66,6 +66,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
       config: { scope: 'end-users:read' },
       schema: {
         tags,
+        operationId: 'getEndUserOnboardingLink',
         summary: "Get an end user's hosted onboarding link",
         description: 'Additive (docs/dashboard.md "Hosted onboarding"): the page a hosted_kyc end user opens to verify their identity. 404 for other end users.',
         params: EndUserIdParams,
@@ -85,6 +86,7 @@ export function endUserRoutes(app: FastifyInstance, endUsers: EndUserService, on
       config: { scope: 'end-users:write' },
       schema: {
         tags,
+        operationId: 'updateEndUser',
         summary: 'Update an end user',
         params: EndUserIdParams,
         body: UpdateEndUserBody,
@@ -103,6 +105,7 @@ export function sandboxEndUserRoutes(app: FastifyInstance, verification: Sandbox
       config: { scope: 'end-users:write' },
       schema: {
         tags: ['Sandbox'],
+        operationId: 'sandboxDecideEndUserVerification',
         summary: 'Decide the verification of an end user (sandbox only)',
         params: EndUserIdParams,
         body: SandboxVerificationBody,

@@ -7,7 +7,7 @@ import { ownershipPercentMax } from '../../config/limits.js';
 /** docs/spec.md §4 leaves many inner shapes open; docs/end-users.md records each decision made here. */
 
 const datePattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
-const DateString = Type.String({ pattern: datePattern, description: 'YYYY-MM-DD, a real calendar date' });
+const DateString = Type.String({ pattern: datePattern, description: 'YYYY-MM-DD, a real calendar date', examples: ['1990-04-12'] });
 const Email = Type.String({ format: 'email', maxLength: limits.emailLengthMax });
 const Text = (maxLength: number, minLength = 1) => Type.String({ minLength, maxLength });
 
@@ -160,7 +160,20 @@ export const CreateIndividualBody = Type.Object(
     kycReportFilename: Type.Optional(ReportFileName),
     ...commonOptional,
   },
-  { additionalProperties: false },
+  {
+    title: 'CreateEndUserRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        firstName: 'Jane',
+        lastName: 'Doe',
+        email: 'jane.doe@example.com',
+        dob: '1990-04-12',
+        address: { line1: 'Hauptstraße 12', city: 'Berlin', postalCode: '10115', country: 'DE' },
+        nationality: 'DE',
+      },
+    ],
+  },
 );
 export type CreateIndividualInput = Static<typeof CreateIndividualBody>;
 
@@ -211,7 +224,7 @@ export const CreateBusinessBody = Type.Object(
     kybReportFilename: Type.Optional(ReportFileName),
     ...commonOptional,
   },
-  { additionalProperties: false },
+  { title: 'CreateBusinessEndUserRequest', additionalProperties: false },
 );
 export type CreateBusinessInput = Static<typeof CreateBusinessBody>;
 
@@ -232,7 +245,7 @@ export const UpdateEndUserBody = Type.Object(
     metadata: Type.Optional(Metadata),
     linkedCryptoWallets: Type.Optional(LinkedCryptoWallets),
   },
-  { additionalProperties: false },
+  { title: 'UpdateEndUserRequest', additionalProperties: false },
 );
 export type UpdateEndUserInput = Static<typeof UpdateEndUserBody>;
 
@@ -268,12 +281,12 @@ export const EndUser = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'EndUser', additionalProperties: false },
 );
 export type EndUserRecord = Static<typeof EndUser>;
 
 /** The verification decision to apply (docs/architecture.md, Sandbox simulation; the dashboard's sandbox buttons send the same). */
-export const SandboxVerificationBody = Type.Object({ outcome: StringEnum(['verified', 'rejected', 'review_required'] as const) }, { additionalProperties: false });
+export const SandboxVerificationBody = Type.Object({ outcome: StringEnum(['verified', 'rejected', 'review_required'] as const) }, { title: 'SandboxDecideEndUserVerificationRequest', additionalProperties: false });
 export type SandboxVerificationInput = Static<typeof SandboxVerificationBody>;
 
 export const EndUserIdParams = Type.Object({ endUserId: Uuid }, { additionalProperties: false });
@@ -286,6 +299,6 @@ export const OnboardingLink = Type.Object(
     expires_at: Timestamp,
     completed_at: Nullable(Timestamp),
   },
-  { additionalProperties: false },
+  { title: 'OnboardingLink', additionalProperties: false },
 );
 export type OnboardingLinkRecord = Static<typeof OnboardingLink>;

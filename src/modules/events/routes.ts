@@ -31,6 +31,7 @@ export function eventRoutes(app: FastifyInstance, events: EventService, deliveri
       config: { scope: 'webhooks:read' },
       schema: {
         tags,
+        operationId: 'listEvents',
         summary: 'List events, newest first',
         description:
           'The customer’s events the key may read (each type needs its resource’s read scope), in the body a delivery carries; paginated like GET /transactions.',
@@ -54,6 +55,7 @@ export function eventRoutes(app: FastifyInstance, events: EventService, deliveri
       config: { scope: 'webhooks:read' },
       schema: {
         tags,
+        operationId: 'getEvent',
         summary: 'Get an event and its deliveries',
         description: '404 also for an event the key may not read.',
         params: EventParams,

@@ -5,7 +5,7 @@ import { Timestamp, Uuid } from '../../http/schemas.js';
 /** The body of every webhook delivery, and of GET /events. */
 export const Event = Type.Object(
   { id: Uuid, type: Type.String(), created_at: Timestamp, data: Type.Unknown({ description: 'The resource’s record as the API returned it at the moment of the event' }) },
-  { additionalProperties: false },
+  { title: 'Event', additionalProperties: false },
 );
 export type EventRecord = Static<typeof Event>;
 

@@ -24,6 +24,7 @@ export function feeRoutes<Body extends TSchema>(app: FastifyInstance, feePreview
       config: { scope: 'fees:read' },
       schema: {
         tags: ['Fees'],
+        operationId: 'previewFees',
         summary: 'Preview the fee of a payment',
         description:
           "The fee POST /payments charges for the same body, from the caller's own fee schedule or the default one (docs/fees.md). " +

@@ -27,6 +27,6 @@ export const FeePreview = Type.Object(
       { additionalProperties: false },
     ),
   },
-  { additionalProperties: false },
+  { title: 'FeePreview', additionalProperties: false },
 );
 export type FeePreviewRecord = Static<typeof FeePreview>;

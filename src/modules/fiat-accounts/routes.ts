@@ -18,6 +18,7 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
       config: { scope: 'fiat-accounts:write', idempotency: { kind: 'create', readScope: 'fiat-accounts:read' } },
       schema: {
         tags,
+        operationId: 'createFiatAccount',
         summary: 'Create a fiat account',
         description: 'Accepts an Idempotency-Key (docs/idempotency.md): a retry with the same key replays the first answer and creates nothing.',
         headers: idempotencyHeaders(false),
@@ -35,7 +36,7 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
     '/fiat-accounts',
     {
       config: { scope: 'fiat-accounts:read' },
-      schema: { tags, summary: 'List fiat accounts', response: { 200: DataOf(Type.Array(FiatAccount)), ...errorResponses(...authenticatedReadErrors) } },
+      schema: { tags, operationId: 'listFiatAccounts', summary: 'List fiat accounts', response: { 200: DataOf(Type.Array(FiatAccount)), ...errorResponses(...authenticatedReadErrors) } },
     },
     async (request) => ({ data: await fiatAccounts.list(callerOf(request)) }),
   );
@@ -46,6 +47,7 @@ export function fiatAccountRoutes(app: FastifyInstance, fiatAccounts: FiatAccoun
       config: { scope: 'fiat-accounts:read' },
       schema: {
         tags,
+        operationId: 'getFiatAccount',
         summary: 'Get a fiat account',
         params: FiatAccountParams,
         response: { 200: DataOf(FiatAccount), ...errorResponses(...authenticatedReadErrors, 404) },
@@ -63,6 +65,7 @@ export function sandboxFiatAccountRoutes(app: FastifyInstance, statuses: Sandbox
       config: { scope: 'fiat-accounts:write' },
       schema: {
         tags: ['Sandbox'],
+        operationId: 'sandboxSetFiatAccountStatus',
         summary: 'Set the status of a fiat account (sandbox only)',
         description:
           'As the provider would: active, frozen or closed (any case). Emits fiat_account.status_updated; the status the account ' +

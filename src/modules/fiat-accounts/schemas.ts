@@ -15,7 +15,7 @@ export const CreateFiatAccountBody = Type.Object(
     linkedBusinessId: Type.Optional(Uuid),
     umbrellaLinkId: Type.Optional(Uuid),
   },
-  { additionalProperties: false },
+  { title: 'CreateFiatAccountRequest', additionalProperties: false, examples: [{ accountName: 'Operating account', currency: 'EUR', ibanCountry: 'DE' }] },
 );
 export type CreateFiatAccountInput = Static<typeof CreateFiatAccountBody>;
 
@@ -39,11 +39,11 @@ export const FiatAccount = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'FiatAccount', additionalProperties: false },
 );
 export type FiatAccountRecord = Static<typeof FiatAccount>;
 
 export const FiatAccountParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 /** Sandbox: the status the simulated provider gives the account (any case). */
-export const FiatAccountStatusBody = Type.Object({ status: StringEnum(accountStatuses) }, { additionalProperties: false });
+export const FiatAccountStatusBody = Type.Object({ status: StringEnum(accountStatuses) }, { title: 'SandboxSetFiatAccountStatusRequest', additionalProperties: false });

@@ -66,13 +66,13 @@ export function healthRoutes(app: FastifyInstance, storage: Storage, options: { 
   const config = { public: true, rateLimit: false } as const;
   const { faults } = options;
 
-  routes.get('/health', { config, schema: { tags: ['Operations'], summary: 'Liveness', security: [], response: { 200: Status } } }, async () => ({
+  routes.get('/health', { config, schema: { tags: ['Operations'], operationId: 'getHealth', summary: 'Liveness', security: [], response: { 200: Status } } }, async () => ({
     status: 'ok',
   }));
 
   routes.get(
     '/ready',
-    { config, schema: { tags: ['Operations'], summary: 'Readiness', security: [], response: { 200: Status, ...errorResponses(503) } } },
+    { config, schema: { tags: ['Operations'], operationId: 'getReadiness', summary: 'Readiness', security: [], response: { 200: Status, ...errorResponses(503) } } },
     async () => {
       try {
         await pingWithin(storage, readinessProbeTimeoutMs);

@@ -17,7 +17,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
     '/otc-exchanges/accounts',
     {
       config: { scope: 'otc-exchanges:read' },
-      schema: { tags, summary: 'List the EUR accounts an exchange can pay from', response: { 200: DataOf(Type.Array(EligibleAccount)), ...errorResponses(...authenticatedReadErrors) } },
+      schema: { tags, operationId: 'listOtcAccounts', summary: 'List the EUR accounts an exchange can pay from', response: { 200: DataOf(Type.Array(EligibleAccount)), ...errorResponses(...authenticatedReadErrors) } },
     },
     async (request) => ({ data: await otc.eligibleAccounts(callerOf(request)) }),
   );
@@ -28,6 +28,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
       config: { scope: 'otc-exchanges:read' },
       schema: {
         tags,
+        operationId: 'listOtcWallets',
         summary: 'List the wallets that can receive an asset',
         querystring: EligibleWalletsQuery,
         response: { 200: DataOf(Type.Array(EligibleWallet)), ...errorResponses(...authenticatedReadErrors) },
@@ -42,6 +43,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
       config: { scope: 'otc-exchanges:write' },
       schema: {
         tags,
+        operationId: 'createOtcQuote',
         summary: 'Request an indicative quote',
         body: QuoteBody,
         // 404: an account or wallet that is not yours; 422: CURRENCY_MISMATCH (not EUR) or ADDRESS_REQUIRED.
@@ -57,6 +59,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
       config: { scope: 'otc-exchanges:write', idempotency: { kind: 'operation', readScope: 'otc-exchanges:read' } },
       schema: {
         tags,
+        operationId: 'createOtcOrder',
         summary: 'Confirm a quote into an order',
         description:
           'Requires an Idempotency-Key (docs/idempotency.md). Reserves the EUR at once; the order executes at the quote’s rate and amounts. ' +
@@ -75,6 +78,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
       config: { scope: 'otc-exchanges:read' },
       schema: {
         tags,
+        operationId: 'listOtcOrders',
         summary: 'List orders, newest first (paginated like GET /transactions)',
         querystring: OrdersQuery,
         response: {
@@ -90,7 +94,7 @@ export function otcRoutes(app: FastifyInstance, otc: OtcService): void {
     '/otc-exchanges/orders/:orderId',
     {
       config: { scope: 'otc-exchanges:read' },
-      schema: { tags, summary: 'Get an order', params: OrderParams, response: { 200: DataOf(Order), ...errorResponses(...authenticatedReadErrors, 404) } },
+      schema: { tags, operationId: 'getOtcOrder', summary: 'Get an order', params: OrderParams, response: { 200: DataOf(Order), ...errorResponses(...authenticatedReadErrors, 404) } },
     },
     async (request) => ({ data: await otc.order(callerOf(request), request.params.orderId) }),
   );
@@ -104,6 +108,7 @@ export function sandboxOtcRoutes(app: FastifyInstance, sandbox: SandboxOtcOrders
       config: { scope: 'otc-exchanges:write' },
       schema: {
         tags: ['Sandbox'],
+        operationId: 'sandboxSettleOtcOrder',
         summary: 'Settle an OTC order (sandbox only)',
         description: '`completed` debits the EUR if not yet done and credits the crypto; `failed` returns the EUR, until it is debited.',
         params: OrderParams,

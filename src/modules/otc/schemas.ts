@@ -24,14 +24,14 @@ export const EligibleWalletsQuery = Type.Object(
 /** docs/spec.md §2 pay-from account item (camelCase). `balance` is what the account can pay, a decimal string. */
 export const EligibleAccount = Type.Object(
   { id: Uuid, currency: Type.String(), isMaster: Type.Boolean(), label: Type.String(), balance: Type.String({ description: 'Decimal string: the available balance' }) },
-  { additionalProperties: false },
+  { title: 'OtcEligibleAccount', additionalProperties: false },
 );
 export type EligibleAccountRecord = Static<typeof EligibleAccount>;
 
 /** docs/spec.md §2 receive-into wallet item: the wallet's default address of the asset. */
 export const EligibleWallet = Type.Object(
   { id: Uuid, label: Type.String(), network: Type.String(), assetAddress: Type.String(), asset: Type.String() },
-  { additionalProperties: false },
+  { title: 'OtcEligibleWallet', additionalProperties: false },
 );
 export type EligibleWalletRecord = Static<typeof EligibleWallet>;
 
@@ -43,11 +43,11 @@ export const QuoteBody = Type.Object(
   {
     sourceFrAccountId: Uuid,
     destinationProviderWalletId: Uuid,
-    sourceAmountEur: Type.String({ pattern: '^[0-9]+([.][0-9]{1,2})?$', maxLength: otcSourceAmountLengthMax, description: `EUR with at most 2 decimals, at least ${otcSourceAmountMinEur}` }),
+    sourceAmountEur: Type.String({ pattern: '^[0-9]+([.][0-9]{1,2})?$', examples: ['1000.00'], maxLength: otcSourceAmountLengthMax, description: `EUR with at most 2 decimals, at least ${otcSourceAmountMinEur}` }),
     side: Type.Optional(Nullable(Side)),
     destinationCurrency: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: assetCodeLengthMax, description: 'USDC when omitted; any case' }))),
   },
-  { additionalProperties: false },
+  { title: 'CreateOtcQuoteRequest', additionalProperties: false },
 );
 export type QuoteInput = Static<typeof QuoteBody>;
 
@@ -65,7 +65,7 @@ export const Quote = Type.Object(
     sourceAmountEur: Type.String(),
     sourceAmountUsdc: Type.String({ description: 'The EUR amount valued in USDC at the mid rate' }),
   },
-  { additionalProperties: false },
+  { title: 'OtcQuote', additionalProperties: false },
 );
 export type QuoteRecord = Static<typeof Quote>;
 
@@ -84,10 +84,10 @@ export const ConfirmBody = Type.Object(
       ),
     ),
     minDestinationAmount: Type.Optional(
-      Nullable(Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: decimalTextLengthMax, description: 'Refuse (422) if the order would credit less than this' })),
+      Nullable(Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', examples: ['990.5'], maxLength: decimalTextLengthMax, description: 'Refuse (422) if the order would credit less than this' })),
     ),
   },
-  { additionalProperties: false },
+  { title: 'CreateOtcOrderRequest', additionalProperties: false },
 );
 export type ConfirmInput = Static<typeof ConfirmBody>;
 
@@ -112,7 +112,7 @@ export const Order = Type.Object(
     debitedAt: Nullable(Timestamp),
     settledAt: Nullable(Timestamp),
   },
-  { additionalProperties: false },
+  { title: 'OtcOrder', additionalProperties: false },
 );
 export type OrderRecord = Static<typeof Order>;
 
@@ -126,4 +126,4 @@ export const OrdersQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const SettleOrderBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
+export const SettleOrderBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { title: 'SandboxSettleOtcOrderRequest', additionalProperties: false });

@@ -18,6 +18,7 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
       config: { scope: 'payees:write', idempotency: { kind: 'create', readScope: 'payees:read' } },
       schema: {
         tags,
+        operationId: 'createPayee',
         summary: 'Create a payee',
         description:
           'The currency follows from the bank details: iban → EUR, sortCode + accountNumber → GBP, routingNumber + accountNumber → USD. ' +
@@ -38,7 +39,7 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
     '/payees',
     {
       config: { scope: 'payees:read' },
-      schema: { tags, summary: 'List payees', response: { 200: DataOf(Type.Array(Payee)), ...errorResponses(...authenticatedReadErrors) } },
+      schema: { tags, operationId: 'listPayees', summary: 'List payees', response: { 200: DataOf(Type.Array(Payee)), ...errorResponses(...authenticatedReadErrors) } },
     },
     async (request) => ({ data: await payees.list(callerOf(request)) }),
   );
@@ -49,6 +50,7 @@ export function payeeRoutes(app: FastifyInstance, payees: PayeeService): void {
       config: { scope: 'payees:read' },
       schema: {
         tags,
+        operationId: 'getPayee',
         summary: 'Get a payee',
         params: PayeeParams,
         response: { 200: DataOf(Payee), ...errorResponses(...authenticatedReadErrors, 404) },
@@ -66,6 +68,7 @@ export function sandboxPayeeRoutes(app: FastifyInstance, statuses: SandboxStatus
       config: { scope: 'payees:write' },
       schema: {
         tags: ['Sandbox'],
+        operationId: 'sandboxSetPayeeStatus',
         summary: 'Set the status of a payee (sandbox only)',
         description:
           'As the provider would: active or inactive (any case), both ways. Emits payee.status_updated; the status the payee ' +

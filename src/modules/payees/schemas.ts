@@ -19,6 +19,7 @@ const Bic = Type.String({
   minLength: limits.bicLengthMin,
   maxLength: limits.bicLengthMax,
   pattern: '^[A-Za-z0-9]{8}([A-Za-z0-9]{3})?$',
+  examples: ['DEUTDEFF'],
   description: 'BIC / SWIFT code, 8 or 11 characters (ISO 9362); stored in upper case',
 });
 
@@ -41,6 +42,7 @@ const PayeeBankDetailsBody = Type.Object(
         minLength: 1,
         maxLength: limits.ibanInputLengthMax,
         pattern: '^[A-Za-z0-9 ]+$',
+        examples: ['DE89 3704 0044 0532 0130 00'],
         description: 'ISO 13616 IBAN, electronic or printed form (spaces are removed, letters upper-cased). Makes a EUR payee.',
       }),
     ),
@@ -50,6 +52,7 @@ const PayeeBankDetailsBody = Type.Object(
         minLength: limits.ukSortCodeDigits,
         maxLength: limits.ukSortCodeInputLengthMax,
         pattern: '^([0-9]{6}|[0-9]{2}-[0-9]{2}-[0-9]{2})$',
+        examples: ['12-34-56'],
         description: 'UK sort code, 6 digits, optionally as 12-34-56; with accountNumber makes a GBP payee',
       }),
     ),
@@ -66,6 +69,7 @@ const PayeeBankDetailsBody = Type.Object(
         minLength: limits.usRoutingNumberDigits,
         maxLength: limits.usRoutingNumberDigits,
         pattern: '^[0-9]{9}$',
+        examples: ['021000021'],
         description: 'US ABA routing number, 9 digits with a valid checksum; with accountNumber makes a USD payee',
       }),
     ),
@@ -103,7 +107,17 @@ export const CreatePayeeBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    title: 'CreatePayeeRequest',
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Müller Logistik GmbH',
+        address: { line1: 'Hauptstraße 12', city: 'Berlin', postalCode: '10115', country: 'DE' },
+        bankDetails: { iban: 'DE89370400440532013000', bic: 'COBADEFFXXX' },
+      },
+    ],
+  },
 );
 export type CreatePayeeInput = Static<typeof CreatePayeeBody>;
 
@@ -161,7 +175,7 @@ export const Payee = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'Payee', additionalProperties: false },
 );
 export type PayeeRecord = Static<typeof Payee>;
 
@@ -171,4 +185,4 @@ export const PayeeParams = Type.Object({ id: Uuid }, { additionalProperties: fal
 export const payeeStatuses = ['active', 'inactive'] as const;
 
 /** Sandbox: the status the simulated provider gives the payee (any case). */
-export const PayeeStatusBody = Type.Object({ status: StringEnum(payeeStatuses) }, { additionalProperties: false });
+export const PayeeStatusBody = Type.Object({ status: StringEnum(payeeStatuses) }, { title: 'SandboxSetPayeeStatusRequest', additionalProperties: false });

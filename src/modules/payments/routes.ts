@@ -29,6 +29,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
       },
       schema: {
         tags,
+        operationId: 'createPayment',
         summary: 'Create a payment',
         body: CreatePaymentBody,
         response: { 201: DataOf(PaymentCreated), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
@@ -43,6 +44,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
       config: { scope: 'payments:read' },
       schema: {
         tags,
+        operationId: 'listPayments',
         summary: 'List payments, newest first (paginated like GET /transactions)',
         description: 'Filter by `reference` and `created_from` to reconcile a POST /payments whose answer never arrived (docs/payments.md).',
         querystring: PaymentsQuery,
@@ -59,7 +61,7 @@ export function paymentRoutes(app: FastifyInstance, payments: PaymentService): v
     '/payments/:id',
     {
       config: { scope: 'payments:read' },
-      schema: { tags, summary: 'Get a payment', params: PaymentParams, response: { 200: DataOf(Payment), ...errorResponses(...authenticatedReadErrors, 404) } },
+      schema: { tags, operationId: 'getPayment', summary: 'Get a payment', params: PaymentParams, response: { 200: DataOf(Payment), ...errorResponses(...authenticatedReadErrors, 404) } },
     },
     async (request) => ({ data: await payments.get(callerOf(request), request.params.id) }),
   );
@@ -76,6 +78,7 @@ export function sandboxPaymentRoutes(app: FastifyInstance, settlement: SandboxPa
       config: { scope: 'payments:write' },
       schema: {
         tags,
+        operationId: 'sandboxSettlePayment',
         summary: 'Settle a pending payment (sandbox only)',
         params: PaymentParams,
         body: SettleBody,

@@ -31,7 +31,11 @@ const paymentFields = {
   umbrellaLinkId: Type.Optional(Uuid),
 };
 
-export const CreatePaymentBody = Type.Object(paymentFields, { additionalProperties: false });
+export const CreatePaymentBody = Type.Object(paymentFields, {
+  title: 'CreatePaymentRequest',
+  additionalProperties: false,
+  examples: [{ fromAccountId: '0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c', payeeId: '0196b2d4-6a10-7c3e-8f21-4b5c6d7e8f90', amount: 250.5, currency: 'EUR', reference: 'Invoice 2026-0042' }],
+});
 export type CreatePaymentInput = Static<typeof CreatePaymentBody>;
 
 /**
@@ -46,7 +50,7 @@ export const FeePreviewBody = Type.Object(
     reference: Type.Optional(paymentFields.reference),
     transactionType: Type.Optional(StringEnum(feeTransactionTypes, { description: 'Default: payment' })),
   },
-  { additionalProperties: false },
+  { title: 'PreviewFeesRequest', additionalProperties: false, examples: [{ amount: 250.5, currency: 'EUR', paymentScheme: 'SEPA' }] },
 );
 export type FeePreviewInput = Static<typeof FeePreviewBody>;
 
@@ -56,13 +60,13 @@ export const PaymentCreated = Type.Object(
     id: Uuid,
     frPaymentId: Type.String({ description: 'Provider id, prefix pmt_' }),
     status: StringEnum(['pending', 'completed', 'failed'] as const),
-    amount: Type.String({ description: 'Decimal string, e.g. "10.00"' }),
+    amount: Type.String({ description: 'Decimal string, e.g. "10.00"', examples: ['10.00'] }),
     currency: Type.String(),
     reference: Type.String(),
     transactionType: Type.String(),
     createdAt: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'PaymentCreated', additionalProperties: false },
 );
 
 /** GET /payments/{id} (additive: docs/architecture.md, Additive endpoints): the creation fields and what happened since. */
@@ -80,7 +84,7 @@ export const Payment = Type.Object(
     completedAt: Nullable(Timestamp),
     updatedAt: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'Payment', additionalProperties: false },
 );
 export type PaymentRecord = Static<typeof Payment>;
 export type PaymentCreatedRecord = Static<typeof PaymentCreated>;
@@ -98,4 +102,4 @@ export const PaymentsQuery = Type.Object(
 export type PaymentsQueryType = Static<typeof PaymentsQuery>;
 
 export const PaymentParams = Type.Object({ id: Uuid }, { additionalProperties: false });
-export const SettleBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
+export const SettleBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { title: 'SandboxSettlePaymentRequest', additionalProperties: false });

@@ -16,6 +16,7 @@ export function transactionRoutes(app: FastifyInstance, transactions: Transactio
       config: { scope: 'transactions:read' },
       schema: {
         tags,
+        operationId: 'listTransactions',
         summary: 'List transactions, newest first (paginated)',
         querystring: TransactionsQuery,
         response: {
@@ -33,6 +34,7 @@ export function transactionRoutes(app: FastifyInstance, transactions: Transactio
       config: { scope: 'transactions:read' },
       schema: {
         tags,
+        operationId: 'getTransaction',
         summary: 'Get a transaction',
         params: TransactionParams,
         response: { 200: DataOf(TransactionRecord), ...errorResponses(...authenticatedReadErrors, 404) },

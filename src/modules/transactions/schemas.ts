@@ -32,7 +32,7 @@ export const TransactionRecord = Type.Object(
     account_id: Uuid,
     payment_id: Nullable(Uuid),
   },
-  { additionalProperties: false },
+  { title: 'Transaction', additionalProperties: false },
 );
 export type TransactionRecordType = Static<typeof TransactionRecord>;
 
@@ -65,7 +65,7 @@ export type TransactionsQueryType = Static<typeof TransactionsQuery>;
 
 export const Pagination = Type.Object(
   { page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() },
-  { additionalProperties: false },
+  { title: 'Pagination', additionalProperties: false },
 );
 
 export const TransactionParams = Type.Object({ id: Uuid }, { additionalProperties: false });

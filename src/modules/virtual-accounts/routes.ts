@@ -18,6 +18,7 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
       config: { scope: 'virtual-accounts:write', idempotency: { kind: 'create', readScope: 'virtual-accounts:read' } },
       schema: {
         tags,
+        operationId: 'createVirtualAccount',
         summary: 'Create a virtual account under a master fiat account',
         description:
           'Opens a virtual account (its own IBAN) under one of your master fiat accounts of the same currency, ' +
@@ -40,6 +41,7 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
       config: { scope: 'virtual-accounts:read' },
       schema: {
         tags,
+        operationId: 'listVirtualAccounts',
         summary: 'List virtual accounts',
         response: { 200: DataOf(Type.Array(VirtualAccount)), ...errorResponses(...authenticatedReadErrors) },
       },
@@ -53,6 +55,7 @@ export function virtualAccountRoutes(app: FastifyInstance, virtualAccounts: Virt
       config: { scope: 'virtual-accounts:read' },
       schema: {
         tags,
+        operationId: 'getVirtualAccount',
         summary: 'Get a virtual account',
         params: VirtualAccountParams,
         response: { 200: DataOf(VirtualAccount), ...errorResponses(...authenticatedReadErrors, 404) },
@@ -70,6 +73,7 @@ export function sandboxVirtualAccountRoutes(app: FastifyInstance, statuses: Sand
       config: { scope: 'virtual-accounts:write' },
       schema: {
         tags: ['Sandbox'],
+        operationId: 'sandboxSetVirtualAccountStatus',
         summary: 'Set the status of a virtual account (sandbox only)',
         description:
           'As the provider would: active, frozen or closed (any case). Emits virtual_account.status_updated; the status the account ' +

@@ -15,7 +15,7 @@ export const CreateVirtualAccountBody = Type.Object(
     ibanCountry: Type.Optional(StringEnum(ibanCountries, { description: 'Default: the country of the master account’s IBAN' })),
     umbrellaLinkId: Type.Optional(Uuid),
   },
-  { additionalProperties: false },
+  { title: 'CreateVirtualAccountRequest', additionalProperties: false },
 );
 export type CreateVirtualAccountInput = Static<typeof CreateVirtualAccountBody>;
 
@@ -35,17 +35,17 @@ export const VirtualAccount = Type.Object(
     bic: Type.String(),
     bank_name: Type.String(),
     account_holder_name: Type.String(),
-    bank_country: Type.String({ minLength: countryCodeLength, maxLength: countryCodeLength, description: 'ISO 3166-1 alpha-2' }),
+    bank_country: Type.String({ minLength: countryCodeLength, maxLength: countryCodeLength, description: 'ISO 3166-1 alpha-2', examples: ['DE'] }),
     account_number: Type.String(),
     sort_code: Nullable(Type.String({ description: 'GBP accounts only' })),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'VirtualAccount', additionalProperties: false },
 );
 export type VirtualAccountRecord = Static<typeof VirtualAccount>;
 
 export const VirtualAccountParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 /** Sandbox: the status the simulated provider gives the virtual account (any case). */
-export const VirtualAccountStatusBody = Type.Object({ status: StringEnum(accountStatuses) }, { additionalProperties: false });
+export const VirtualAccountStatusBody = Type.Object({ status: StringEnum(accountStatuses) }, { title: 'SandboxSetVirtualAccountStatusRequest', additionalProperties: false });

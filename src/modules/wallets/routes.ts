@@ -35,6 +35,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       config: { scope: 'wallets:write', idempotency: { kind: 'create', readScope: 'wallets:read' } },
       schema: {
         tags,
+        operationId: 'createWallet',
         summary: 'Create a wallet',
         description:
           'A custodial wallet with a default USDC deposit address on ETH. Every field is optional. ' +
@@ -54,7 +55,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
     '/wallets',
     {
       config: { scope: 'wallets:read' },
-      schema: { tags, summary: 'List wallets', response: { 200: DataOf(Type.Array(Wallet)), ...errorResponses(...authenticatedReadErrors) } },
+      schema: { tags, operationId: 'listWallets', summary: 'List wallets', response: { 200: DataOf(Type.Array(Wallet)), ...errorResponses(...authenticatedReadErrors) } },
     },
     async (request) => ({ data: await wallets.list(callerOf(request)) }),
   );
@@ -65,6 +66,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       config: { scope: 'wallets:read' },
       schema: {
         tags,
+        operationId: 'getWallet',
         summary: 'Get a wallet with its receive addresses and balances',
         params: WalletParams,
         response: { 200: DataOf(WalletDetail), ...errorResponses(...authenticatedReadErrors, 404) },
@@ -79,6 +81,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       config: { scope: 'wallets:write', idempotency: { kind: 'create', readScope: 'wallets:read' } },
       schema: {
         tags,
+        operationId: 'createWalletAddress',
         summary: 'Generate a receive address',
         description:
           'The asset and network must be a supported pair (see the asset field); the first address of an asset is its default. ' +
@@ -101,6 +104,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       config: { scope: 'wallets:write', idempotency: { kind: 'operation', readScope: 'wallets:read' } },
       schema: {
         tags,
+        operationId: 'createWalletTransfer',
         summary: 'Send an on-chain transfer',
         description:
           'Reserves the amount from the available balance of the asset; the transfer is pending until the network settles it. ' +
@@ -122,6 +126,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       config: { scope: 'wallets:read' },
       schema: {
         tags,
+        operationId: 'listWalletTransfers',
         summary: "List a wallet's transfers and deposits, newest first (paginated like GET /transactions)",
         params: WalletParams,
         querystring: WalletTransfersQuery,
@@ -140,6 +145,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       config: { scope: 'wallets:read' },
       schema: {
         tags,
+        operationId: 'getWalletTransfer',
         summary: 'Get a wallet transfer or deposit',
         params: WalletTransferParams,
         response: { 200: DataOf(WalletTransfer), ...errorResponses(...authenticatedReadErrors, 404) },
@@ -154,6 +160,7 @@ export function walletRoutes(app: FastifyInstance, wallets: WalletService, trans
       config: { scope: 'otc-exchanges:read' },
       schema: {
         tags: ['OTC exchange'],
+        operationId: 'getWalletBalance',
         summary: "A wallet's live balance of an asset",
         description: 'The live-balance operation of spec §4. `balance` is what the wallet holds; `available` leaves out what pending transfers reserve.',
         params: WalletParams,
@@ -176,6 +183,7 @@ export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox
       config: { scope: 'wallets:write', idempotency: { kind: 'operation', readScope: 'wallets:read' } },
       schema: {
         tags,
+        operationId: 'sandboxCreateWalletDeposit',
         summary: 'Deposit crypto into a wallet from outside (sandbox only)',
         description:
           'As if the asset arrived on-chain at the wallet\'s address of that network (the wallet must have one). ' +
@@ -196,6 +204,7 @@ export function sandboxWalletRoutes(app: FastifyInstance, sandbox: WalletSandbox
       config: { scope: 'wallets:write' },
       schema: {
         tags,
+        operationId: 'sandboxSettleWalletTransfer',
         summary: 'Settle a pending wallet transfer (sandbox only)',
         params: WalletTransferParams,
         body: SettleWalletTransferBody,

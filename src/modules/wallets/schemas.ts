@@ -22,7 +22,7 @@ export const CreateWalletBody = Type.Object(
     umbrellaLinkId: Type.Optional(Uuid),
     displayName: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: walletDisplayNameLengthMax }))),
   },
-  { additionalProperties: false },
+  { title: 'CreateWalletRequest', additionalProperties: false },
 );
 export type CreateWalletInput = Static<typeof CreateWalletBody>;
 
@@ -32,7 +32,7 @@ export const CreateWalletAddressBody = Type.Object(
     asset: Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` }),
     network: Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case (ETH or ethereum)' }),
   },
-  { additionalProperties: false },
+  { title: 'CreateWalletAddressRequest', additionalProperties: false },
 );
 export type CreateWalletAddressInput = Static<typeof CreateWalletAddressBody>;
 
@@ -51,7 +51,7 @@ export const Wallet = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'Wallet', additionalProperties: false },
 );
 export type WalletRecord = Static<typeof Wallet>;
 
@@ -66,7 +66,7 @@ export const WalletAddress = Type.Object(
     wallet_id: Uuid,
     created_at: Timestamp,
   },
-  { additionalProperties: false },
+  { title: 'WalletAddress', additionalProperties: false },
 );
 export type WalletAddressRecord = Static<typeof WalletAddress>;
 
@@ -84,14 +84,14 @@ export type WalletBalanceRecord = Static<typeof WalletBalance>;
 /** GET /wallets/{id} (additive): the wallet with its receive addresses, oldest first, and a balance per asset it has an address for. */
 export const WalletDetail = Type.Object(
   { ...Wallet.properties, addresses: Type.Array(WalletAddress), balances: Type.Array(WalletBalance) },
-  { additionalProperties: false },
+  { title: 'WalletDetail', additionalProperties: false },
 );
 export type WalletDetailRecord = Static<typeof WalletDetail>;
 
 export const WalletParams = Type.Object({ walletId: Uuid }, { additionalProperties: false });
 
 /** docs/spec.md §4: a decimal string of digits, optionally a point and more digits (no sign, no exponent). */
-const DecimalText = Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', maxLength: decimalTextLengthMax, description: 'Decimal string in units of the asset, e.g. "12.5"; at most its decimals' });
+const DecimalText = Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', examples: ['12.5'], maxLength: decimalTextLengthMax, description: 'Decimal string in units of the asset, e.g. "12.5"; at most its decimals' });
 
 const assetField = Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` });
 const networkField = Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case' });
@@ -109,18 +109,22 @@ export const CreateWalletTransferBody = Type.Object(
     }),
     note: Type.Optional(Nullable(Type.String({ maxLength: walletTransferNoteLengthMax }))),
   },
-  { additionalProperties: false },
+  {
+    title: 'CreateWalletTransferRequest',
+    additionalProperties: false,
+    examples: [{ asset: 'USDC', network: 'ETH', amount: '125.50', destination: '0x52908400098527886e0f7030069857d2e4169ee7', note: 'Supplier payout' }],
+  },
 );
 export type CreateWalletTransferInput = Static<typeof CreateWalletTransferBody>;
 
 /** POST /sandbox/wallets/{id}/deposits (docs/architecture.md, Sandbox simulation): the amount as a decimal string, or a JSON number. */
 export const WalletDepositBody = Type.Object(
   { asset: assetField, network: networkField, amount: Type.Union([DecimalText, Type.Number({ exclusiveMinimum: 0 })]) },
-  { additionalProperties: false },
+  { title: 'SandboxCreateWalletDepositRequest', additionalProperties: false },
 );
 export type WalletDepositInput = Static<typeof WalletDepositBody>;
 
-export const SettleWalletTransferBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { additionalProperties: false });
+export const SettleWalletTransferBody = Type.Object({ outcome: StringEnum(['completed', 'failed'] as const) }, { title: 'SandboxSettleWalletTransferRequest', additionalProperties: false });
 
 /** docs/spec.md §2 wallet transfer (creation response); everything after `destination` is additive. */
 export const WalletTransfer = Type.Object(
@@ -140,7 +144,7 @@ export const WalletTransfer = Type.Object(
     updated_at: Timestamp,
     completed_at: Nullable(Timestamp),
   },
-  { additionalProperties: false },
+  { title: 'WalletTransfer', additionalProperties: false },
 );
 export type WalletTransferRecord = Static<typeof WalletTransfer>;
 
@@ -162,6 +166,6 @@ export const LiveBalanceQuery = Type.Object(
 );
 export const LiveBalance = Type.Object(
   { walletId: Uuid, asset: Type.String(), balance: Type.String(), available: Type.String() },
-  { additionalProperties: false },
+  { title: 'WalletBalance', additionalProperties: false },
 );
 export type LiveBalanceRecord = Static<typeof LiveBalance>;

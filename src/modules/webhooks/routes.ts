@@ -38,6 +38,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:write', idempotency: { kind: 'create', readScope: 'webhooks:write', holdsSecret: true } },
       schema: {
         tags,
+        operationId: 'createWebhook',
         summary: 'Create a webhook subscription',
         description:
           'Answers the record with the whole `signing_secret`, shown only here. 422 LIMIT_EXCEEDED: a customer has at most 10 subscriptions. ' +
@@ -57,7 +58,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
     '/webhooks',
     {
       config: { scope: 'webhooks:read' },
-      schema: { tags, summary: 'List webhook subscriptions', response: { 200: DataOf(Type.Array(WebhookSubscription)), ...errorResponses(...authenticatedReadErrors) } },
+      schema: { tags, operationId: 'listWebhooks', summary: 'List webhook subscriptions', response: { 200: DataOf(Type.Array(WebhookSubscription)), ...errorResponses(...authenticatedReadErrors) } },
     },
     async (request) => ({ data: await webhooks.list(callerOf(request)) }),
   );
@@ -66,7 +67,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
     '/webhooks/:webhookId',
     {
       config: { scope: 'webhooks:read' },
-      schema: { tags, summary: 'Get a webhook subscription', params: WebhookParams, response: { 200: DataOf(WebhookSubscription), ...errorResponses(...authenticatedReadErrors, 404) } },
+      schema: { tags, operationId: 'getWebhook', summary: 'Get a webhook subscription', params: WebhookParams, response: { 200: DataOf(WebhookSubscription), ...errorResponses(...authenticatedReadErrors, 404) } },
     },
     async (request) => ({ data: await webhooks.get(callerOf(request), request.params.webhookId) }),
   );
@@ -77,6 +78,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:write' },
       schema: {
         tags,
+        operationId: 'updateWebhook',
         summary: 'Update a webhook subscription',
         description:
           'isActive: true on a disabled subscription clears consecutive_failures, disabled_at and disabled_reason. 403 INSUFFICIENT_SCOPE: ' +
@@ -95,6 +97,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:write' },
       schema: {
         tags,
+        operationId: 'deleteWebhook',
         summary: 'Delete a webhook subscription',
         description: 'Answers 204 with no body. Pending deliveries are dropped; the events stay in GET /events.',
         params: WebhookParams,
@@ -113,6 +116,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:write' },
       schema: {
         tags,
+        operationId: 'rotateWebhookSecret',
         summary: 'Rotate the signing secret',
         description: 'Answers the record with the new whole `signing_secret`. For 24 hours deliveries carry a signature by each secret.',
         params: WebhookParams,
@@ -128,6 +132,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:write' },
       schema: {
         tags,
+        operationId: 'sendTestWebhookEvent',
         summary: 'Send a signed test event',
         description: 'Queues a `webhook.test` event to this subscription alone and answers 202; the attempt shows in its deliveries. 422 WEBHOOK_DISABLED.',
         params: WebhookParams,
@@ -143,6 +148,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:write' },
       schema: {
         tags,
+        operationId: 'replayWebhookEvents',
         summary: 'Deliver past events again',
         description:
           `Queues the events created since \`since\` (at most ${webhooks.replayWindowDays} days ago: EVENT_RETENTION_DAYS, how long events are kept) ` +
@@ -164,6 +170,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:write' },
       schema: {
         tags,
+        operationId: 'retryWebhookDelivery',
         summary: 'Send one delivery again now',
         description:
           'Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted, or due within an attempt’s lease, ' +
@@ -182,6 +189,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:read' },
       schema: {
         tags,
+        operationId: 'getWebhookHealth',
         summary: 'How a subscription’s receiver is doing',
         description: 'Its last success, its run of failures, its attempts and error rate over the last 24 hours, and how close it is to being disabled.',
         params: WebhookParams,
@@ -197,6 +205,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:read' },
       schema: {
         tags,
+        operationId: 'listWebhookDeliveries',
         summary: 'List a subscription’s deliveries, newest first',
         description: 'Each delivery’s state and last outcome; its attempts, with what each exchanged, are in GET /webhooks/{webhookId}/deliveries/{deliveryId}.',
         params: WebhookParams,
@@ -213,6 +222,7 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
       config: { scope: 'webhooks:read' },
       schema: {
         tags,
+        operationId: 'getWebhookDelivery',
         summary: 'Get one delivery with its attempts',
         description:
           'The delivery and its most recent attempts, newest first, each with the request headers sent and the receiver’s status, headers and first 4 KiB of answer. ' +

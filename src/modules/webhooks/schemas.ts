@@ -31,14 +31,18 @@ const EventTypeList = Type.Array(EventTypeName, {
 /** Not shown in docs/spec.md §4 (additive: docs/architecture.md, Additive endpoints): the fields of PATCH, url and eventTypes required. */
 export const CreateWebhookBody = Type.Object(
   { url: Url, eventTypes: EventTypeList, description: Type.Optional(Description), isActive: Type.Optional(Type.Boolean({ default: true })) },
-  { additionalProperties: false },
+  {
+    title: 'CreateWebhookRequest',
+    additionalProperties: false,
+    examples: [{ url: 'https://example.com/webhooks', eventTypes: ['payment.created', 'payment.completed'], description: 'Payments into our ledger' }],
+  },
 );
 export type CreateWebhookInput = Static<typeof CreateWebhookBody>;
 
 /** docs/spec.md §4 PATCH /webhooks/{webhookId}. */
 export const UpdateWebhookBody = Type.Object(
   { url: Type.Optional(Url), description: Type.Optional(Description), eventTypes: Type.Optional(EventTypeList), isActive: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false },
+  { title: 'UpdateWebhookRequest', additionalProperties: false },
 );
 export type UpdateWebhookInput = Static<typeof UpdateWebhookBody>;
 
@@ -57,13 +61,13 @@ const subscriptionProperties = {
 };
 
 /** docs/spec.md §2 webhook subscription record, exactly. */
-export const WebhookSubscription = Type.Object(subscriptionProperties, { additionalProperties: false });
+export const WebhookSubscription = Type.Object(subscriptionProperties, { title: 'WebhookSubscription', additionalProperties: false });
 export type WebhookSubscriptionRecord = Static<typeof WebhookSubscription>;
 
 /** The record with the whole secret: answered once, by POST /webhooks and by rotate-secret. */
 export const WebhookSubscriptionWithSecret = Type.Object(
   { ...subscriptionProperties, signing_secret: Type.String({ description: 'whsec_… — shown only in this answer' }) },
-  { additionalProperties: false },
+  { title: 'WebhookSubscriptionWithSecret', additionalProperties: false },
 );
 export type WebhookSubscriptionWithSecretRecord = Static<typeof WebhookSubscriptionWithSecret>;
 
@@ -129,13 +133,13 @@ const deliveryProperties = {
  * One event to one subscription, as lists show it: its state and last outcome, without its attempts, whose exchanges
  * (headers, up to 4 KiB of answer each) would make a page of them megabytes; one delivery's read has them.
  */
-export const Delivery = Type.Object(deliveryProperties, { additionalProperties: false });
+export const Delivery = Type.Object(deliveryProperties, { title: 'WebhookDelivery', additionalProperties: false });
 export type DeliveryRecord = Static<typeof Delivery>;
 
 /** GET /webhooks/{id}/deliveries/{deliveryId}: the delivery and its most recent attempts, newest first, with what each exchanged. */
 export const DeliveryWithAttempts = Type.Object(
   { ...deliveryProperties, attempts: Type.Array(Attempt, { description: `Its ${webhookAttemptsListedMax} most recent attempts, newest first` }) },
-  { additionalProperties: false },
+  { title: 'WebhookDeliveryWithAttempts', additionalProperties: false },
 );
 export type DeliveryWithAttemptsRecord = Static<typeof DeliveryWithAttempts>;
 export type AttemptRecord = Static<typeof Attempt>;
@@ -145,7 +149,7 @@ export const ReplayBody = Type.Object(
     since: Type.String({ format: 'date-time', description: 'Events created at or after this moment, at most EVENT_RETENTION_DAYS ago (the retention of events, 30 days by default)' }),
     onlyFailed: Type.Optional(Type.Boolean({ default: false, description: 'Only the events whose delivery to this subscription has failed' })),
   },
-  { additionalProperties: false },
+  { title: 'ReplayWebhookEventsRequest', additionalProperties: false },
 );
 
 /** GET /webhooks/{id}/health: how the subscription's receiver is doing (docs/webhooks.md "Health"). */
@@ -169,7 +173,7 @@ export const WebhookHealth = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  { title: 'WebhookHealth', additionalProperties: false },
 );
 export type WebhookHealthRecord = Static<typeof WebhookHealth>;
 
@@ -178,11 +182,11 @@ export const ReplayResult = Type.Object(
     queued: Type.Integer({ description: 'Events queued for delivery to this subscription' }),
     next_since: Nullable(Timestamp),
   },
-  { additionalProperties: false },
+  { title: 'WebhookReplayResult', additionalProperties: false },
 );
 export type ReplayResultRecord = Static<typeof ReplayResult>;
 
 export const TestDelivery = Type.Object(
   { delivery_id: Type.String(), event: Event },
-  { additionalProperties: false },
+  { title: 'WebhookTestDelivery', additionalProperties: false },
 );

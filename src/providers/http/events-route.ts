@@ -56,6 +56,7 @@ export async function providerEventRoutes(app: FastifyInstance, inbox: ProviderE
         },
         schema: {
           tags: ['Providers'],
+          operationId: 'reportProviderEvent',
           summary: "Report a provider's outcome (the HTTP payment adapter)",
           description: 'Signed with PAYMENT_PROVIDER_SECRET as a Standard Webhook. Only `http` is a provider here.',
           security: [],
