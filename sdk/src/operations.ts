@@ -32,6 +32,7 @@ export const operations = {
   getWalletBalance: { method: 'get', path: '/otc-exchanges/wallets/{walletId}/balance', idempotent: false, needsInit: true },
   getWalletTransfer: { method: 'get', path: '/wallet-transfers/{transferId}', idempotent: false, needsInit: true },
   getWebhook: { method: 'get', path: '/webhooks/{webhookId}', idempotent: false, needsInit: true },
+  getWebhookDelivery: { method: 'get', path: '/webhooks/{webhookId}/deliveries/{deliveryId}', idempotent: false, needsInit: true },
   getWebhookHealth: { method: 'get', path: '/webhooks/{webhookId}/health', idempotent: false, needsInit: true },
   listEndUserDocuments: { method: 'get', path: '/end-users/{endUserId}/documents', idempotent: false, needsInit: true },
   listEndUsers: { method: 'get', path: '/end-users', idempotent: false, needsInit: false },

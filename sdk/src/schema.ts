@@ -876,8 +876,31 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List a subscription’s deliveries, newest first, with their attempts */
+        /**
+         * List a subscription’s deliveries, newest first
+         * @description Each delivery’s state and last outcome; its attempts, with what each exchanged, are in GET /webhooks/{webhookId}/deliveries/{deliveryId}.
+         */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one delivery with its attempts
+         * @description The delivery and its most recent attempts, newest first, each with the request headers sent and the receiver’s status, headers and first 4 KiB of answer. A delivery of another subscription or customer answers 404 like an unknown one.
+         */
+        get: operations["getWebhookDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -897,7 +920,7 @@ export type paths = {
         put?: never;
         /**
          * Send one delivery again now
-         * @description Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted, or due within an attempt’s lease, is answered as it is. Answers 202 with the delivery. 422 WEBHOOK_DISABLED.
+         * @description Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted, or due within an attempt’s lease, is answered as it is. Answers 202 with the delivery as the deliveries list shows it. 422 WEBHOOK_DISABLED.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;
@@ -937,7 +960,7 @@ export type paths = {
         put?: never;
         /**
          * Deliver past events again
-         * @description Queues the events created since `since` (at most 30 days ago) of the types the subscription lists that the key may read, at most 10,000 per call; `next_since` is where the next call starts when there were more. `onlyFailed: true`: of those, only the events whose delivery to this subscription has failed. Answers 202. 422 WEBHOOK_DISABLED.
+         * @description Queues the events created since `since` (at most 30 days ago: EVENT_RETENTION_DAYS, how long events are kept) of the types the subscription lists that the key may read, at most 10,000 per call; `next_since` is where the next call starts when there were more. `onlyFailed: true`: of those, only the events whose delivery to this subscription has failed. Answers 202. 422 WEBHOOK_DISABLED.
          */
         post: operations["replayWebhookEvents"];
         delete?: never;
@@ -2073,7 +2096,7 @@ export type components = {
             onlyFailed?: boolean;
             /**
              * Format: date-time
-             * @description Events created at or after this moment, within the retention (30 days)
+             * @description Events created at or after this moment, at most EVENT_RETENTION_DAYS ago (the retention of events, 30 days by default)
              */
             since: string;
         };
@@ -2495,6 +2518,48 @@ export type components = {
         /** WebhookDelivery */
         WebhookDelivery: {
             attempt_count: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            event_id: string;
+            event_type: string;
+            /** @description The webhook-id header of every attempt */
+            id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            last_attempt_at: string | null;
+            last_error: string | null;
+            last_status_code: number | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            next_attempt_at: string | null;
+            /** @description pending, succeeded or failed (the retry schedule exhausted) */
+            status: string;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            subscription_id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            updated_at: string;
+        };
+        /** WebhookDeliveryWithAttempts */
+        WebhookDeliveryWithAttempts: {
+            attempt_count: number;
+            /** @description Its 20 most recent attempts, newest first */
             attempts: {
                 /** @description Counted from 1 since the delivery was created or replayed */
                 attempt_number: number;
@@ -2965,6 +3030,7 @@ export type WalletBalance = components['schemas']['WalletBalance'];
 export type WalletDetail = components['schemas']['WalletDetail'];
 export type WalletTransfer = components['schemas']['WalletTransfer'];
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookDeliveryWithAttempts = components['schemas']['WebhookDeliveryWithAttempts'];
 export type WebhookHealth = components['schemas']['WebhookHealth'];
 export type WebhookReplayResult = components['schemas']['WebhookReplayResult'];
 export type WebhookSubscription = components['schemas']['WebhookSubscription'];
@@ -3879,20 +3945,6 @@ export interface operations {
                      *             "last_attempt_at": "2026-03-02T09:30:00.000Z",
                      *             "last_status_code": 1,
                      *             "last_error": "example",
-                     *             "attempts": [
-                     *               {
-                     *                 "attempt_number": 1,
-                     *                 "succeeded": true,
-                     *                 "status_code": 1,
-                     *                 "duration_ms": 1,
-                     *                 "error": "example",
-                     *                 "request_headers": {},
-                     *                 "response_headers": {},
-                     *                 "response_body": "example",
-                     *                 "response_body_truncated": true,
-                     *                 "created_at": "2026-03-02T09:30:00.000Z"
-                     *               }
-                     *             ],
                      *             "created_at": "2026-03-02T09:30:00.000Z",
                      *             "updated_at": "2026-03-02T09:30:00.000Z"
                      *           }
@@ -3909,7 +3961,7 @@ export interface operations {
                             created_at: string;
                             /** @description The resource’s record as the API returned it at the moment of the event */
                             data: unknown;
-                            /** @description Its deliveries to the customer’s subscriptions, oldest first, with their attempts */
+                            /** @description Its deliveries to the customer’s subscriptions, oldest first, as GET /webhooks/{webhookId}/deliveries lists them (their attempts: GET /webhooks/{webhookId}/deliveries/{deliveryId}) */
                             deliveries: components["schemas"]["WebhookDelivery"][];
                             /**
                              * Format: uuid
@@ -7280,20 +7332,6 @@ export interface operations {
                      *           "last_attempt_at": "2026-03-02T09:30:00.000Z",
                      *           "last_status_code": 1,
                      *           "last_error": "example",
-                     *           "attempts": [
-                     *             {
-                     *               "attempt_number": 1,
-                     *               "succeeded": true,
-                     *               "status_code": 1,
-                     *               "duration_ms": 1,
-                     *               "error": "example",
-                     *               "request_headers": {},
-                     *               "response_headers": {},
-                     *               "response_body": "example",
-                     *               "response_body_truncated": true,
-                     *               "created_at": "2026-03-02T09:30:00.000Z"
-                     *             }
-                     *           ],
                      *           "created_at": "2026-03-02T09:30:00.000Z",
                      *           "updated_at": "2026-03-02T09:30:00.000Z"
                      *         }
@@ -7312,6 +7350,83 @@ export interface operations {
                         meta: {
                             pagination: components["schemas"]["Pagination"];
                         };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version (docs/spec.md §9): v1 (the default) or v2. A /v1 or /v2 path prefix takes precedence. An unsupported version is answered 400 with the flat body of the `UnsupportedApiVersion` response, not the error envelope. */
+                "X-API-Version"?: components["parameters"]["ApiVersion"];
+                /** @description An id of the client’s choosing for this request, echoed in the answer and written in the server’s logs; a new UUID replaces one that does not match the pattern. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description UUID */
+                deliveryId: string;
+                /** @description UUID */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "example",
+                     *         "subscription_id": "0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c",
+                     *         "event_id": "0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c",
+                     *         "event_type": "example",
+                     *         "status": "example",
+                     *         "attempt_count": 1,
+                     *         "next_attempt_at": "2026-03-02T09:30:00.000Z",
+                     *         "last_attempt_at": "2026-03-02T09:30:00.000Z",
+                     *         "last_status_code": 1,
+                     *         "last_error": "example",
+                     *         "created_at": "2026-03-02T09:30:00.000Z",
+                     *         "updated_at": "2026-03-02T09:30:00.000Z",
+                     *         "attempts": [
+                     *           {
+                     *             "attempt_number": 1,
+                     *             "succeeded": true,
+                     *             "status_code": 1,
+                     *             "duration_ms": 1,
+                     *             "error": "example",
+                     *             "request_headers": {},
+                     *             "response_headers": {},
+                     *             "response_body": "example",
+                     *             "response_body_truncated": true,
+                     *             "created_at": "2026-03-02T09:30:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookDeliveryWithAttempts"];
                     };
                 };
             };
@@ -7368,20 +7483,6 @@ export interface operations {
                      *         "last_attempt_at": "2026-03-02T09:30:00.000Z",
                      *         "last_status_code": 1,
                      *         "last_error": "example",
-                     *         "attempts": [
-                     *           {
-                     *             "attempt_number": 1,
-                     *             "succeeded": true,
-                     *             "status_code": 1,
-                     *             "duration_ms": 1,
-                     *             "error": "example",
-                     *             "request_headers": {},
-                     *             "response_headers": {},
-                     *             "response_body": "example",
-                     *             "response_body_truncated": true,
-                     *             "created_at": "2026-03-02T09:30:00.000Z"
-                     *           }
-                     *         ],
                      *         "created_at": "2026-03-02T09:30:00.000Z",
                      *         "updated_at": "2026-03-02T09:30:00.000Z"
                      *       }
