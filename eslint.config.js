@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.mjs', 'bench/**/*.d.ts', 'sdk/src/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.mjs', 'bench/**/*.d.ts', 'sdk/src/**/*.ts', 'examples/**/*.ts'],
     ignores: ['sdk/src/schema.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommendedTypeChecked],
     languageOptions: {

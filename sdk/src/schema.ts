@@ -1484,9 +1484,15 @@ export type components = {
         };
         /** CreateWalletAddressRequest */
         CreateWalletAddressRequest: {
-            /** @description Supported pairs: USDC on ETH, ARB, BASE, MATIC, SOL; USDT on ETH, TRX; EURC on ETH, SOL; BTC on BTC; SOL on SOL; ETH on ETH */
+            /**
+             * @description Supported pairs: USDC on ETH, ARB, BASE, MATIC, SOL; USDT on ETH, TRX; EURC on ETH, SOL; BTC on BTC; SOL on SOL; ETH on ETH
+             * @example USDC
+             */
             asset: string;
-            /** @description A network code or its long name, in any case (ETH or ethereum) */
+            /**
+             * @description A network code or its long name, in any case (ETH or ethereum)
+             * @example ETH
+             */
             network: string;
         };
         /** CreateWalletRequest */
@@ -1510,11 +1516,17 @@ export type components = {
              * @example 12.5
              */
             amount: string;
-            /** @description Supported pairs: USDC on ETH, ARB, BASE, MATIC, SOL; USDT on ETH, TRX; EURC on ETH, SOL; BTC on BTC; SOL on SOL; ETH on ETH */
+            /**
+             * @description Supported pairs: USDC on ETH, ARB, BASE, MATIC, SOL; USDT on ETH, TRX; EURC on ETH, SOL; BTC on BTC; SOL on SOL; ETH on ETH
+             * @example USDC
+             */
             asset: string;
             /** @description An address of the network (EVM: lower case or a correct EIP-55 checksum) */
             destination: string;
-            /** @description A network code or its long name, in any case */
+            /**
+             * @description A network code or its long name, in any case
+             * @example ETH
+             */
             network: string;
             note?: string | null;
         };
@@ -2109,9 +2121,15 @@ export type components = {
         /** SandboxCreateWalletDepositRequest */
         SandboxCreateWalletDepositRequest: {
             amount: string | number;
-            /** @description Supported pairs: USDC on ETH, ARB, BASE, MATIC, SOL; USDT on ETH, TRX; EURC on ETH, SOL; BTC on BTC; SOL on SOL; ETH on ETH */
+            /**
+             * @description Supported pairs: USDC on ETH, ARB, BASE, MATIC, SOL; USDT on ETH, TRX; EURC on ETH, SOL; BTC on BTC; SOL on SOL; ETH on ETH
+             * @example USDC
+             */
             asset: string;
-            /** @description A network code or its long name, in any case */
+            /**
+             * @description A network code or its long name, in any case
+             * @example ETH
+             */
             network: string;
         };
         /** SandboxDecideEndUserVerificationRequest */
@@ -6020,8 +6038,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "asset": "example",
-                 *       "network": "example",
+                 *       "asset": "USDC",
+                 *       "network": "ETH",
                  *       "amount": "12.5"
                  *     }
                  */
@@ -6757,8 +6775,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "asset": "example",
-                 *       "network": "example"
+                 *       "asset": "USDC",
+                 *       "network": "ETH"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWalletAddressRequest"];

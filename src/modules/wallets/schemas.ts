@@ -29,8 +29,8 @@ export type CreateWalletInput = Static<typeof CreateWalletBody>;
 /** docs/spec.md §4 POST /wallets/{walletId}/addresses. The pair must be in the catalogue; codes match in any case. */
 export const CreateWalletAddressBody = Type.Object(
   {
-    asset: Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` }),
-    network: Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case (ETH or ethereum)' }),
+    asset: Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}`, examples: ['USDC'] }),
+    network: Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case (ETH or ethereum)', examples: ['ETH'] }),
   },
   { title: 'CreateWalletAddressRequest', additionalProperties: false },
 );
@@ -93,8 +93,8 @@ export const WalletParams = Type.Object({ walletId: Uuid }, { additionalProperti
 /** docs/spec.md §4: a decimal string of digits, optionally a point and more digits (no sign, no exponent). */
 const DecimalText = Type.String({ pattern: '^[0-9]+([.][0-9]+)?$', examples: ['12.5'], maxLength: decimalTextLengthMax, description: 'Decimal string in units of the asset, e.g. "12.5"; at most its decimals' });
 
-const assetField = Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}` });
-const networkField = Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case' });
+const assetField = Type.String({ minLength: 1, maxLength: walletAssetLengthMax, description: `Supported pairs: ${supportedPairsText()}`, examples: ['USDC'] });
+const networkField = Type.String({ minLength: 1, maxLength: walletNetworkLengthMax, description: 'A network code or its long name, in any case', examples: ['ETH'] });
 
 /** docs/spec.md §4 POST /wallets/{walletId}/transfers. */
 export const CreateWalletTransferBody = Type.Object(
