@@ -8,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 export const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * The V8 heap sizes `npm start` gives the server (package.json's start script; docs/operations.md "Memory"), read
+ * The V8 heap flags `npm start` gives the server (package.json's start script; docs/operations.md "Memory"), read
  * from there so that the benchmark and the fault harness measure the server as it runs and cannot drift from it.
  */
 const packageJson = /** @type {{ scripts: { start: string } }} */ (parseJson(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8')));
 export const serverHeapFlags = packageJson.scripts.start
   .split(/\s+/)
-  .filter((word) => /^--max-(semi|old)-space-size=\d+$/.test(word));
+  .filter((word) => /^--(max-(semi|old)-space-size=\d+|no-allocation-site-pretenuring)$/.test(word));
 
 /**
  * `JSON.parse` typed as what its result is until the caller says what it expects: unknown, not any (a JSDoc cast of

@@ -1,4 +1,6 @@
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TransactionPage } from '../../src/modules/transactions/schemas.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
 import {
   createPayee,
@@ -120,6 +122,27 @@ describe('transactions', () => {
       expect(body.meta).toEqual({ pagination: { page: 1, limit: 50, total: 106 } });
       expect(body.data).toHaveLength(50);
       for (const value of Object.values(body.meta.pagination)) expect(Number.isInteger(value)).toBe(true);
+    });
+
+    it('writes a page byte for byte as the serializer of the page schema does: field order, types, nothing more', async () => {
+      // The page is answered with JSON.stringify (http/plain-json.ts); the reference is Fastify's serializer of the
+      // route's 200 schema given the same values, which writes the schema's order whatever order the page has.
+      let values: unknown;
+      const reference = Fastify();
+      reference.get('/', { schema: { response: { 200: TransactionPage } } }, async () => values);
+      try {
+        for (const query of ['?limit=100', '?limit=100&page=2', '?limit=3&direction=outgoing', '?page=99']) {
+          const response = await list(query);
+          expect(response.statusCode).toBe(200);
+          values = JSON.parse(response.body);
+          const expected = await reference.inject({ url: '/' });
+          expect(response.body, query).toBe(expected.body);
+          expect(response.headers['content-type']).toBe(expected.headers['content-type']);
+          expect(response.headers['content-length']).toBe(expected.headers['content-length']);
+        }
+      } finally {
+        await reference.close();
+      }
     });
 
     it('returns newest first, every record with every spec §2 field typed as the spec says', async () => {

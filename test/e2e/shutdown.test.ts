@@ -13,7 +13,7 @@ import { checkout, childEnv, ensureBuilt, exitWithin, freePort, processTestTimeo
  */
 
 /** The direct command of the README and docs/operations.md, run as written. */
-const directCommand = 'node --env-file-if-exists=.env --max-semi-space-size=16 dist/server.js';
+const directCommand = 'node --env-file-if-exists=.env --max-semi-space-size=16 --no-allocation-site-pretenuring dist/server.js';
 
 const commands: Array<[string, (env: NodeJS.ProcessEnv) => Spawned]> = [
   // Detached: npm leads a process group of its own, so the test can see whether anything of the tree survives.

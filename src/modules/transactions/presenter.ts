@@ -3,6 +3,7 @@ import type { Asset } from '../../ledger/assets.js';
 import { valueOf, type HistoryValues } from './history.js';
 import type { TransactionRecordType } from './schemas.js';
 
+/** Built in the field order of the schema (TransactionRecord): a page is written with JSON.stringify (http/plain-json.ts). */
 export function presentTransaction(values: HistoryValues, frOwnerBusinessId: string): TransactionRecordType {
   const currency = valueOf(values, 'currency') as Asset;
   return {

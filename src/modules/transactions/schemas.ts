@@ -69,3 +69,9 @@ export const Pagination = Type.Object(
 );
 
 export const TransactionParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+
+/** A page of GET /transactions: its presenter builds it in this field order (http/plain-json.ts relies on it). */
+export const TransactionPage = Type.Object(
+  { data: Type.Array(TransactionRecord), meta: Type.Object({ pagination: Pagination }) },
+  { additionalProperties: false },
+);
