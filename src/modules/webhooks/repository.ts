@@ -424,6 +424,16 @@ async function fenceDeliveries(trx: Transaction<Database>, results: readonly Att
  * follow one another; the caller takes subscriptions in id order, so they never wait on each other in a circle.
  */
 async function extendRun(trx: Transaction<Database>, subscriptionId: string, results: readonly AttemptResult[], lock: boolean): Promise<void> {
+  if (results.every((result) => result.succeeded)) {
+    // Only successes: the run ends, whatever it was — one write, and none when there was no run (the common case).
+    await trx
+      .updateTable('webhook_subscriptions')
+      .set({ consecutive_failures: 0, failing_since: null })
+      .where('id', '=', subscriptionId)
+      .where((eb) => eb.or([eb('consecutive_failures', '<>', 0), eb('failing_since', 'is not', null)]))
+      .execute();
+    return;
+  }
   const query = trx.selectFrom('webhook_subscriptions').select(['consecutive_failures', 'failing_since', 'is_active']).where('id', '=', subscriptionId);
   const before = await (lock ? query.forNoKeyUpdate() : query).executeTakeFirst();
   if (!before) return;
