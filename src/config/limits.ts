@@ -360,8 +360,8 @@ export const webhookAttemptsInFlightPerSubscriptionMax = 32;
  */
 export const webhookDeliveriesWaitingPerSubscriptionMax = 64;
 export const webhookDeliveriesWaitingMax = 256;
-/** Signing secrets the delivery worker keeps opened (beyond, it forgets them all and opens them again as needed). */
-export const webhookOpenedSecretsCachedMax = 10_000;
+/** Signing keys the delivery worker keeps opened (beyond, it forgets them all and opens them again as needed). */
+export const webhookSigningKeysCachedMax = 10_000;
 /** Ended attempts recorded by one transaction at most (those that ended while the previous one committed). */
 export const webhookAttemptsRecordedPerTransactionMax = 256;
 /** Outbox events turned into deliveries per pass of the fan-out worker. */

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import {
@@ -6,7 +7,7 @@ import {
   webhookAttemptsRecordedPerTransactionMax,
   webhookDeliveriesWaitingMax,
   webhookDeliveriesWaitingPerSubscriptionMax,
-  webhookOpenedSecretsCachedMax,
+  webhookSigningKeysCachedMax,
 } from '../../config/limits.js';
 import {
   claimDueDeliveries,
@@ -20,7 +21,7 @@ import {
 } from './repository.js';
 import type { SecretBox } from '../../storage/secret-box.js';
 import { nothingExchanged, type AttemptOutcome, type WebhookSender } from './sender.js';
-import { signedHeaders } from './signing.js';
+import { signedHeaders, signingKey } from './signing.js';
 import type { Storage } from '../../storage/database.js';
 
 export interface DeliverySettings {
@@ -61,8 +62,8 @@ export class WebhookDeliveryWorker {
   private readonly sendingBySubscription = new Map<string, number>();
   private readonly waitingBySubscription = new Map<string, Waiting[]>();
   private waitingCount = 0;
-  /** Signing secrets opened, by their sealed value: one AES-GCM open per secret instead of one per attempt. */
-  private readonly openedSecrets = new Map<string, string>();
+  /** Signing keys by their sealed secret: one AES-GCM open and one key object per secret instead of per attempt. */
+  private readonly keys = new Map<string, KeyObject>();
   private readonly shutdown = new AbortController();
   private readonly leaseMs: number;
   /** How long after its claim a waiting delivery may still start: half the timeout, so its record falls within the lease. */
@@ -195,7 +196,7 @@ export class WebhookDeliveryWorker {
     const outcome: AttemptOutcome =
       payload === undefined
         ? { succeeded: false, statusCode: null, durationMs: 0, error: 'the event no longer exists', retryAfterMs: null, exchange: nothingExchanged }
-        : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingSecrets(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
+        : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingKeys(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
     const at = this.clock.now();
     onAnswer();
     // Cut short by shutdown before any answer: nothing happened that counts, and any instance may send it now.
@@ -253,23 +254,23 @@ export class WebhookDeliveryWorker {
     this.recording = false;
   }
 
-  /** The current secret, and the previous one during the day after a rotation. */
-  private signingSecrets(subscription: SigningSubscription, now: Date): string[] {
-    const secrets = [this.opened(subscription.secret_encrypted)];
+  /** The current secret's key, and the previous one's during the day after a rotation. */
+  private signingKeys(subscription: SigningSubscription, now: Date): KeyObject[] {
+    const keys = [this.keyOf(subscription.secret_encrypted)];
     if (subscription.previous_secret_encrypted && subscription.previous_secret_expires_at && Date.parse(subscription.previous_secret_expires_at) > now.getTime()) {
-      secrets.push(this.opened(subscription.previous_secret_encrypted));
+      keys.push(this.keyOf(subscription.previous_secret_encrypted));
     }
-    return secrets;
+    return keys;
   }
 
-  /** A sealed secret opened, kept by its sealed value (a rotation seals a new one, so nothing goes stale). */
-  private opened(sealed: string): string {
-    let secret = this.openedSecrets.get(sealed);
-    if (secret === undefined) {
-      if (this.openedSecrets.size >= webhookOpenedSecretsCachedMax) this.openedSecrets.clear();
-      secret = this.secrets.open(sealed);
-      this.openedSecrets.set(sealed, secret);
+  /** A sealed secret's key, kept by the sealed value (a rotation seals a new one, so nothing goes stale). */
+  private keyOf(sealed: string): KeyObject {
+    let key = this.keys.get(sealed);
+    if (key === undefined) {
+      if (this.keys.size >= webhookSigningKeysCachedMax) this.keys.clear();
+      key = signingKey(this.secrets.open(sealed));
+      this.keys.set(sealed, key);
     }
-    return secret;
+    return key;
   }
 }
