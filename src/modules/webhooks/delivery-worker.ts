@@ -79,7 +79,7 @@ export class WebhookDeliveryWorker {
     private readonly secrets: SecretBox,
     private readonly settings: DeliverySettings,
     private readonly log: FastifyBaseLogger,
-    /** Called when an attempt ends and frees a slot, to wake the worker's loop. */
+    /** Called when an answer leaves a subscription wanting more deliveries, or a record frees a full process's slot: wakes the loop. */
     private readonly onSlotFreed: () => void,
   ) {
     this.leaseMs = attemptLeaseMs(settings.timeoutMs);
@@ -94,7 +94,11 @@ export class WebhookDeliveryWorker {
     const perSubscriptionMax = webhookAttemptsInFlightPerSubscriptionMax + webhookDeliveriesWaitingPerSubscriptionMax;
     const claimedOf = (id: string) => (this.sendingBySubscription.get(id) ?? 0) + (this.waitingBySubscription.get(id)?.length ?? 0);
     const subscriptionIds = new Set([...this.sendingBySubscription.keys(), ...this.waitingBySubscription.keys()]);
-    const full = [...subscriptionIds].filter((id) => claimedOf(id) >= perSubscriptionMax);
+    // Left for later: a subscription with half its allowance or more still waiting (claimed later, in a batch worth a
+    // claim), and one whose receiver holds every request slot (a slow receiver gets nothing claimed ahead).
+    const full = [...subscriptionIds].filter(
+      (id) => claimedOf(id) >= perSubscriptionMax || !this.wantsMore(id) || (this.sendingBySubscription.get(id) ?? 0) >= webhookAttemptsInFlightPerSubscriptionMax,
+    );
     const now = this.clock.now();
     const shares = new Map<string, number>();
     for (const id of await subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), free, full)) {
@@ -128,6 +132,15 @@ export class WebhookDeliveryWorker {
     this.waitingBySubscription.clear();
     this.waitingCount = 0;
     await this.idle();
+  }
+
+  /**
+   * Whether a pass should claim for this subscription now: fewer than half its allowance of deliveries wait. Answers
+   * wake the loop only then, so a busy receiver's deliveries are claimed dozens at a time, not one per answer; an idle
+   * one (nothing waiting) is claimed for as soon as anything is due.
+   */
+  private wantsMore(subscriptionId: string): boolean {
+    return (this.waitingBySubscription.get(subscriptionId)?.length ?? 0) < webhookDeliveriesWaitingPerSubscriptionMax / 2;
   }
 
   /** Starts waiting deliveries while their subscriptions and the process have free slots, oldest claim first. */
@@ -175,15 +188,17 @@ export class WebhookDeliveryWorker {
       if (left > 0) this.sendingBySubscription.set(row.subscription_id, left);
       else this.sendingBySubscription.delete(row.subscription_id);
       if (!this.shutdown.signal.aborted) this.startWaiting();
-      this.onSlotFreed();
+      if (this.wantsMore(row.subscription_id)) this.onSlotFreed();
     };
     const attempt = this.attempt(row, payload, subscription, freeSubscriptionSlot)
       .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook attempt could not be recorded'))
       .finally(() => {
         freeSubscriptionSlot();
+        // Every attempt slot was taken: a pass may claim again (for another subscription, which an answer does not wake).
+        const allTaken = this.inFlight.size >= webhookAttemptsInFlightMax;
         this.inFlight.delete(attempt);
         if (this.waitingCount > 0 && !this.shutdown.signal.aborted) this.startWaiting();
-        this.onSlotFreed();
+        if (allTaken) this.onSlotFreed();
       });
     this.inFlight.add(attempt);
   }
