@@ -3,7 +3,7 @@
 // to a receiver with undici over keep-alive connections, `concurrency` at once. Nothing else: no signature, no claim,
 // no record of the attempt. What the server's delivery to one receiver is measured against.
 // Argument: JSON { customerId, since, count, url, concurrency }. Env: DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL).
-// Prints JSON { sent, seconds }.
+// Prints JSON { sent, seconds, cpuSeconds } (cpuSeconds: the process's CPU over the sending, not its start-up).
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { parseJson } from './lib.mjs';
@@ -45,6 +45,7 @@ async function sqliteRows() {
 const rows = databaseUrl ? await postgresRows() : await sqliteRows();
 const agent = new Agent({ keepAliveTimeout: 60_000 });
 const started = performance.now();
+const cpuBefore = process.cpuUsage();
 let sent = 0;
 let afterSequence = 0;
 while (sent < count) {
@@ -66,6 +67,7 @@ while (sent < count) {
   );
 }
 const seconds = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuBefore);
 await agent.close();
 await rows.close();
-process.stdout.write(`${JSON.stringify({ sent, seconds })}\n`);
+process.stdout.write(`${JSON.stringify({ sent, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 })}\n`);

@@ -178,9 +178,9 @@ function cli(args) {
  */
 const leanSend = (run) =>
   new Promise((resolve, reject) => {
-    execFile(process.execPath, [path.join(checkout, 'bench/lean-webhook-sender.mjs'), JSON.stringify(run)], { cwd: checkout, env: serverEnv(), timeout: 300_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...profiling('lean-webhook-reference'), path.join(checkout, 'bench/lean-webhook-sender.mjs'), JSON.stringify(run)], { cwd: checkout, env: serverEnv(), timeout: 300_000 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`the lean delivery reference failed: ${error.message}\n${stderr}`));
-      resolve(/** @type {{ sent: number, seconds: number }} */ (parseJson(stdout)));
+      resolve(/** @type {{ sent: number, seconds: number, cpuSeconds: number }} */ (parseJson(stdout)));
     });
   });
 
@@ -332,14 +332,15 @@ function adminClient() {
 /**
  * One round of the webhook figures (bench/webhook-delivery.mjs) for the bench customer, whose events since
  * `since` are replayed; the lag load is half the payment capacity measured in the same round.
- * @param {string} serverUrl
+ * @param {{ url: string, pid: number }} server
  * @param {string} key
  * @param {string} customerId
  * @param {string} paymentBody
  * @param {string} since
  * @param {number} paymentsPerSecond
  */
-async function measureWebhooks(serverUrl, key, customerId, paymentBody, since, paymentsPerSecond) {
+async function measureWebhooks(server, key, customerId, paymentBody, since, paymentsPerSecond) {
+  const serverUrl = server.url;
   const csrfOf = async (/** @type {string} */ apiKey) => /** @type {Answer} */ (await call(serverUrl, apiKey, 'GET', '/csrf-token')).data.csrf_token;
   const newClient = async (/** @type {string} */ name) => {
     const other = /** @type {{ id: string }} */ (await cli(['customers', 'create', '--name', name]));
@@ -355,6 +356,7 @@ async function measureWebhooks(serverUrl, key, customerId, paymentBody, since, p
     since,
     lagPaymentsPerSecond: paymentsPerSecond / 2,
     lagSeconds: webhookLagSeconds,
+    serverCpuSeconds: () => cpuSecondsOf(server.pid),
     fannedOut,
     log,
   });
@@ -368,7 +370,9 @@ function summariseWebhooks(webhookRuns) {
   const of = (/** @type {(run: WebhookRun) => number} */ pick) => median(webhookRuns.map(pick));
   const figures = {
     eventsPerSecond: of((run) => run.eventsPerSecond),
+    cpuMsPerEvent: of((run) => run.cpuMsPerEvent),
     leanEventsPerSecond: of((run) => run.leanEventsPerSecond),
+    leanCpuMsPerEvent: of((run) => run.leanCpuMsPerEvent),
     vsLean: of((run) => run.vsLean),
     manyEventsPerSecond: of((run) => run.manyEventsPerSecond),
     manyVsOne: of((run) => run.manyEventsPerSecond / run.eventsPerSecond),
@@ -387,6 +391,7 @@ function summariseWebhooks(webhookRuns) {
   log(`\nWebhook delivery (${dialect}${webhookRuns.length > 1 ? `, medians of ${webhookRuns.length} rounds` : ''})`);
   log(`  one receiver: ${fmt(figures.eventsPerSecond, 0)} events/s (rounds ${perRound((run) => run.eventsPerSecond, 0)})  target >= ${targets.webhookEventsPerSecondMin}  ${verdict(figure(figures.eventsPerSecond) >= targets.webhookEventsPerSecondMin)}`);
   log(`  one receiver / lean reference (${fmt(figures.leanEventsPerSecond, 0)} events/s): ${fmt(figures.vsLean, 3)}× (rounds ${perRound((run) => run.vsLean, 3)})  target >= ${targets.webhookVsLeanMin}×  ${verdict(figure(figures.vsLean) >= targets.webhookVsLeanMin)}`);
+  log(`  CPU per delivered event: server ${fmt(figures.cpuMsPerEvent, 3)} ms, lean reference ${fmt(figures.leanCpuMsPerEvent, 3)} ms (rounds ${perRound((run) => run.cpuMsPerEvent, 3)} / ${perRound((run) => run.leanCpuMsPerEvent, 3)})`);
   log(`  20 subscriptions: ${fmt(figures.manyEventsPerSecond, 0)} events/s in total, ${fmt(figures.manyVsOne, 3)}× one receiver  target >= ${targets.webhookManyVsOneMin}×  ${verdict(figure(figures.manyVsOne) >= targets.webhookManyVsOneMin)}`);
   log(`  lag from commit to first attempt at ${fmt(figures.lagPaymentsPerSecond, 0)} payments/s (half the capacity): p50 ${fmt(figures.lagP50Ms, 0)} ms, p99 ${fmt(figures.lagP99Ms, 0)} ms (rounds ${perRound((run) => run.lagAlone.p99Ms, 0)})  target < ${targets.webhookLagP99MsMax} ms  ${verdict(figure(figures.lagP99Ms) < targets.webhookLagP99MsMax)}`);
   log(`    backlog per second: ${webhookRuns.map((run) => run.lagAlone.backlogPerSecond.join(' ')).join(' | ')}`);
@@ -406,7 +411,7 @@ function summariseWebhooks(webhookRuns) {
  * @param {string} to
  */
 async function webhooksAlone(startedAt, key, customerId, from, to) {
-  const server = await startRealServer();
+  const server = await startRealServer(profiling('customer-api-server'));
   const paymentBody = JSON.stringify({ fromAccountId: from, toAccountId: to, amount: 1, currency: 'EUR', reference: 'bench payment' });
   /** @type {WebhookRun[]} */
   const webhookRuns = [];
@@ -415,7 +420,7 @@ async function webhooksAlone(startedAt, key, customerId, from, to) {
     const roundStartedAt = new Date().toISOString();
     const token = /** @type {Answer} */ (await call(server.url, key, 'GET', '/csrf-token')).data.csrf_token;
     const payments = await scenario('POST /payments', server, { url: `${server.url}/payments`, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'x-csrf-token': token }, body: paymentBody });
-    webhookRuns.push(await measureWebhooks(server.url, key, customerId, paymentBody, roundStartedAt, payments.reqPerSecond));
+    webhookRuns.push(await measureWebhooks(server, key, customerId, paymentBody, roundStartedAt, payments.reqPerSecond));
   }
   const webhooks = summariseWebhooks(webhookRuns);
   const outDir = path.join(checkout, '.bench');
@@ -578,7 +583,7 @@ async function main() {
     results.push({ ...(await scenario(`GET /transactions page ${deepPage}`, server, { url: pageUrl(deepPage), headers: { 'x-api-key': key } })), total });
     runs.push(results);
     const paymentsPerSecond = /** @type {Row} */ (results[3]).reqPerSecond;
-    webhookRuns.push(await measureWebhooks(server.url, key, customer.id, paymentBody, roundStartedAt, paymentsPerSecond));
+    webhookRuns.push(await measureWebhooks(server, key, customer.id, paymentBody, roundStartedAt, paymentsPerSecond));
   }
   const finalTotal = await verifyPages();
 

@@ -12,7 +12,7 @@ import { parseJson } from './lib.mjs';
  * @typedef {(baseUrl: string, key: string, method: string, url: string, body?: object, csrf?: string) => Promise<unknown>} Call
  * @typedef {{ baseUrl: string, key: string, csrf: string }} Client
  * @typedef {{ customerId: string, since: string, count: number, url: string, concurrency: number }} LeanRun
- * @typedef {(run: LeanRun) => Promise<{ sent: number, seconds: number }>} LeanSender
+ * @typedef {(run: LeanRun) => Promise<{ sent: number, seconds: number, cpuSeconds: number }>} LeanSender
  * @typedef {{ path: string, headers: import('node:http').IncomingHttpHeaders, body: string, at: number }} Arrival
  */
 
@@ -100,11 +100,12 @@ function eventOf(body) {
  *   since: string,
  *   lagPaymentsPerSecond: number,
  *   lagSeconds?: number,
+ *   serverCpuSeconds: () => number | undefined,
  *   fannedOut: () => Promise<void>,
  *   log: (line: string) => void,
  * }} options
  */
-export async function measureWebhookDelivery({ call, newClient, leanSend, a, paymentBodyA, since, lagPaymentsPerSecond, lagSeconds = 10, fannedOut, log }) {
+export async function measureWebhookDelivery({ call, newClient, leanSend, a, paymentBodyA, since, lagPaymentsPerSecond, lagSeconds = 10, serverCpuSeconds, fannedOut, log }) {
   const receiver = await listenReceiver();
   /** @type {Map<string, string>} path → signing secret */
   const secrets = new Map();
@@ -178,17 +179,26 @@ export async function measureWebhookDelivery({ call, newClient, leanSend, a, pay
     await fannedOut();
     const single = await subscribe(a, '/one');
     const replayStarted = Date.now();
+    const cpuBefore = serverCpuSeconds();
     const replayed = await replay(single, since);
     const apiArrivals = await waitForArrivals((arrival) => arrival.path === single.path, replayed, 300_000, 'webhook replay to one receiver');
+    const cpuAfter = serverCpuSeconds();
     const eventsPerSecond = replayed / ((Math.max(...apiArrivals.map((arrival) => arrival.at)) - replayStarted) / 1000);
+    // The server's CPU per delivered event (the replay's request, claims, signing, POSTs, records): moves much less with
+    // the machine's other load than events/s does. The records of the last attempts may land just after.
+    const cpuMsPerEvent = cpuBefore === undefined || cpuAfter === undefined ? NaN : ((cpuAfter - cpuBefore) * 1000) / replayed;
     await unsubscribe(single);
     verifyArrivals();
     const lean = await leanSend({ customerId: a.customerId, since, count: replayed, url: receiver.url('/lean'), concurrency: leanConcurrency });
     await waitForArrivals((arrival) => arrival.path === '/lean', lean.sent, 60_000, 'lean reference');
     if (lean.sent !== replayed) throw new Error(`lean reference: sent ${lean.sent} events, the server replayed ${replayed}`);
     const leanEventsPerSecond = lean.sent / lean.seconds;
+    const leanCpuMsPerEvent = (lean.cpuSeconds * 1000) / lean.sent;
     receiver.arrivals.length = 0;
-    log(`  webhooks, one receiver: ${replayed.toLocaleString('en')} events at ${eventsPerSecond.toFixed(0)} events/s; lean reference ${leanEventsPerSecond.toFixed(0)} events/s (${(eventsPerSecond / leanEventsPerSecond).toFixed(3)}×)`);
+    log(
+      `  webhooks, one receiver: ${replayed.toLocaleString('en')} events at ${eventsPerSecond.toFixed(0)} events/s, server CPU ${cpuMsPerEvent.toFixed(3)} ms/event; ` +
+        `lean reference ${leanEventsPerSecond.toFixed(0)} events/s, ${leanCpuMsPerEvent.toFixed(3)} ms/event (${(eventsPerSecond / leanEventsPerSecond).toFixed(3)}×)`,
+    );
 
     // --- 20 subscriptions of two customers, each replaying a twentieth as many events.
     const b = await newClient('Bench webhook customer B');
@@ -279,7 +289,9 @@ export async function measureWebhookDelivery({ call, newClient, leanSend, a, pay
     return {
       replayed,
       eventsPerSecond,
+      cpuMsPerEvent,
       leanEventsPerSecond,
+      leanCpuMsPerEvent,
       vsLean: eventsPerSecond / leanEventsPerSecond,
       manySubscriptions,
       manyQueued,

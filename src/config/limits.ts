@@ -352,6 +352,16 @@ export const webhookTimeoutMsDefault = 10_000;
  */
 export const webhookAttemptsInFlightMax = 256;
 export const webhookAttemptsInFlightPerSubscriptionMax = 32;
+/**
+ * Deliveries claimed ahead, waiting in memory for a slot of their subscription (docs/webhooks.md "Delivery"): per
+ * subscription, and in all, apart from the attempts in flight. A slot freed by an answer is refilled at once from them
+ * instead of after a claim's round trips, and each claim takes more at a time. Waiting ones of a receiver that does not
+ * answer are released after half the timeout (attemptLeaseMs), and never take an attempt's slot from another customer.
+ */
+export const webhookDeliveriesWaitingPerSubscriptionMax = 64;
+export const webhookDeliveriesWaitingMax = 256;
+/** Signing keys the delivery worker keeps opened (beyond, it forgets them all and opens them again as needed). */
+export const webhookSigningKeysCachedMax = 10_000;
 /** Ended attempts recorded by one transaction at most (those that ended while the previous one committed). */
 export const webhookAttemptsRecordedPerTransactionMax = 256;
 /** Outbox events turned into deliveries per pass of the fan-out worker. */

@@ -45,7 +45,8 @@ export const tableOwners: Readonly<Record<keyof Database, TableOwner>> = {
   webhook_subscriptions: { owner: module('webhooks') },
   webhook_deliveries: { owner: module('webhooks') },
   webhook_attempts: { owner: module('webhooks') },
-  outbox_events: { owner: module('events') },
+  // The webhook delivery worker's claim reads each delivery's event payload in the same statement (PostgreSQL).
+  outbox_events: { owner: module('events'), joinedBy: [module('webhooks')] },
   ledger_journal: { owner: 'src/ledger/' },
   ledger_postings: { owner: 'src/ledger/' },
   system_accounts: { owner: 'src/ledger/' },

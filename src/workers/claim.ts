@@ -28,6 +28,12 @@ export interface ClaimOptions {
    * metrics measure how late each attempt starts).
    */
   previousLeaseAs?: string;
+  /**
+   * PostgreSQL only: what the claimed rows (named `claimed`) are read with in the same statement, e.g. the webhook
+   * delivery's event payload and subscription — `select claimed.*, <columns> from claimed <joins>` — so a claim and
+   * what the claimer needs next are one round trip. On SQLite (no round trip) the claimer reads them after the claim.
+   */
+  postgresJoin?: { columns: RawBuilder<unknown>; joins: RawBuilder<unknown> };
 }
 
 /**
@@ -61,10 +67,11 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
     storage.dialect === 'postgres'
       ? // Materialised once: as an IN subquery the planner may run it again, and SKIP LOCKED then picks more than `limit`.
         await sql<Row>`
-          with picked as materialized (${picked})
-          update ${table} set ${sql.join(assignments)} from picked
-          where ${table}.id = picked.id and ${claimable}
-          returning ${table}.*${previousLeaseAs === undefined ? sql`` : sql`, picked.previous_lease as ${sql.ref(previousLeaseAs)}`}`.execute(storage.db)
+          with picked as materialized (${picked}), claimed as (
+            update ${table} set ${sql.join(assignments)} from picked
+            where ${table}.id = picked.id and ${claimable}
+            returning ${table}.*${previousLeaseAs === undefined ? sql`` : sql`, picked.previous_lease as ${sql.ref(previousLeaseAs)}`})
+          select claimed.*${options.postgresJoin ? sql`, ${options.postgresJoin.columns}` : sql``} from claimed ${options.postgresJoin?.joins ?? sql``}`.execute(storage.db)
       : previousLeaseAs === undefined
         ? await sql<Row>`update ${table} set ${sql.join(assignments)} where id in (${picked}) returning *`.execute(storage.db)
         : // RETURNING sees the updated row only; the rows picked, materialised before any update, still hold the lease.

@@ -349,14 +349,40 @@ describe('webhook delivery', () => {
     const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
     const delivery = t.app.workers.find((worker) => worker.name === 'webhook-delivery')!;
     await fanOut.runOnce();
-    // One pass: the dead receiver's share of attempts, and Bob's goes out alongside them.
-    expect(await delivery.runOnce()).toBe(webhookAttemptsInFlightPerSubscriptionMax + 1);
+    // One pass claims every due delivery (the dead receiver's beyond its share wait in memory): its share of
+    // attempts go out, and Bob's alongside them.
+    expect(await delivery.runOnce()).toBe(webhookAttemptsInFlightPerSubscriptionMax + 8 + 1);
     const alive = await receiver.waitFor(webhookAttemptsInFlightPerSubscriptionMax + 1, 2000);
     expect(alive.filter((received) => received.path === '/alive')).toHaveLength(1);
     expect(alive.filter((received) => received.path === '/dead')).toHaveLength(webhookAttemptsInFlightPerSubscriptionMax);
-    // A second pass takes no more of the dead receiver while its share is in flight.
+    // A second pass takes nothing more, not even deliveries due since: a receiver holding every request slot gets
+    // nothing claimed ahead (the 8 claimed first wait for its slots).
+    await createPayee(t, alice);
+    await fanOut.runOnce();
     expect(await delivery.runOnce()).toBe(0);
+    expect(receiver.received.filter((received) => received.path === '/dead')).toHaveLength(webhookAttemptsInFlightPerSubscriptionMax);
     await t.app.webhookDeliveries.idle();
+    await t.storage.db.deleteFrom('webhook_subscriptions').execute();
+  });
+
+  it('releases a delivery claimed ahead that waited past half the timeout, instead of attempting it late in its lease', async () => {
+    receiver.answer = () => 'hang';
+    const hook = await subscribe(t, alice, { url: receiver.url('/hanging'), eventTypes: ['payee.created'] });
+    for (let index = 0; index < webhookAttemptsInFlightPerSubscriptionMax + 2; index += 1) await createPayee(t, alice);
+    const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
+    const delivery = t.app.workers.find((worker) => worker.name === 'webhook-delivery')!;
+    await fanOut.runOnce();
+    expect(await delivery.runOnce()).toBe(webhookAttemptsInFlightPerSubscriptionMax + 2);
+    await receiver.waitFor(webhookAttemptsInFlightPerSubscriptionMax, 2000);
+    // Past half the timeout (500 ms here) since the claim: when the hanging attempts time out and free their slots,
+    // the two waiting are released, due again at once for any instance, not sent.
+    t.clock.advance(251);
+    await t.app.webhookDeliveries.idle();
+    expect(receiver.received).toHaveLength(webhookAttemptsInFlightPerSubscriptionMax);
+    const released = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', hook.id).where('attempt_count', '=', 0).execute();
+    expect(released.map((row) => ({ status: row.status, nextAttemptAt: row.next_attempt_at }))).toEqual(
+      Array.from({ length: 2 }, () => ({ status: 'pending', nextAttemptAt: t.clock.now().toISOString() })),
+    );
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
   });
 });

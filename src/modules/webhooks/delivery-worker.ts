@@ -1,21 +1,28 @@
+import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
-import { webhookAttemptsInFlightMax, webhookAttemptsInFlightPerSubscriptionMax, webhookAttemptsRecordedPerTransactionMax } from '../../config/limits.js';
+import {
+  webhookAttemptsInFlightMax,
+  webhookAttemptsInFlightPerSubscriptionMax,
+  webhookAttemptsRecordedPerTransactionMax,
+  webhookDeliveriesWaitingMax,
+  webhookDeliveriesWaitingPerSubscriptionMax,
+  webhookSigningKeysCachedMax,
+} from '../../config/limits.js';
 import {
   claimDueDeliveries,
   recordAttempts,
   releaseDelivery,
-  subscriptionsByIds,
   subscriptionsWithDueDeliveries,
   type AttemptResult,
+  type ClaimedDelivery,
   type DeliveryRow,
-  type SubscriptionRow,
+  type SigningSubscription,
 } from './repository.js';
 import type { SecretBox } from '../../storage/secret-box.js';
-import { eventsByIds } from '../events/index.js';
 import type { AutoDisableReason, DeliveryMetrics } from './metrics.js';
 import { nothingExchanged, type AttemptOutcome, type WebhookSender } from './sender.js';
-import { signedHeaders } from './signing.js';
+import { signedHeaders, signingKey } from './signing.js';
 import type { Storage } from '../../storage/database.js';
 
 export interface DeliverySettings {
@@ -30,21 +37,38 @@ export function attemptLeaseMs(timeoutMs: number): number {
   return timeoutMs * 2 + 5000;
 }
 
+/** A claimed delivery waiting in memory for a slot of its subscription's receiver. */
+interface Waiting extends ClaimedDelivery {
+  claimedAtMs: number;
+}
+
 /**
- * Sends due deliveries (docs/webhooks.md "Delivery"). Each pass claims as many as there are free slots — at most
- * webhookAttemptsInFlightMax attempts at once in this process, from the claim until the record, and
- * webhookAttemptsInFlightPerSubscriptionMax requests waiting for one subscription's receiver, each subscription's
- * share claimed from its own index range — and starts them without waiting: a slow or dead receiver holds only its
- * own subscription's slots for at most the timeout, while other customers' deliveries keep going. A claim is a lease
- * of twice the timeout plus 5 s on `next_attempt_at`: an instance that dies mid-attempt loses it, and another sends
- * the delivery again, with the same webhook-id. Ended attempts are recorded together, one transaction for all those
- * that ended while the previous one committed. Every state change is in the database, so a restart resumes.
+ * Sends due deliveries (docs/webhooks.md "Delivery"). Each pass claims, per subscription, enough to fill its
+ * webhookAttemptsInFlightPerSubscriptionMax requests to the receiver and up to webhookDeliveriesWaitingPerSubscriptionMax
+ * more that wait in memory (webhookDeliveriesWaitingMax in all), each subscription's share from its own index range.
+ * Attempts start without waiting, at most webhookAttemptsInFlightMax at once in this process (from the start until the
+ * record); a slot freed by an answer is refilled at once from the subscription's waiting deliveries, so a fast
+ * receiver is not held up by the claim's round trips. A slow or dead receiver holds only its own subscription's slots
+ * for at most the timeout, while other customers' deliveries keep going. A claim is a lease of twice the timeout plus
+ * 5 s on `next_attempt_at`: an instance that dies mid-attempt loses it, and another sends the delivery again, with the
+ * same webhook-id. A waiting delivery starts only within half the timeout of its claim, so its attempt ends and is
+ * recorded within the lease; one that waited longer is released (due again at once, for any instance). Ended
+ * attempts are recorded together, one transaction for all those that ended while the previous one committed. Every
+ * state change is in the database, so a restart resumes.
  */
 export class WebhookDeliveryWorker {
+  /** Attempts started and not yet recorded, and releases of waiting deliveries. */
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly inFlightBySubscription = new Map<string, number>();
+  /** Requests waiting for each subscription's receiver. */
+  private readonly sendingBySubscription = new Map<string, number>();
+  private readonly waitingBySubscription = new Map<string, Waiting[]>();
+  private waitingCount = 0;
+  /** Signing keys by their sealed secret: one AES-GCM open and one key object per secret instead of per attempt. */
+  private readonly keys = new Map<string, KeyObject>();
   private readonly shutdown = new AbortController();
   private readonly leaseMs: number;
+  /** How long after its claim a waiting delivery may still start: half the timeout, so its record falls within the lease. */
+  private readonly startWithinMs: number;
   /** Ended attempts waiting for the next recording transaction. */
   private readonly unrecorded: { result: AttemptResult; recorded: () => void; failed: (error: unknown) => void }[] = [];
   private recording = false;
@@ -57,70 +81,135 @@ export class WebhookDeliveryWorker {
     private readonly settings: DeliverySettings,
     private readonly log: FastifyBaseLogger,
     private readonly metrics: DeliveryMetrics,
-    /** Called when an attempt ends and frees a slot, to wake the worker's loop. */
+    /** Called when an answer leaves a subscription wanting more deliveries, or a record frees a full process's slot: wakes the loop. */
     private readonly onSlotFreed: () => void,
   ) {
     this.leaseMs = attemptLeaseMs(settings.timeoutMs);
+    this.startWithinMs = settings.timeoutMs / 2;
   }
 
   async pass(): Promise<number> {
-    let free = webhookAttemptsInFlightMax - this.inFlight.size;
-    if (free <= 0 || this.shutdown.signal.aborted) return 0;
-    const full = [...this.inFlightBySubscription].filter(([, count]) => count >= webhookAttemptsInFlightPerSubscriptionMax).map(([id]) => id);
+    if (this.shutdown.signal.aborted) return 0;
+    this.releaseStale();
+    let free = webhookAttemptsInFlightMax - this.inFlight.size - this.waitingCount + webhookDeliveriesWaitingMax;
+    if (free <= 0) return 0;
+    const perSubscriptionMax = webhookAttemptsInFlightPerSubscriptionMax + webhookDeliveriesWaitingPerSubscriptionMax;
+    const claimedOf = (id: string) => (this.sendingBySubscription.get(id) ?? 0) + (this.waitingBySubscription.get(id)?.length ?? 0);
+    const subscriptionIds = new Set([...this.sendingBySubscription.keys(), ...this.waitingBySubscription.keys()]);
+    // Left for later: a subscription with half its allowance or more still waiting (claimed later, in a batch worth a
+    // claim), and one whose receiver holds every request slot (a slow receiver gets nothing claimed ahead).
+    const full = [...subscriptionIds].filter(
+      (id) => claimedOf(id) >= perSubscriptionMax || !this.wantsMore(id) || (this.sendingBySubscription.get(id) ?? 0) >= webhookAttemptsInFlightPerSubscriptionMax,
+    );
     const now = this.clock.now();
     const shares = new Map<string, number>();
     for (const id of await subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), free, full)) {
-      const share = Math.min(webhookAttemptsInFlightPerSubscriptionMax - (this.inFlightBySubscription.get(id) ?? 0), free);
+      const share = Math.min(perSubscriptionMax - claimedOf(id), free);
       shares.set(id, share);
       free -= share;
       if (free === 0) break;
     }
     if (shares.size === 0) return 0;
-    const rows = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), shares);
-    if (rows.length === 0) return 0;
-    const [events, subscriptions] = await Promise.all([
-      eventsByIds(this.storage.db, rows.map((row) => row.event_id)),
-      subscriptionsByIds(this.storage.db, rows.map((row) => row.subscription_id)),
-    ]);
-    for (const row of rows) this.start(row, events.get(row.event_id)?.payload, subscriptions.get(row.subscription_id));
-    this.metrics.claimed(rows, events);
-    return rows.length;
+    const claimed = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), shares);
+    const claimedAtMs = now.getTime();
+    for (const delivery of claimed) {
+      const queue = this.waitingBySubscription.get(delivery.row.subscription_id) ?? [];
+      queue.push({ ...delivery, claimedAtMs });
+      this.waitingBySubscription.set(delivery.row.subscription_id, queue);
+      this.waitingCount += 1;
+    }
+    this.startWaiting();
+    return claimed.length;
   }
 
-  /** Resolves when every attempt started so far has been recorded (tests; shutdown). */
+  /** Resolves when every attempt started so far, and every delivery claimed, has been recorded (tests; shutdown). */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
   }
 
-  /** Cuts attempts in progress short (their deliveries are due again at once) and waits for them. */
+  /** Cuts attempts in progress short and releases the waiting deliveries (all due again at once), and waits for them. */
   async stop(): Promise<void> {
     this.shutdown.abort();
+    for (const queue of this.waitingBySubscription.values()) for (const waiting of queue) this.release(waiting.row);
+    this.waitingBySubscription.clear();
+    this.waitingCount = 0;
     await this.idle();
   }
 
-  private start(row: DeliveryRow, payload: string | undefined, subscription: SubscriptionRow | undefined): void {
-    this.inFlightBySubscription.set(row.subscription_id, (this.inFlightBySubscription.get(row.subscription_id) ?? 0) + 1);
+  /**
+   * Whether a pass should claim for this subscription now: fewer than half its allowance of deliveries wait. Answers
+   * wake the loop only then, so a busy receiver's deliveries are claimed dozens at a time, not one per answer; an idle
+   * one (nothing waiting) is claimed for as soon as anything is due.
+   */
+  private wantsMore(subscriptionId: string): boolean {
+    return (this.waitingBySubscription.get(subscriptionId)?.length ?? 0) < webhookDeliveriesWaitingPerSubscriptionMax / 2;
+  }
+
+  /** Starts waiting deliveries while their subscriptions and the process have free slots, oldest claim first. */
+  private startWaiting(): void {
+    for (const [subscriptionId, queue] of this.waitingBySubscription) {
+      while (queue.length > 0 && this.inFlight.size < webhookAttemptsInFlightMax && (this.sendingBySubscription.get(subscriptionId) ?? 0) < webhookAttemptsInFlightPerSubscriptionMax) {
+        const waiting = queue.shift()!;
+        this.waitingCount -= 1;
+        if (this.clock.now().getTime() - waiting.claimedAtMs > this.startWithinMs) {
+          this.release(waiting.row);
+          continue;
+        }
+        this.metrics.started(waiting);
+        this.start(waiting.row, waiting.payload, waiting.subscription);
+      }
+      if (queue.length === 0) this.waitingBySubscription.delete(subscriptionId);
+    }
+  }
+
+  /** Releases the waiting deliveries claimed too long ago to be attempted within their lease. */
+  private releaseStale(): void {
+    const oldestStartableMs = this.clock.now().getTime() - this.startWithinMs;
+    for (const [subscriptionId, queue] of this.waitingBySubscription) {
+      while (queue.length > 0 && queue[0]!.claimedAtMs < oldestStartableMs) {
+        this.release(queue.shift()!.row);
+        this.waitingCount -= 1;
+      }
+      if (queue.length === 0) this.waitingBySubscription.delete(subscriptionId);
+    }
+  }
+
+  /** A claimed delivery not attempted: due again at once, for any instance (fenced by the claim's lease). */
+  private release(row: DeliveryRow): void {
+    const released = releaseDelivery(this.storage.db, row.id, row.next_attempt_at!, this.clock.now().toISOString())
+      .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook delivery could not be released; its lease will run out'))
+      .finally(() => this.inFlight.delete(released));
+    this.inFlight.add(released);
+  }
+
+  private start(row: DeliveryRow, payload: string | undefined, subscription: SigningSubscription | undefined): void {
+    this.sendingBySubscription.set(row.subscription_id, (this.sendingBySubscription.get(row.subscription_id) ?? 0) + 1);
     let answered = false;
-    // The subscription's slot is the receiver's: freed by the answer (or its absence), while the record is written.
+    // The subscription's slot is the receiver's: freed by the answer (or its absence), while the record is written,
+    // and refilled at once from the deliveries waiting.
     const freeSubscriptionSlot = () => {
       if (answered) return;
       answered = true;
-      const left = (this.inFlightBySubscription.get(row.subscription_id) ?? 1) - 1;
-      if (left > 0) this.inFlightBySubscription.set(row.subscription_id, left);
-      else this.inFlightBySubscription.delete(row.subscription_id);
-      this.onSlotFreed();
+      const left = (this.sendingBySubscription.get(row.subscription_id) ?? 1) - 1;
+      if (left > 0) this.sendingBySubscription.set(row.subscription_id, left);
+      else this.sendingBySubscription.delete(row.subscription_id);
+      if (!this.shutdown.signal.aborted) this.startWaiting();
+      if (this.wantsMore(row.subscription_id)) this.onSlotFreed();
     };
     const attempt = this.attempt(row, payload, subscription, freeSubscriptionSlot)
       .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook attempt could not be recorded'))
       .finally(() => {
         freeSubscriptionSlot();
+        // Every attempt slot was taken: a pass may claim again (for another subscription, which an answer does not wake).
+        const allTaken = this.inFlight.size >= webhookAttemptsInFlightMax;
         this.inFlight.delete(attempt);
-        this.onSlotFreed();
+        if (this.waitingCount > 0 && !this.shutdown.signal.aborted) this.startWaiting();
+        if (allTaken) this.onSlotFreed();
       });
     this.inFlight.add(attempt);
   }
 
-  private async attempt(row: DeliveryRow, payload: string | undefined, subscription: SubscriptionRow | undefined, onAnswer: () => void): Promise<void> {
+  private async attempt(row: DeliveryRow, payload: string | undefined, subscription: SigningSubscription | undefined, onAnswer: () => void): Promise<void> {
     const lease = row.next_attempt_at!;
     // Deleted meanwhile: its deliveries went with it (cascade), and the fenced record below finds nothing.
     if (!subscription) return;
@@ -128,7 +217,7 @@ export class WebhookDeliveryWorker {
     const outcome: AttemptOutcome =
       payload === undefined
         ? { succeeded: false, statusCode: null, durationMs: 0, error: 'the event no longer exists', retryAfterMs: null, exchange: nothingExchanged }
-        : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingSecrets(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
+        : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingKeys(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
     const at = this.clock.now();
     onAnswer();
     // Cut short by shutdown before any answer: nothing happened that counts, and any instance may send it now.
@@ -189,12 +278,23 @@ export class WebhookDeliveryWorker {
     this.recording = false;
   }
 
-  /** The current secret, and the previous one during the day after a rotation. */
-  private signingSecrets(subscription: SubscriptionRow, now: Date): string[] {
-    const secrets = [this.secrets.open(subscription.secret_encrypted)];
+  /** The current secret's key, and the previous one's during the day after a rotation. */
+  private signingKeys(subscription: SigningSubscription, now: Date): KeyObject[] {
+    const keys = [this.keyOf(subscription.secret_encrypted)];
     if (subscription.previous_secret_encrypted && subscription.previous_secret_expires_at && Date.parse(subscription.previous_secret_expires_at) > now.getTime()) {
-      secrets.push(this.secrets.open(subscription.previous_secret_encrypted));
+      keys.push(this.keyOf(subscription.previous_secret_encrypted));
     }
-    return secrets;
+    return keys;
+  }
+
+  /** A sealed secret's key, kept by the sealed value (a rotation seals a new one, so nothing goes stale). */
+  private keyOf(sealed: string): KeyObject {
+    let key = this.keys.get(sealed);
+    if (key === undefined) {
+      if (this.keys.size >= webhookSigningKeysCachedMax) this.keys.clear();
+      key = signingKey(this.secrets.open(sealed));
+      this.keys.set(sealed, key);
+    }
+    return key;
   }
 }

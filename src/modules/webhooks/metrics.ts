@@ -3,7 +3,6 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Clock } from '../../clock.js';
 import { webhookBacklogCountedMax } from '../../config/limits.js';
 import type { Storage } from '../../storage/database.js';
-import type { DeliveredEvent } from '../events/index.js';
 import { dueBacklog, subscriptionHealthCounts, type ClaimedDelivery } from './repository.js';
 import type { AttemptOutcome } from './sender.js';
 
@@ -70,18 +69,16 @@ export class DeliveryMetrics {
   }
 
   /**
-   * Claimed deliveries whose attempts start now: how late each is after it was due, and for a delivery the fan-out
-   * made that was never attempted, how long after its event's commit. A replay's deliveries (made or restarted after
+   * A claimed delivery whose attempt starts now (it may have waited, claimed ahead): how late it is after it was due,
+   * and for a delivery the fan-out made that was never attempted, how long after its event's commit. A replay's deliveries (made or restarted after
    * the fan-out) and retries count in the due lag only: their events may be days old.
    */
-  claimed(deliveries: readonly ClaimedDelivery[], events: ReadonlyMap<string, DeliveredEvent>): void {
+  started(delivery: ClaimedDelivery): void {
     const nowMs = this.clock.now().getTime();
-    for (const delivery of deliveries) {
-      observe(this.dueLag, secondsSince(nowMs, delivery.due_at));
-      const event = events.get(delivery.event_id);
-      const firstOfFanOut = Number(delivery.attempt_count) === 0 && delivery.due_at === delivery.created_at && delivery.created_at === event?.published_at;
-      if (firstOfFanOut) observe(this.firstAttemptLag, secondsSince(nowMs, event.created_at));
-    }
+    const { row, event } = delivery;
+    observe(this.dueLag, secondsSince(nowMs, row.due_at));
+    const firstOfFanOut = Number(row.attempt_count) === 0 && row.due_at === row.created_at && row.created_at === event?.published_at;
+    if (firstOfFanOut) observe(this.firstAttemptLag, secondsSince(nowMs, event.created_at));
   }
 
   /** An attempt recorded: its outcome, whether its delivery was given up, and whether it disabled its subscription. */

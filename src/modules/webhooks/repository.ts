@@ -10,6 +10,7 @@ import type {
 } from '../../storage/tables.js';
 import { newId } from '../../ids.js';
 import { claimDue, deleteDue } from '../../workers/claim.js';
+import { eventsByIds, type DeliveredEvent } from '../events/index.js';
 import type { AttemptExchange } from './sender.js';
 
 /** Reads and writes of the webhook tables, always scoped to the customer where a request asks. */
@@ -282,16 +283,29 @@ export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: 
   return rows.map((row) => row.id);
 }
 
-/** A claimed delivery, and when it was due (its `next_attempt_at` before the claim made it the lease). */
-export type ClaimedDelivery = DeliveryRow & { due_at: string };
+/** What an attempt needs of its subscription: where to POST, and the secrets to sign with. */
+export type SigningSubscription = Pick<SubscriptionRow, 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>;
+
+/** A claimed delivery with its event's payload and its subscription; undefined where they no longer exist. */
+export interface ClaimedDelivery {
+  /** The delivery, and when it was due (its `next_attempt_at` before the claim made it the lease). */
+  row: DeliveryRow & { due_at: string };
+  payload: string | undefined;
+  /** When the event was written and fanned out (the delivery metrics' lag). */
+  event: Pick<DeliveredEvent, 'created_at' | 'published_at'> | undefined;
+  subscription: SigningSubscription | undefined;
+}
 
 /**
  * Claims due deliveries (workers/claim.ts), up to `shares` of each subscription named, oldest due first, each
  * subscription from its own index range: `next_attempt_at` is both when a delivery is due and, once claimed, the
- * lease of the instance attempting it. A subscription disabled meanwhile gives nothing.
+ * lease of the instance attempting it. A subscription disabled meanwhile gives nothing. On PostgreSQL the event's
+ * payload and the subscription are read in the claim's statement (one round trip per pass; the events module's
+ * `outbox_events` is joined, docs/modules.md), on SQLite right after it.
  */
 export async function claimDueDeliveries(storage: Storage, now: Date, leaseUntil: Date, shares: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
-  return claimDue<ClaimedDelivery>(storage, {
+  type Joined = DeliveryRow & { due_at: string; payload: string | null; event_created_at: string | null; event_published_at: string | null } & { [Column in keyof SigningSubscription as `subscription_${Column}`]: SigningSubscription[Column] | null };
+  const rows = await claimDue<Joined>(storage, {
     table: 'webhook_deliveries',
     due: sql`status = 'pending' and next_attempt_at is not null and exists (
       select 1 from webhook_subscriptions s where s.id = webhook_deliveries.subscription_id and s.is_active = 1)`,
@@ -302,11 +316,40 @@ export async function claimDueDeliveries(storage: Storage, now: Date, leaseUntil
     limit: [...shares.values()].reduce((sum, share) => sum + share, 0),
     perGroup: { column: 'subscription_id', limits: shares },
     previousLeaseAs: 'due_at',
+    postgresJoin: {
+      columns: sql`e.payload, e.created_at as event_created_at, e.published_at as event_published_at, s.url as subscription_url, s.secret_encrypted as subscription_secret_encrypted,
+        s.previous_secret_encrypted as subscription_previous_secret_encrypted, s.previous_secret_expires_at as subscription_previous_secret_expires_at`,
+      joins: sql`left join outbox_events e on e.id = claimed.event_id left join webhook_subscriptions s on s.id = claimed.subscription_id`,
+    },
+  });
+  if (storage.dialect === 'postgres') {
+    return rows.map(({ payload, event_created_at, event_published_at, subscription_url, subscription_secret_encrypted, subscription_previous_secret_encrypted, subscription_previous_secret_expires_at, ...row }) => ({
+      row,
+      payload: payload ?? undefined,
+      event: event_created_at === null ? undefined : { created_at: event_created_at, published_at: event_published_at },
+      subscription:
+        subscription_url === null || subscription_secret_encrypted === null
+          ? undefined
+          : {
+              url: subscription_url,
+              secret_encrypted: subscription_secret_encrypted,
+              previous_secret_encrypted: subscription_previous_secret_encrypted,
+              previous_secret_expires_at: subscription_previous_secret_expires_at,
+            },
+    }));
+  }
+  if (rows.length === 0) return [];
+  const [events, subscriptions] = await Promise.all([
+    eventsByIds(storage.db, rows.map((row) => row.event_id)),
+    subscriptionsByIds(storage.db, rows.map((row) => row.subscription_id)),
+  ]);
+  return rows.map((row) => {
+    const event = events.get(row.event_id);
+    return { row, payload: event?.payload, event, subscription: subscriptions.get(row.subscription_id) };
   });
 }
 
-export async function subscriptionsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, SubscriptionRow>> {
-  if (ids.length === 0) return new Map();
+async function subscriptionsByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, SubscriptionRow>> {
   const rows = await db.selectFrom('webhook_subscriptions').selectAll().where('id', 'in', [...new Set(ids)]).execute();
   return new Map(rows.map((row) => [row.id, row]));
 }
@@ -389,6 +432,16 @@ async function fenceDeliveries(trx: Transaction<Database>, results: readonly Att
  * follow one another; the caller takes subscriptions in id order, so they never wait on each other in a circle.
  */
 async function extendRun(trx: Transaction<Database>, subscriptionId: string, results: readonly AttemptResult[], lock: boolean): Promise<void> {
+  if (results.every((result) => result.succeeded)) {
+    // Only successes: the run ends, whatever it was — one write, and none when there was no run (the common case).
+    await trx
+      .updateTable('webhook_subscriptions')
+      .set({ consecutive_failures: 0, failing_since: null })
+      .where('id', '=', subscriptionId)
+      .where((eb) => eb.or([eb('consecutive_failures', '<>', 0), eb('failing_since', 'is not', null)]))
+      .execute();
+    return;
+  }
   const query = trx.selectFrom('webhook_subscriptions').select(['consecutive_failures', 'failing_since', 'is_active']).where('id', '=', subscriptionId);
   const before = await (lock ? query.forNoKeyUpdate() : query).executeTakeFirst();
   if (!before) return;
