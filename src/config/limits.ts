@@ -408,6 +408,13 @@ export const dashboardSessionTouchIntervalMs = 60_000;
  * it offers is still accepted when the form is sent within this time.
  */
 export const dashboardReplayFormMarginMs = 10 * 60 * 1000;
+/** The replay form suggests this far back by default: a day, the usual span of an outage to redeliver. */
+export const dashboardReplaySuggestedSpanMs = 86_400_000;
+/**
+ * How deep the OpenAPI document's example builder follows nested schemas (http/openapi-document.ts): deeper than any
+ * record (the business end user's persons' addresses are 5 levels), and a bound should a schema ever refer to itself.
+ */
+export const openApiExampleDepthMax = 12;
 /** Sign-in attempts (right or wrong) per client address and per email address in one window. */
 export const dashboardSignInAttemptsMax = 10;
 export const dashboardSignInWindowMs = 15 * 60 * 1000;

@@ -5,7 +5,7 @@
  * operation. Pure functions of the document: the route schemas stay the one source.
  */
 
-import { requestIdLengthMax } from '../config/limits.js';
+import { openApiExampleDepthMax, requestIdLengthMax } from '../config/limits.js';
 import { countryCodeFormat } from './request-schema.js';
 
 type Json = Record<string, unknown>;
@@ -156,7 +156,7 @@ function documentVersionError(document: OpenApiDocument): void {
  * IBAN or a sort code) that together would be refused: the main request bodies carry a whole example of their own.
  */
 function exampleOf(schema: Json | undefined, schemas: Record<string, Json>, request: boolean, depth = 0): unknown {
-  if (schema === undefined || depth > 12) return null;
+  if (schema === undefined || depth > openApiExampleDepthMax) return null;
   const part = (child: Json | undefined) => exampleOf(child, schemas, request, depth + 1);
   if (typeof schema.$ref === 'string') return part(schemas[schema.$ref.split('/').pop()!]);
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];

@@ -208,7 +208,8 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await reader.waitForSelector('.opblock');
     expect(await reader.$eval('.info .title', (title) => title.textContent)).toContain('Customer API');
     // Swagger UI renders each part after the click before it: wait for it rather than race its rendering.
-    await reader.click('[id$="get_health"] .opblock-summary-control');
+    // Swagger UI names an operation's block by its tag and operationId.
+    await reader.click('[id$="-getHealth"] .opblock-summary-control');
     await (await reader.waitForSelector('.opblock.is-open .try-out__btn'))!.click();
     await (await reader.waitForSelector('.opblock.is-open .execute'))!.click();
     await reader.waitForSelector('.opblock.is-open .live-responses-table tbody .response-col_status');

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardReplayFormMarginMs, pageLimitDefault, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
+import { dashboardReplayFormMarginMs, dashboardReplaySuggestedSpanMs, pageLimitDefault, webhookSubscriptionsPerCustomerMax } from '../../config/limits.js';
 import { testEventType } from '../../events/catalog.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
@@ -37,7 +37,7 @@ function replayDates(nowMs: number, retentionDays: number) {
   const earliestMs = Math.ceil(windowStartMs / 60_000) * 60_000;
   return {
     // A day ago, or the earliest when the window is shorter than a day and some minutes.
-    suggested: new Date(Math.max(nowMs - 86_400_000, earliestMs)).toISOString().slice(0, 16),
+    suggested: new Date(Math.max(nowMs - dashboardReplaySuggestedSpanMs, earliestMs)).toISOString().slice(0, 16),
     earliest: new Date(earliestMs).toISOString().slice(0, 16),
     latest: new Date(nowMs).toISOString().slice(0, 16),
     retentionDays,
