@@ -608,3 +608,10 @@ export const eventStreamBatchSize = 100;
 export const eventStreamLateCommitGraceMs = 10_000;
 /** GET /events/stream: a cursor (`Last-Event-ID`, `after`) is a decimal sequence of at most this many digits. */
 export const eventStreamCursorLengthMax = 19;
+/** `customer-api listen`: how long the local receiver has to answer a forwarded event. */
+export const listenForwardTimeoutMs = 10_000;
+/** `customer-api listen`: after a dropped stream it reconnects, waiting from this long, doubling up to the maximum. */
+export const listenReconnectBaseMs = 500;
+export const listenReconnectMaxMs = 10_000;
+/** `customer-api listen` and `trigger`: how long one API call may take. */
+export const cliApiTimeoutMs = 30_000;
