@@ -46,13 +46,13 @@ async function* sseMessages(body: AsyncIterable<Uint8Array>): AsyncGenerator<Str
 
 /**
  * `customer-api listen` (docs/cli.md): streams the key's customer's events (GET /events/stream) and POSTs each to
- * `forwardTo`, signed as a real delivery is (Standard Webhooks headers) with the session's secret, printed first. A
+ * `forwardTo`, signed as a real delivery is (Standard Webhooks headers) with the session's secret, printed once connected. A
  * dropped stream is resumed after the last event (Last-Event-ID), waiting longer after each failure, up to a bound.
  * Resolves when `signal` aborts.
  */
 export async function listen(api: ApiClient, options: ListenOptions): Promise<void> {
   const secret = options.secret ?? newSigningSecret().secret;
-  options.write(`Ready! Your webhook signing secret is ${secret} (^C to quit)`);
+  let connected = false;
   const wanted = new Set(options.eventTypes);
   let lastEventId: string | undefined;
   let failures = 0;
@@ -68,7 +68,10 @@ export async function listen(api: ApiClient, options: ListenOptions): Promise<vo
         if (response.status === 401 || response.status === 403) throw new ListenRefused(refusal);
         throw new Error(refusal);
       }
-      if (failures > 0) options.write(`${new Date().toISOString()}  reconnected`);
+      // Ready once the stream is open: an event triggered from then on is forwarded (the stream starts from now).
+      if (!connected) options.write(`Ready! Your webhook signing secret is ${secret} (^C to quit)`);
+      else if (failures > 0) options.write(`${new Date().toISOString()}  reconnected`);
+      connected = true;
       failures = 0;
       for await (const message of sseMessages(response.body)) {
         lastEventId = message.id || lastEventId;
