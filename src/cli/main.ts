@@ -4,7 +4,8 @@ import { pageDefault, pageLimitDefault, pageLimitMax, pageMax } from '../config/
 import type { SetFeeScheduleInput } from '../modules/fees/index.js';
 
 /**
- * Operator commands (docs/architecture.md, Operator contract; docs/cli.md). Same DATA_DIR / DATABASE_URL as the server; every command prints one
+ * Operator commands (docs/architecture.md, Operator contract; docs/cli.md). Same DATA_DIR / DATABASE_URL as the server (but
+ * `listen` and `trigger`, which call a running server over HTTP with an API key); every other command prints one
  * JSON object on stdout (`sandbox init --shell` prints shell lines instead), an error one line on stderr with a
  * non-zero exit. Only commander loads here: a command's code (commands.ts, and with it the database drivers) is
  * imported when it runs, so `--help` and `--version` answer at once.
@@ -72,7 +73,7 @@ function withExamples(command: Command, ...examples: string[]): Command {
 
 function buildProgram(): Command {
   const program = new Command('customer-api')
-    .description('Operator commands for the Customer API: same DATA_DIR / DATABASE_URL as the server, one JSON object on stdout')
+    .description('Operator commands for the Customer API: same DATA_DIR / DATABASE_URL as the server, one JSON object on stdout; listen and trigger call a running server with an API key instead')
     .version(version, '-v, --version', 'print the version of customer-api')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
@@ -85,6 +86,8 @@ function buildProgram(): Command {
     'customers list',
     'keys create --customer 0195c2a4-… --scope payments:write',
     'keys --help',
+    'listen --forward-to http://localhost:4242/webhooks',
+    'trigger payment.completed',
   );
 
   withExamples(
