@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventStreamsPerCustomerMax } from '../../src/config/limits.js';
 import { EventStreamClient } from '../helpers/event-stream.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
-import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { appendEvent } from '../../src/events/outbox.js';
+import { createTestApp, testDialect, type TestApp } from '../helpers/test-app.js';
 
 /** GET /events/stream (docs/webhooks.md "Event stream") over a real listener: fetch reads the server-sent events. */
 describe('GET /events/stream', () => {
@@ -66,7 +67,7 @@ describe('GET /events/stream', () => {
     expect(next.map((message) => message.data.data.id)).toEqual([accounts[3]!.id]);
   });
 
-  it(`refuses a customer's stream beyond ${eventStreamsPerCustomerMax} open ones (429), not another customer's`, async () => {
+  it(`refuses a customer's stream beyond ${eventStreamsPerCustomerMax} open ones (429), not another customer's, until one closes`, async () => {
     const customer = await t.createCustomer();
     for (let index = 0; index < eventStreamsPerCustomerMax; index += 1) expect((await open(customer.key)).response.status).toBe(200);
     const refused = await open(customer.key);
@@ -74,6 +75,9 @@ describe('GET /events/stream', () => {
     expect(((await refused.response.json()) as { error: { code: string } }).error.code).toBe('RATE_LIMITED');
     const other = await t.createCustomer('Other');
     expect((await open(other.key)).response.status).toBe(200);
+    // A client that leaves frees its slot.
+    clients[0]!.close();
+    await expect.poll(async () => (await open(customer.key)).response.status, { timeout: 5_000 }).toBe(200);
   });
 
   it('requires the read scope of GET /events, and a cursor that is one', async () => {
@@ -98,6 +102,30 @@ describe('GET /events/stream', () => {
     await full.waitFor(1);
     // The fiat account events the key may not read never come, though newer ones reached a key that may.
     expect(stream.messages).toEqual([]);
+  });
+
+  it.runIf(testDialect === 'postgres')('sends an event whose transaction commits after a later event was sent (a sequence is taken at insert)', async () => {
+    const customer = await t.createCustomer();
+    const stream = await open(customer.key);
+    let inserted!: () => void;
+    let commit!: () => void;
+    const insertedSignal = new Promise<void>((resolve) => (inserted = resolve));
+    const commitSignal = new Promise<void>((resolve) => (commit = resolve));
+    const late = t.storage.transaction(async (trx) => {
+      await appendEvent(trx, { customerId: customer.id, type: 'payee.created', data: { id: 'committed late' }, createdAt: t.clock.now() });
+      inserted();
+      await commitSignal;
+    });
+    await insertedSignal;
+    const account = await createFiatAccount(t, customer);
+    const [first] = await stream.waitFor(1);
+    expect(first!.data.data.id).toBe(account.id);
+    commit();
+    await late;
+    const [, second] = await stream.waitFor(2);
+    expect(second!.data.data).toEqual({ id: 'committed late' });
+    // It carries the cursor, which had already passed its sequence: a resume from it repeats nothing.
+    expect(second!.id).toBe(first!.id);
   });
 
   it('ends every stream when the server stops taking requests', async () => {
