@@ -1,3 +1,5 @@
+import { fetch, type Dispatcher, type Response } from 'undici';
+
 /** One message of GET /events/stream. */
 export interface StreamMessage {
   id: string;
@@ -17,9 +19,9 @@ export class EventStreamClient {
 
   private constructor(readonly response: Response) {}
 
-  static async open(url: string, headers: Record<string, string>): Promise<EventStreamClient> {
+  static async open(url: string, headers: Record<string, string>, dispatcher: Dispatcher): Promise<EventStreamClient> {
     const abort = new AbortController();
-    const response = await fetch(url, { headers, signal: abort.signal });
+    const response = await fetch(url, { headers, signal: abort.signal, dispatcher });
     const client = new EventStreamClient(response);
     client.abort.signal.addEventListener('abort', () => abort.abort());
     if (response.status === 200) void client.read();

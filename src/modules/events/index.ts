@@ -7,9 +7,10 @@ import type { EventStreams } from './stream.js';
 export async function eventsPlugin(app: FastifyInstance, { events, deliveries, streams }: { events: EventService; deliveries: EventDeliveries; streams: EventStreams }): Promise<void> {
   eventRoutes(app, events, deliveries);
   eventStreamRoute(app, streams);
-  // The server stops: streams end first, so the connection drain is not held by them (app.close ends them in tests).
+  // The server stops: streams end first, so the connection drain is not held by them; app.close ends them before
+  // closing the listener too (it waits for every open response).
   app.shuttingDown.addEventListener('abort', () => streams.closeAll(), { once: true });
-  app.addHook('onClose', async () => streams.closeAll());
+  app.addHook('preClose', async () => streams.closeAll());
 }
 
 export { type DeliveredEvent, deleteEventsCreatedBefore, eventsByIds, eventsSince } from './repository.js';

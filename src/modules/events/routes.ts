@@ -103,7 +103,9 @@ export function eventStreamRoute(app: FastifyInstance, streams: EventStreams): v
         const cursor = request.headers['last-event-id'] ?? request.query.after;
         const afterSequence = cursor === undefined ? await streams.currentCursor(caller.customerId) : Number(cursor);
         reply.hijack();
-        reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+        // `connection: close`: once the stream ends (the server stopping) its connection goes too, rather than idling
+        // in keep-alive after the moment the shutdown closed the idle ones.
+        reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'close' });
         // The first line tells the client the stream is open (and where it starts) before any event.
         reply.raw.write(`: stream open after ${afterSequence}\n\n`);
         streams.run(caller, afterSequence, reply.raw, release).catch((error: unknown) => {
