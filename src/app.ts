@@ -22,7 +22,7 @@ import { ApiKeyService } from './modules/api-keys/index.js';
 import { CsrfTokenService, csrfTokensPlugin } from './modules/csrf-tokens/index.js';
 import { depositServices, depositsPlugin } from './modules/deposits/index.js';
 import { documentServices, documentsPlugin } from './modules/documents/index.js';
-import { EventService, eventsPlugin } from './modules/events/index.js';
+import { EventService, EventStreams, eventsPlugin } from './modules/events/index.js';
 import { EndUserService, EndUserVerificationLifecycle, OnboardingLinks, endUsersPlugin, type EndUserRecord } from './modules/end-users/index.js';
 import { feesPlugin } from './modules/fees/index.js';
 import { FiatAccountService, fiatAccountStatuses, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
@@ -352,7 +352,8 @@ async function moduleServices(context: ModuleContext, resolveHost: HostResolver 
   const otc = otcServices(context);
   const { webhooks, deliveries, eventDeliveries } = await webhookServices(context, resolveHost);
   const events = new EventService(context.storage);
-  return { fiatAccounts, payees, virtualAccounts, documents, deposits, transactions, payments, wallets, otc, webhooks, deliveries, events, eventDeliveries };
+  const eventStreams = new EventStreams(context.storage);
+  return { fiatAccounts, payees, virtualAccounts, documents, deposits, transactions, payments, wallets, otc, webhooks, deliveries, events, eventDeliveries, eventStreams };
 }
 
 /** Each module's routes in its own encapsulated plugin (docs/modules.md); the OpenAPI document lists them in this order. */
@@ -372,7 +373,7 @@ async function registerModules(app: FastifyInstance, { context, onboardingLinks,
   await app.register(otcPlugin, modules.otc);
   await app.register(webhooksPlugin, { webhooks: modules.webhooks });
   // An event lists its deliveries, which are the webhooks module's: it hands in their record and their read.
-  await app.register(eventsPlugin, { events: modules.events, deliveries: modules.eventDeliveries });
+  await app.register(eventsPlugin, { events: modules.events, deliveries: modules.eventDeliveries, streams: modules.eventStreams });
 }
 
 /** The dashboard and hosted onboarding pages, on the same services as the API (docs/dashboard.md). */

@@ -63,6 +63,7 @@ export const operations = {
   sandboxSettlePayment: { method: 'post', path: '/sandbox/payments/{id}/settle', idempotent: false, needsInit: true },
   sandboxSettleWalletTransfer: { method: 'post', path: '/sandbox/wallet-transfers/{transferId}/settle', idempotent: false, needsInit: true },
   sendTestWebhookEvent: { method: 'post', path: '/webhooks/{webhookId}/test', idempotent: false, needsInit: true },
+  streamEvents: { method: 'get', path: '/events/stream', idempotent: false, needsInit: false },
   updateEndUser: { method: 'patch', path: '/end-users/{endUserId}', idempotent: false, needsInit: true },
   updateWebhook: { method: 'patch', path: '/webhooks/{webhookId}', idempotent: false, needsInit: true },
   uploadDocument: { method: 'post', path: '/documents', idempotent: true, needsInit: true },

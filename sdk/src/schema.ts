@@ -191,6 +191,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream events as they happen (server-sent events)
+         * @description The customer’s events the key may read (as GET /events), oldest first, as `text/event-stream`: each message has `id` (a cursor), `event` (the type) and `data` (the body a webhook delivery carries, one JSON line). Without a cursor it starts with the next new event; with `Last-Event-ID` or `after` it resumes after that message. A comment line every 15 s keeps a quiet stream open. At most 5 streams per customer (429 beyond).
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/fees/preview": {
         parameters: {
             query?: never;
@@ -3995,6 +4015,49 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description A cursor: the `id` of a message of the stream (opaque) */
+                after?: string;
+            };
+            header?: {
+                /** @description A cursor: the `id` of a message of the stream (opaque) */
+                "last-event-id"?: string;
+                /** @description The API version (docs/spec.md §9): v1 (the default) or v2. A /v1 or /v2 path prefix takes precedence. An unsupported version is answered 400 with the flat body of the `UnsupportedApiVersion` response, not the error envelope. */
+                "X-API-Version"?: components["parameters"]["ApiVersion"];
+                /** @description An id of the client’s choosing for this request, echoed in the answer and written in the server’s logs; a new UUID replaces one that does not match the pattern. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless `text/event-stream` */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example example */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -4,13 +4,37 @@ import { pageDefault, pageLimitDefault, pageLimitMax, pageMax } from '../config/
 import type { SetFeeScheduleInput } from '../modules/fees/index.js';
 
 /**
- * Operator commands (docs/architecture.md, Operator contract; docs/cli.md). Same DATA_DIR / DATABASE_URL as the server; every command prints one
+ * Operator commands (docs/architecture.md, Operator contract; docs/cli.md). Same DATA_DIR / DATABASE_URL as the server (but
+ * `listen` and `trigger`, which call a running server over HTTP with an API key); every other command prints one
  * JSON object on stdout (`sandbox init --shell` prints shell lines instead), an error one line on stderr with a
  * non-zero exit. Only commander loads here: a command's code (commands.ts, and with it the database drivers) is
  * imported when it runs, so `--help` and `--version` answer at once.
  */
 
 const commands = () => import('./commands.js');
+/** `listen` and `trigger` talk HTTP to a running server with an API key, like an integration (docs/cli.md). */
+const apiCommands = async () => ({ ...(await import('./api-client.js')), ...(await import('./listen.js')), ...(await import('./trigger.js')) });
+
+const apiUrlDefault = 'http://localhost:3000';
+
+interface ApiOptions {
+  apiKey?: string;
+  apiUrl?: string;
+}
+
+/** The options of the commands that call the API over HTTP; the environment's values are their defaults. */
+function withApiOptions(command: Command): Command {
+  return command
+    .option('--api-key <key>', 'API key (default: $CUSTOMER_API_KEY)')
+    .option('--api-url <url>', `URL of the running server (default: $CUSTOMER_API_URL, else ${apiUrlDefault})`);
+}
+
+async function apiClient(options: ApiOptions) {
+  const code = await apiCommands();
+  const apiKey = options.apiKey ?? process.env.CUSTOMER_API_KEY;
+  if (!apiKey) throw new Error('an API key is needed: --api-key or CUSTOMER_API_KEY (`npx customer-api sandbox init` prints one)');
+  return { code, api: new code.ApiClient(options.apiUrl ?? process.env.CUSTOMER_API_URL ?? apiUrlDefault, apiKey) };
+}
 
 /** `sandbox init` without options: the customer it creates or reuses, and its dashboard user (docs/cli.md). */
 const sandboxCustomerNameDefault = 'Sandbox';
@@ -49,7 +73,7 @@ function withExamples(command: Command, ...examples: string[]): Command {
 
 function buildProgram(): Command {
   const program = new Command('customer-api')
-    .description('Operator commands for the Customer API: same DATA_DIR / DATABASE_URL as the server, one JSON object on stdout')
+    .description('Operator commands for the Customer API: same DATA_DIR / DATABASE_URL as the server, one JSON object on stdout; listen and trigger call a running server with an API key instead')
     .version(version, '-v, --version', 'print the version of customer-api')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
@@ -62,6 +86,8 @@ function buildProgram(): Command {
     'customers list',
     'keys create --customer 0195c2a4-… --scope payments:write',
     'keys --help',
+    'listen --forward-to http://localhost:4242/webhooks',
+    'trigger payment.completed',
   );
 
   withExamples(
@@ -219,6 +245,49 @@ function buildProgram(): Command {
       .action(() => run((code) => code.rewrapSecrets())),
     '$ SECRETS_MASTER_KEY="$NEW_KEY,$OLD_KEY" npx customer-api secrets rewrap',
     '# { "master_key_id", "rewrapped": [ … ], "secrets": [ { "name", "key_id" } ] }',
+  );
+
+  withExamples(
+    withApiOptions(
+      program
+        .command('listen')
+        .description(
+          "stream your customer's events from a running server (GET /events/stream, with an API key: not the database) and POST each to a local URL, signed like a webhook delivery with a secret printed first; ^C stops",
+        )
+        .requiredOption('--forward-to <url>', 'URL each event is POSTed to (localhost is fine)')
+        .option('--events <types>', 'only these event types, comma-separated (default: all the key may read)')
+        .option('--secret <whsec>', 'signing secret to use (default: a new whsec_… for this session)'),
+    ).action(async (options: ApiOptions & { forwardTo: string; events?: string; secret?: string }) => {
+      const { code, api } = await apiClient(options);
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      const eventTypes = options.events === undefined ? [] : options.events.split(',').map((type) => type.trim()).filter((type) => type !== '');
+      await code.listen(api, {
+        forwardTo: options.forwardTo,
+        eventTypes,
+        ...(options.secret === undefined ? {} : { secret: options.secret }),
+        signal: stop.signal,
+        write: (line) => process.stdout.write(`${line}\n`),
+      });
+    }),
+    'listen --forward-to http://localhost:4242/webhooks',
+    '# Ready! Your webhook signing secret is whsec_… (^C to quit)',
+    '# 2026-03-02T09:30:00.000Z  payment.completed  0195c2b0-…  -> POST http://localhost:4242/webhooks [200]',
+    'listen --forward-to http://localhost:4242/webhooks --events payment.completed,payment.failed --api-url http://localhost:3000 --api-key sk_test_…',
+  );
+  withExamples(
+    withApiOptions(
+      program
+        .command('trigger')
+        .description('make a running server fire an event: create what it needs in the sandbox through the API (with an API key: not the database) and drive its lifecycle; prints the ids made')
+        .argument('<eventType>', 'an event type of docs/webhooks.md "Events", e.g. payment.completed'),
+    ).action(async (eventType: string, options: ApiOptions) => {
+      const { code, api } = await apiClient(options);
+      print(await code.trigger(api, eventType));
+    }),
+    'trigger payment.completed',
+    '# { "event_type": "payment.completed", "created": { "fiat_account": "0195c2b0-…", "deposit": "…", "payee": "…", "payment": "…" } }',
   );
 
   const ledger = withExamples(program.command('ledger').description('check the books'), 'ledger verify');

@@ -609,3 +609,26 @@ export const witnessProgramBytesMin = 2;
 export const witnessProgramBytesMax = 40;
 /** A legacy Bitcoin address decodes to a version byte and a 20-byte hash. */
 export const base58CheckAddressBytes = 21;
+/** GET /events/stream (docs/webhooks.md "Event stream"): open streams per customer; one more is refused 429. */
+export const eventStreamsPerCustomerMax = 5;
+/** GET /events/stream: a comment line this often keeps proxies and the client's read timeout from closing a quiet stream. */
+export const eventStreamHeartbeatMs = 15_000;
+/** GET /events/stream: how often a stream looks for events another instance wrote (this instance's commits wake it at once). */
+export const eventStreamPollIntervalMs = 250;
+/** GET /events/stream: events read per query. */
+export const eventStreamBatchSize = 100;
+/**
+ * GET /events/stream on PostgreSQL: an event's sequence is taken at insert, not at commit, so one whose transaction
+ * commits late can appear behind the cursor. A stream reads again this far behind it (events it sent are skipped):
+ * a transaction that writes events and commits within this time is never missed.
+ */
+export const eventStreamLateCommitGraceMs = 10_000;
+/** GET /events/stream: a cursor (`Last-Event-ID`, `after`) is a decimal sequence of at most this many digits. */
+export const eventStreamCursorLengthMax = 19;
+/** `customer-api listen`: how long the local receiver has to answer a forwarded event. */
+export const listenForwardTimeoutMs = 10_000;
+/** `customer-api listen`: after a dropped stream it reconnects, waiting from this long, doubling up to the maximum. */
+export const listenReconnectBaseMs = 500;
+export const listenReconnectMaxMs = 10_000;
+/** `customer-api listen` and `trigger`: how long one API call may take. */
+export const cliApiTimeoutMs = 30_000;

@@ -8,6 +8,8 @@ declare module 'fastify' {
      * server.ts calls it on SIGTERM/SIGINT (docs/operations.md "Stopping").
      */
     refuseNewRequests(): void;
+    /** Aborted when refuseNewRequests is called: long-lived responses (GET /events/stream) end on it, so the drain can finish. */
+    readonly shuttingDown: AbortSignal;
   }
 }
 
@@ -20,8 +22,11 @@ declare module 'fastify' {
  */
 export function installShutdownRefusal(app: FastifyInstance): void {
   let refusing = false;
+  const shutdown = new AbortController();
+  app.decorate('shuttingDown', shutdown.signal);
   app.decorate('refuseNewRequests', () => {
     refusing = true;
+    shutdown.abort();
   });
   app.addHook('onRequest', async () => {
     if (refusing) throw new DomainError('SHUTTING_DOWN', 'This instance is shutting down and took no action. Retry the request; it will reach another instance.');

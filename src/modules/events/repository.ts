@@ -62,3 +62,20 @@ export async function eventsByIds(db: Kysely<Database>, ids: readonly string[]):
 export async function deleteEventsCreatedBefore(storage: Storage, before: string, limit: number): Promise<number> {
   return deleteDue(storage, { table: 'outbox_events', key: ['id'], due: sql`created_at < ${before} and published_at is not null`, orderBy: 'created_at', limit });
 }
+
+/** An event as the stream sends it: its cursor (the outbox sequence), type and delivered body. */
+export type StreamedEvent = Pick<EventRow, 'id' | 'event_type' | 'payload'> & { sequence: number };
+
+/** The customer's events after `afterSequence`, oldest first, at most `limit`: served by (customer_id, sequence). */
+export async function eventsAfterSequence(db: Kysely<Database>, customerId: string, readableTypes: readonly string[] | undefined, afterSequence: number, limit: number): Promise<StreamedEvent[]> {
+  let query = db.selectFrom('outbox_events').select(['sequence', 'id', 'event_type', 'payload']).where('customer_id', '=', customerId).where(sql<boolean>`sequence > ${afterSequence}`);
+  if (readableTypes !== undefined) query = query.where((eb) => ofTypes(eb, readableTypes));
+  const rows = await query.orderBy('sequence').limit(limit).execute();
+  return rows.map((row) => ({ ...row, sequence: Number(row.sequence) }));
+}
+
+/** The customer's newest sequence (0 when it has no event): where a stream without a cursor starts. */
+export async function newestSequence(db: Kysely<Database>, customerId: string): Promise<number> {
+  const row = await db.selectFrom('outbox_events').select('sequence').where('customer_id', '=', customerId).orderBy('sequence', 'desc').limit(1).executeTakeFirst();
+  return row === undefined ? 0 : Number(row.sequence);
+}
