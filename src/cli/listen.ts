@@ -1,6 +1,7 @@
+import type { KeyObject } from 'node:crypto';
 import { jitteredBackoffMs } from '../backoff.js';
 import { listenForwardTimeoutMs, listenReconnectBaseMs, listenReconnectMaxMs } from '../config/limits.js';
-import { newSigningSecret, signedHeaders } from '../modules/webhooks/index.js';
+import { newSigningSecret, signedHeaders, signingKey } from '../modules/webhooks/index.js';
 import { errorSummary, type ApiClient } from './api-client.js';
 
 export interface ListenOptions {
@@ -52,6 +53,7 @@ async function* sseMessages(body: AsyncIterable<Uint8Array>): AsyncGenerator<Str
  */
 export async function listen(api: ApiClient, options: ListenOptions): Promise<void> {
   const secret = options.secret ?? newSigningSecret().secret;
+  const key = signingKey(secret);
   let connected = false;
   const wanted = new Set(options.eventTypes);
   let lastEventId: string | undefined;
@@ -76,7 +78,7 @@ export async function listen(api: ApiClient, options: ListenOptions): Promise<vo
       for await (const message of sseMessages(response.body)) {
         lastEventId = message.id || lastEventId;
         if (wanted.size > 0 && !wanted.has(message.event)) continue;
-        options.write(await forward(options.forwardTo, secret, message));
+        options.write(await forward(options.forwardTo, key, message));
       }
       throw new Error('the server ended the stream');
     } catch (error) {
@@ -99,13 +101,13 @@ export async function listen(api: ApiClient, options: ListenOptions): Promise<vo
 class ListenRefused extends Error {}
 
 /** POSTs one event to the receiver, signed; the line that reports it: time, type, event id, the receiver's answer. */
-async function forward(forwardTo: string, secret: string, message: StreamMessage): Promise<string> {
+async function forward(forwardTo: string, key: KeyObject, message: StreamMessage): Promise<string> {
   const event = JSON.parse(message.data) as { id: string; type: string };
   const prefix = `${new Date().toISOString()}  ${event.type}  ${event.id}  -> POST ${forwardTo}`;
   try {
     const response = await fetch(forwardTo, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'customer-api-listen', ...signedHeaders(event.id, new Date(), message.data, [secret]) },
+      headers: { 'content-type': 'application/json', 'user-agent': 'customer-api-listen', ...signedHeaders(event.id, new Date(), message.data, [key]) },
       body: message.data,
       signal: AbortSignal.timeout(listenForwardTimeoutMs),
     });

@@ -76,5 +76,5 @@ export { type HostResolver } from './address-guard.js';
 export { type WebhookDeliveryWorker } from './delivery-worker.js';
 export { CreateWebhookBody, type CreateWebhookInput, DeliveriesQuery, type DeliveriesQueryInput, ReplayBody, UpdateWebhookBody, type UpdateWebhookInput, type WebhookHealthRecord, type WebhookSubscriptionRecord, subscribableEventTypes } from './schemas.js';
 export { type WebhookService } from './service.js';
-export { signedHeaders } from './signing.js';
+export { signedHeaders, signingKey } from './signing.js';
 export { newSigningSecret } from './signing-secret.js';
