@@ -602,3 +602,16 @@ export const witnessProgramBytesMin = 2;
 export const witnessProgramBytesMax = 40;
 /** A legacy Bitcoin address decodes to a version byte and a 20-byte hash. */
 export const base58CheckAddressBytes = 21;
+
+/** Sandbox test clocks (docs/test-clocks.md). A clock's name, at most. */
+export const testClockNameLengthMax = 100;
+/** How far one advance may move a test clock: 60 days, room for every retry schedule and settle delay at once. */
+export const testClockAdvanceMaxMs = 60 * 24 * 60 * 60 * 1000;
+/**
+ * How long an instance remembers whether a customer has a test clock attached: the hot paths (every sandbox payment)
+ * skip the lookup; another instance sees a new or deleted clock within this time.
+ */
+export const testClockAttachmentCacheMs = 5_000;
+export const testClockAttachmentCacheEntriesMax = 10_000;
+/** An advance fires due timers a batch (settlementBatchSize) at a time, at most this many batches per kind. */
+export const testClockAdvanceBatchesMax = 20;
