@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, type FastifyLoggerOptions, type FastifyServerOptions } from 'fastify';
-import { systemClock, type Clock } from './clock.js';
+import { serverTimeOnly, systemClock, type Clock, type CustomerClocks } from './clock.js';
 import type { Config } from './config/config.js';
 import { bodyLimitDefaultBytes, requestTimeoutMs } from './config/limits.js';
 import { installApiVersioning, isPreflight, stripVersionPrefix } from './http/api-version.js';
@@ -27,6 +27,7 @@ import { EndUserService, EndUserVerificationLifecycle, OnboardingLinks, endUsers
 import { feesPlugin } from './modules/fees/index.js';
 import { FiatAccountService, fiatAccountStatuses, fiatAccountsPlugin } from './modules/fiat-accounts/index.js';
 import { healthPlugin } from './modules/health/index.js';
+import { sandboxTestClocks, testClocksPlugin, type TestClocks } from './modules/test-clocks/index.js';
 import { SandboxVerification } from './providers/sandbox/verification.js';
 import { noAnnouncedAnswers, sandboxTimersOf, type SandboxTimers } from './providers/sandbox/timers.js';
 import type { ModuleContext } from './modules/module-context.js';
@@ -287,6 +288,8 @@ async function installAccessChecks(
 /** What the modules are built on (their context), and what the end users' routes and pages take beside it. */
 interface Platform {
   context: ModuleContext;
+  /** The sandbox's test clocks; none in production. */
+  testClocks: TestClocks | undefined;
   onboardingLinks: OnboardingLinks;
   verification: SandboxVerification<EndUserRecord>;
 }
@@ -301,7 +304,10 @@ async function platformServices(base: Foundation): Promise<Platform> {
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   reaper.add(async (now, limit) => provisioning.deleteFinished(now, limit));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
-  const sandboxTimers = sandboxTimersOf(config, storage, clock);
+  // Test clocks exist in the sandbox only; a deleted one's timers go back to the server clock.
+  const testClocks = config.apiEnvironment === 'sandbox' ? sandboxTestClocks(storage, clock, base.caches, (clockId) => sandboxTimers!.releaseClock(clockId)) : undefined;
+  const customerClocks: CustomerClocks = testClocks ?? serverTimeOnly;
+  const sandboxTimers = sandboxTimersOf(config, storage, clock, customerClocks);
   const announcedDecisions = sandboxTimers?.announcedAnswers('end_user') ?? noAnnouncedAnswers;
   const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, announcedDecisions, config.documentStorageQuotaBytes);
   await installIdempotencyKeys(base);
@@ -310,8 +316,8 @@ async function platformServices(base: Foundation): Promise<Platform> {
   workers.push(new PollingWorker('provider-events', () => providerEvents.applyDue(), workerPollIntervalMs, app.log));
   if (config.paymentProvider) await providerEventRoutes(app, providerEvents, clock, config.paymentProvider.secret);
   const verification = endUserVerification(base, providerEvents, sandboxTimers);
-  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, caches: base.caches, files: base.files, endUsers, workers, reaper, log: app.log, metrics: app.metricsRegistry, serverSecrets };
-  return { context, onboardingLinks, verification };
+  const context: ModuleContext = { config, storage, providers, provisioning, providerEvents, clock, customerClocks, caches: base.caches, files: base.files, endUsers, workers, reaper, log: app.log, metrics: app.metricsRegistry, serverSecrets };
+  return { context, testClocks, onboardingLinks, verification };
 }
 
 /** The Idempotency-Key hook (docs/idempotency.md), and its expired keys handed to the reaper. */
@@ -357,7 +363,7 @@ async function moduleServices(context: ModuleContext, resolveHost: HostResolver 
 }
 
 /** Each module's routes in its own encapsulated plugin (docs/modules.md); the OpenAPI document lists them in this order. */
-async function registerModules(app: FastifyInstance, { context, onboardingLinks, verification }: Platform, modules: ModuleServices): Promise<void> {
+async function registerModules(app: FastifyInstance, { context, testClocks, onboardingLinks, verification }: Platform, modules: ModuleServices): Promise<void> {
   const { endUsers, config } = context;
   await app.register(fiatAccountsPlugin, modules.fiatAccounts);
   await app.register(endUsersPlugin, { endUsers, onboardingLinks, sandboxVerification: config.apiEnvironment === 'sandbox' ? verification : undefined });
@@ -374,6 +380,7 @@ async function registerModules(app: FastifyInstance, { context, onboardingLinks,
   await app.register(webhooksPlugin, { webhooks: modules.webhooks });
   // An event lists its deliveries, which are the webhooks module's: it hands in their record and their read.
   await app.register(eventsPlugin, { events: modules.events, deliveries: modules.eventDeliveries, streams: modules.eventStreams });
+  if (testClocks) await app.register(testClocksPlugin, { clocks: testClocks });
 }
 
 /** The dashboard and hosted onboarding pages, on the same services as the API (docs/dashboard.md). */

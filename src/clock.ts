@@ -12,6 +12,31 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** A sandbox test clock attached to a customer (docs/test-clocks.md): its id and the customer's time it holds. */
+export interface TestClockTime {
+  readonly clockId: string;
+  readonly now: Date;
+}
+
+/**
+ * Each customer's time for the rules that follow test clocks (docs/test-clocks.md lists them): the time of the test
+ * clock attached to the customer, if any; every other rule, and every customer without one, reads the server clock.
+ */
+export interface CustomerClocks {
+  /** The customer's attached test clock; undefined: the customer runs on the server clock. */
+  testClockOf(customerId: string): Promise<TestClockTime | undefined>;
+  /** Work an advance runs before it answers: what fell due up to the clock's new time (fired in registration order). */
+  onAdvance(work: (clock: TestClockTime) => Promise<unknown>): void;
+}
+
+/** Production has no test clocks: every customer runs on the server clock. */
+export const serverTimeOnly: CustomerClocks = { testClockOf: async () => undefined, onAdvance: () => undefined };
+
+/** The customer's now: their test clock's time, or the server's. */
+export async function customerNow(clocks: CustomerClocks, clock: Clock, customerId: string): Promise<Date> {
+  return (await clocks.testClockOf(customerId))?.now ?? clock.now();
+}
+
 /** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it: any case of T and Z, any fraction, ±hh[[:]mm]. */
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

@@ -618,6 +618,59 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/test-clocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List your test clocks: the one attached, or none (sandbox only) */
+        get: operations["sandboxListTestClocks"];
+        put?: never;
+        /** Create a test clock, attached to your customer (sandbox only) */
+        post: operations["sandboxCreateTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/test-clocks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a test clock (sandbox only) */
+        get: operations["sandboxGetTestClock"];
+        put?: never;
+        post?: never;
+        /** Delete a test clock, which detaches it from your customer (sandbox only) */
+        delete: operations["sandboxDeleteTestClock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/test-clocks/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Advance a test clock and run what fell due up to its new time (sandbox only) */
+        post: operations["sandboxAdvanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/virtual-accounts/{id}/status": {
         parameters: {
             query?: never;
@@ -1033,6 +1086,14 @@ export type paths = {
 export type webhooks = Record<string, never>;
 export type components = {
     schemas: {
+        /** AdvanceTestClockRequest */
+        AdvanceTestClockRequest: {
+            /**
+             * Format: date-time
+             * @description After the clock's frozen_time, at most 60 days after it
+             */
+            to: string;
+        };
         /** CreateBusinessEndUserRequest */
         CreateBusinessEndUserRequest: {
             business: {
@@ -1473,6 +1534,15 @@ export type components = {
              */
             umbrellaLinkId?: string;
         };
+        /** CreateTestClockRequest */
+        CreateTestClockRequest: {
+            /**
+             * Format: date-time
+             * @description Default: now
+             */
+            frozen_time?: string;
+            name?: string;
+        };
         /** CreateVirtualAccountRequest */
         CreateVirtualAccountRequest: {
             accountName: string;
@@ -1694,7 +1764,7 @@ export type components = {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_NOT_SUPPORTED" | "INVALID_JSON" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "CSRF_TOKEN_INVALID" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "REQUEST_TIMEOUT" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INSUFFICIENT_FUNDS" | "INVALID_STATUS_TRANSITION" | "END_USER_NOT_BUSINESS" | "ACCOUNT_NOT_MASTER" | "ACCOUNT_NOT_ACTIVE" | "PAYEE_NOT_ACTIVE" | "CURRENCY_MISMATCH" | "FEE_SCHEDULE_NOT_FOUND" | "STORAGE_QUOTA_EXCEEDED" | "LIMIT_EXCEEDED" | "ADDRESS_REQUIRED" | "QUOTE_EXPIRED" | "QUOTE_ALREADY_CONFIRMED" | "MIN_DESTINATION_AMOUNT_NOT_MET" | "PROVIDER_REFUSED" | "WEBHOOK_DISABLED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "PROVIDER_UNAVAILABLE" | "NOT_READY" | "SHUTTING_DOWN" | "DATABASE_UNAVAILABLE" | "STORAGE_UNAVAILABLE" | "STORAGE_FULL";
+                code: "VALIDATION_ERROR" | "IDEMPOTENCY_KEY_NOT_SUPPORTED" | "INVALID_JSON" | "UNAUTHENTICATED" | "INSUFFICIENT_SCOPE" | "IP_NOT_ALLOWED" | "CSRF_TOKEN_INVALID" | "NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "TEST_CLOCK_ALREADY_ATTACHED" | "REQUEST_TIMEOUT" | "ROUTE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INSUFFICIENT_FUNDS" | "INVALID_STATUS_TRANSITION" | "END_USER_NOT_BUSINESS" | "ACCOUNT_NOT_MASTER" | "ACCOUNT_NOT_ACTIVE" | "PAYEE_NOT_ACTIVE" | "CURRENCY_MISMATCH" | "FEE_SCHEDULE_NOT_FOUND" | "STORAGE_QUOTA_EXCEEDED" | "LIMIT_EXCEEDED" | "ADDRESS_REQUIRED" | "QUOTE_EXPIRED" | "QUOTE_ALREADY_CONFIRMED" | "MIN_DESTINATION_AMOUNT_NOT_MET" | "PROVIDER_REFUSED" | "WEBHOOK_DISABLED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "PROVIDER_UNAVAILABLE" | "NOT_READY" | "SHUTTING_DOWN" | "DATABASE_UNAVAILABLE" | "STORAGE_UNAVAILABLE" | "STORAGE_FULL";
                 /** @description Structured detail; for VALIDATION_ERROR `{ fields: [{ location, path, reason }] }` */
                 details: unknown;
                 message: string;
@@ -2186,6 +2256,25 @@ export type components = {
         SandboxSetVirtualAccountStatusRequest: {
             /** @enum {string} */
             status: "active" | "frozen" | "closed";
+        };
+        /** TestClock */
+        TestClock: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp with milliseconds
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description The customer's time while the clock is attached: only an advance moves it
+             */
+            frozen_time: string;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            id: string;
+            name: string | null;
         };
         /** Transaction */
         Transaction: {
@@ -3017,6 +3106,7 @@ export type components = {
     };
     pathItems: never;
 };
+export type AdvanceTestClockRequest = components['schemas']['AdvanceTestClockRequest'];
 export type CreateBusinessEndUserRequest = components['schemas']['CreateBusinessEndUserRequest'];
 export type CreateEndUserRequest = components['schemas']['CreateEndUserRequest'];
 export type CreateFiatAccountRequest = components['schemas']['CreateFiatAccountRequest'];
@@ -3024,6 +3114,7 @@ export type CreateOtcOrderRequest = components['schemas']['CreateOtcOrderRequest
 export type CreateOtcQuoteRequest = components['schemas']['CreateOtcQuoteRequest'];
 export type CreatePayeeRequest = components['schemas']['CreatePayeeRequest'];
 export type CreatePaymentRequest = components['schemas']['CreatePaymentRequest'];
+export type CreateTestClockRequest = components['schemas']['CreateTestClockRequest'];
 export type CreateVirtualAccountRequest = components['schemas']['CreateVirtualAccountRequest'];
 export type CreateWalletAddressRequest = components['schemas']['CreateWalletAddressRequest'];
 export type CreateWalletRequest = components['schemas']['CreateWalletRequest'];
@@ -3056,6 +3147,7 @@ export type SandboxSettleOtcOrderRequest = components['schemas']['SandboxSettleO
 export type SandboxSettlePaymentRequest = components['schemas']['SandboxSettlePaymentRequest'];
 export type SandboxSettleWalletTransferRequest = components['schemas']['SandboxSettleWalletTransferRequest'];
 export type SandboxSetVirtualAccountStatusRequest = components['schemas']['SandboxSetVirtualAccountStatusRequest'];
+export type TestClock = components['schemas']['TestClock'];
 export type Transaction = components['schemas']['Transaction'];
 export type UnsupportedApiVersionError = components['schemas']['UnsupportedApiVersionError'];
 export type UpdateEndUserRequest = components['schemas']['UpdateEndUserRequest'];
@@ -5910,6 +6002,278 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["Payment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    sandboxListTestClocks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version (docs/spec.md §9): v1 (the default) or v2. A /v1 or /v2 path prefix takes precedence. An unsupported version is answered 400 with the flat body of the `UnsupportedApiVersion` response, not the error envelope. */
+                "X-API-Version"?: components["parameters"]["ApiVersion"];
+                /** @description An id of the client’s choosing for this request, echoed in the answer and written in the server’s logs; a new UUID replaces one that does not match the pattern. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c",
+                     *           "name": "example",
+                     *           "frozen_time": "2026-03-02T09:30:00.000Z",
+                     *           "created_at": "2026-03-02T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    sandboxCreateTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version (docs/spec.md §9): v1 (the default) or v2. A /v1 or /v2 path prefix takes precedence. An unsupported version is answered 400 with the flat body of the `UnsupportedApiVersion` response, not the error envelope. */
+                "X-API-Version"?: components["parameters"]["ApiVersion"];
+                /** @description An id of the client’s choosing for this request, echoed in the answer and written in the server’s logs; a new UUID replaces one that does not match the pattern. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Settlement walk-through",
+                 *       "frozen_time": "2026-01-31T10:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTestClockRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c",
+                     *         "name": "example",
+                     *         "frozen_time": "2026-03-02T09:30:00.000Z",
+                     *         "created_at": "2026-03-02T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    sandboxGetTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version (docs/spec.md §9): v1 (the default) or v2. A /v1 or /v2 path prefix takes precedence. An unsupported version is answered 400 with the flat body of the `UnsupportedApiVersion` response, not the error envelope. */
+                "X-API-Version"?: components["parameters"]["ApiVersion"];
+                /** @description An id of the client’s choosing for this request, echoed in the answer and written in the server’s logs; a new UUID replaces one that does not match the pattern. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c",
+                     *         "name": "example",
+                     *         "frozen_time": "2026-03-02T09:30:00.000Z",
+                     *         "created_at": "2026-03-02T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    sandboxDeleteTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version (docs/spec.md §9): v1 (the default) or v2. A /v1 or /v2 path prefix takes precedence. An unsupported version is answered 400 with the flat body of the `UnsupportedApiVersion` response, not the error envelope. */
+                "X-API-Version"?: components["parameters"]["ApiVersion"];
+                /** @description An id of the client’s choosing for this request, echoed in the answer and written in the server’s logs; a new UUID replaces one that does not match the pattern. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    sandboxAdvanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version (docs/spec.md §9): v1 (the default) or v2. A /v1 or /v2 path prefix takes precedence. An unsupported version is answered 400 with the flat body of the `UnsupportedApiVersion` response, not the error envelope. */
+                "X-API-Version"?: components["parameters"]["ApiVersion"];
+                /** @description An id of the client’s choosing for this request, echoed in the answer and written in the server’s logs; a new UUID replaces one that does not match the pattern. */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description UUID */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "2026-01-31T10:00:31.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdvanceTestClockRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0196b2d4-5e6f-7a80-9b1c-2d3e4f5a6b7c",
+                     *         "name": "example",
+                     *         "frozen_time": "2026-03-02T09:30:00.000Z",
+                     *         "created_at": "2026-03-02T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TestClock"];
                     };
                 };
             };

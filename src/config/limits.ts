@@ -632,3 +632,16 @@ export const listenReconnectBaseMs = 500;
 export const listenReconnectMaxMs = 10_000;
 /** `customer-api listen` and `trigger`: how long one API call may take. */
 export const cliApiTimeoutMs = 30_000;
+
+/** Sandbox test clocks (docs/test-clocks.md). A clock's name, at most. */
+export const testClockNameLengthMax = 100;
+/** How far one advance may move a test clock: 60 days, room for every retry schedule and settle delay at once. */
+export const testClockAdvanceMaxMs = 60 * 24 * 60 * 60 * 1000;
+/**
+ * How long an instance remembers whether a customer has a test clock attached: the hot paths (every sandbox payment)
+ * skip the lookup; another instance sees a new or deleted clock within this time.
+ */
+export const testClockAttachmentCacheMs = 5_000;
+export const testClockAttachmentCacheEntriesMax = 10_000;
+/** An advance fires due timers a batch (settlementBatchSize) at a time, at most this many batches per kind. */
+export const testClockAdvanceBatchesMax = 20;

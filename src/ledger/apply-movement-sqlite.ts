@@ -140,7 +140,7 @@ const walletTransferColumns = [
 const insertWalletTransfer = queryTemplate<WalletTransfersTable>()(walletTransferColumns, (db, row) => db.insertInto('wallet_transfers').values(row));
 
 /** The sandbox's timer of a new payment or wallet transfer (providers/sandbox/timers.ts), on the same hot paths. */
-const insertSandboxTimer = queryTemplate<SandboxTimersTable>()(['id', 'resource', 'customer_id', 'due_at', 'answer'], (db, row) => db.insertInto('sandbox_timers').values(row));
+const insertSandboxTimer = queryTemplate<SandboxTimersTable>()(['id', 'resource', 'customer_id', 'due_at', 'answer', 'clock_id'], (db, row) => db.insertInto('sandbox_timers').values(row));
 
 const insertStatementLine = queryTemplate<TransactionsTable>()(statementLineColumns, (db, row) => db.insertInto('transactions').values(row));
 

@@ -94,9 +94,9 @@ type DomainRow =
  * Rows a provider that answers on a timer of its own (the sandbox) writes with a new resource, in the unit of work that
  * creates it, so neither exists without the other; none for any other provider.
  */
-export type NewResourceRows = (id: string, customerId: string, now: Date) => DomainRow[];
+export type NewResourceRows = (id: string, customerId: string, now: Date) => Promise<DomainRow[]>;
 
-export const noRows: NewResourceRows = () => [];
+export const noRows: NewResourceRows = async () => [];
 
 export interface UnitOfWork {
   guards: Guard[];

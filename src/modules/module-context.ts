@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { Clock } from '../clock.js';
+import type { Clock, CustomerClocks } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { Providers } from '../providers/providers.js';
 import type { ProviderEventInbox } from '../providers/inbox.js';
@@ -23,6 +23,8 @@ export interface ModuleContext {
   /** Where provider outcomes arrive; a module with an asynchronous resource registers its lifecycle here. */
   readonly providerEvents: ProviderEventInbox;
   readonly clock: Clock;
+  /** Each customer's time for the rules that follow sandbox test clocks (docs/test-clocks.md); the server clock otherwise. */
+  readonly customerClocks: CustomerClocks;
   /** The app's read caches, kept by `clock` (storage/cache.ts). */
   readonly caches: ReadCaches;
   readonly files: FileStore;

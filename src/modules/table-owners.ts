@@ -55,6 +55,7 @@ export const tableOwners: Readonly<Record<keyof Database, TableOwner>> = {
   provider_events: { owner: 'src/providers/inbox.ts' },
   // A new resource's timer row is written by its module's money plan, handed to it as rows (NewResourceRows).
   sandbox_timers: { owner: 'src/providers/sandbox/timers.ts' },
+  sandbox_test_clocks: { owner: module('test-clocks') },
   server_secrets: { owner: 'src/storage/server-secrets.ts' },
   deployment_settings: { owner: 'src/storage/deployment-settings.ts' },
 };

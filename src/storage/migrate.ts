@@ -30,6 +30,7 @@ import { retentionIndexesMigration } from './migrations/0023-retention-indexes.j
 import { webhookAttemptDetailsMigration } from './migrations/0024-webhook-attempt-details.js';
 import { webhookDeliveryClaimsMigration } from './migrations/0025-webhook-delivery-claims.js';
 import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.js';
+import { sandboxTestClocksMigration } from './migrations/0027-sandbox-test-clocks.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -65,6 +66,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0024-webhook-attempt-details': webhookAttemptDetailsMigration(),
     '0025-webhook-delivery-claims': webhookDeliveryClaimsMigration(),
     '0026-sandbox-kyc-timers': sandboxKycTimersMigration(),
+    '0027-sandbox-test-clocks': sandboxTestClocksMigration(),
   };
 }
 

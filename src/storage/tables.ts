@@ -337,6 +337,18 @@ export interface SandboxTimersTable {
   due_at: string;
   /** What it answers when that is decided in advance: an end user's verification outcome (a magic name's). */
   answer: string | null;
+  /** The test clock `due_at` is read by (its customer's, docs/test-clocks.md); null: the server clock. */
+  clock_id: string | null;
+}
+
+/** A sandbox test clock (migration 0027, docs/test-clocks.md): attached to its customer from creation until deleted. */
+export interface SandboxTestClocksTable {
+  id: string;
+  customer_id: string;
+  name: string | null;
+  /** The customer's time while the clock is attached: only an advance moves it. */
+  frozen_time: string;
+  created_at: string;
 }
 
 /** The provider events inbox (providers/inbox.ts, migration 0021). */
@@ -598,6 +610,7 @@ export interface Database {
   provider_operations: ProviderOperationsTable;
   provider_events: ProviderEventsTable;
   sandbox_timers: SandboxTimersTable;
+  sandbox_test_clocks: SandboxTestClocksTable;
   idempotency_keys: IdempotencyKeysTable;
   document_files: DocumentFilesTable;
   wallets: WalletsTable;

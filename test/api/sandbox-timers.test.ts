@@ -55,7 +55,7 @@ describe('the sandbox timers', () => {
   ] as const)('a new %s gets its timer, due SANDBOX_AUTO_SETTLE_MS after its creation', async (resource, create) => {
     const dueAt = inLater(autoSettleMs);
     const id = await create();
-    expect(await timerOf(id)).toEqual({ id, resource, customer_id: alice.id, due_at: dueAt, answer: null });
+    expect(await timerOf(id)).toEqual({ id, resource, customer_id: alice.id, due_at: dueAt, answer: null, clock_id: null });
   });
 
   it('a payment keeps no schedule of the sandbox: nothing is due for submission to a rail', async () => {

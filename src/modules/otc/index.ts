@@ -23,8 +23,8 @@ export interface OtcServices {
 export function otcServices(context: ModuleContext): OtcServices {
   const { storage, clock, caches, config } = context;
   const settings = { quoteTtlSeconds: config.otcQuoteTtlSeconds, spreadBps: config.otcSpreadBps };
-  const timers = sandboxTimersOf(config, storage, clock);
-  const otc = new OtcService(storage, clock, caches, context.providers.otc, new WalletOwnership(storage, caches), settings, timers?.rowsFor('otc_order') ?? noRows);
+  const timers = sandboxTimersOf(config, storage, clock, context.customerClocks);
+  const otc = new OtcService(storage, clock, context.customerClocks, caches, context.providers.otc, new WalletOwnership(storage, caches), settings, timers?.rowsFor('otc_order') ?? noRows);
   const lifecycle = new OtcOrderLifecycle(storage, clock, caches);
   context.providerEvents.register(lifecycle);
   // A late confirmation of an expired quote is told so for a day; then the quote goes, unless an order was made of it.

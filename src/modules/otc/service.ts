@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import { customerNow, type Clock, type CustomerClocks } from '../../clock.js';
 import { otcSourceAmountMinEur, pageLimitMax, paymentAmountMax } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../ids.js';
@@ -45,6 +45,8 @@ export class OtcService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    /** A quote's TTL is kept in its customer's time (docs/test-clocks.md). */
+    private readonly customerClocks: CustomerClocks,
     private readonly caches: ReadCaches,
     private readonly prices: OtcPriceProvider,
     private readonly ownership: WalletOwnership,
@@ -81,6 +83,8 @@ export class OtcService {
     }
     const now = this.clock.now();
     const [midRate, usdcMidRate] = await Promise.all([this.prices.midRate(destination, now), this.prices.midRate('USDC', now)]);
+    // The quote lives in its customer's time: a test clock's advance expires it (docs/test-clocks.md).
+    const quotedAt = await customerNow(this.customerClocks, this.clock, caller.customerId);
     const rate = customerRate(midRate, this.settings.spreadBps);
     const destinationMinor = convert(sourceMinor, rate, destination);
     const row: OtcQuotesTable = {
@@ -96,9 +100,9 @@ export class OtcService {
       spread_minor: convert(sourceMinor, midRate, destination) - destinationMinor,
       source_amount_usdc_minor: convert(sourceMinor, usdcMidRate, 'USDC'),
       ttl_seconds: this.settings.quoteTtlSeconds,
-      expires_at: new Date(now.getTime() + this.settings.quoteTtlSeconds * 1000).toISOString(),
+      expires_at: new Date(quotedAt.getTime() + this.settings.quoteTtlSeconds * 1000).toISOString(),
       order_id: null,
-      created_at: now.toISOString(),
+      created_at: quotedAt.toISOString(),
     };
     await this.storage.db.insertInto('otc_quotes').values(row).execute();
     return presentQuote(row);
@@ -115,7 +119,7 @@ export class OtcService {
     const minimum = input.minDestinationAmount == null ? undefined : parseDestinationMinimum(input.minDestinationAmount, destination);
     if (quote.order_id !== null) throw quoteConfirmed();
     const now = this.clock.now();
-    if (now.toISOString() >= quote.expires_at) throw quoteExpired(quote.expires_at);
+    if ((await customerNow(this.customerClocks, this.clock, caller.customerId)).toISOString() >= quote.expires_at) throw quoteExpired(quote.expires_at);
     if (minimum !== undefined && BigInt(quote.destination_amount_minor) < minimum) {
       throw new DomainError('MIN_DESTINATION_AMOUNT_NOT_MET', `The order would credit ${formatDecimal(BigInt(quote.destination_amount_minor), destination)} ${destination}, less than minDestinationAmount.`, {
         destination_amount: formatDecimal(BigInt(quote.destination_amount_minor), destination),
@@ -160,7 +164,7 @@ export class OtcService {
       message: quoteConfirmed().message,
       details: {},
     });
-    work.rows.push({ table: 'otc_orders', values: order }, ...this.timerRows(order.id, caller.customerId, now));
+    work.rows.push({ table: 'otc_orders', values: order }, ...(await this.timerRows(order.id, caller.customerId, now)));
     work.statementLines.push(
       statementLine({
         id: order.transaction_id,

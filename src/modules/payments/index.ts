@@ -27,7 +27,7 @@ export interface PaymentServices {
 export function paymentServices(context: ModuleContext): PaymentServices {
   const { storage, clock, caches, config } = context;
   const rail = context.providers.payments;
-  const sandboxTimers = sandboxTimersOf(config, storage, clock);
+  const sandboxTimers = sandboxTimersOf(config, storage, clock, context.customerClocks);
   // With a rail configured, its provider reports outcomes; the sandbox bank's timer would race it.
   const bankTimers = rail ? undefined : sandboxTimers;
   // A configured rail is handed each payment at once; the sandbox bank answers SANDBOX_AUTO_SETTLE_MS after it.
@@ -41,7 +41,10 @@ export function paymentServices(context: ModuleContext): PaymentServices {
   }
   if (!sandboxTimers) return { payments, feePreview, sandbox: undefined };
   const settlement = new SandboxPayments(sandboxTimers, context.providerEvents, lifecycle);
-  if (bankTimers) context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
+  if (bankTimers) {
+    context.workers.push(new PollingWorker('sandbox-payment-settlement', () => settlement.settleDuePayments(), workerPollIntervalMs, context.log));
+    context.customerClocks.onAdvance((testClock) => settlement.settleDuePaymentsOnClock(testClock));
+  }
   return { payments, feePreview, sandbox: { settlement } };
 }
 

@@ -137,7 +137,7 @@ export class PaymentService {
     ]);
     const { work } = movement;
     work.rows.push({ table: 'payments', values: row });
-    work.rows.push(...this.timerRows(paymentId, caller.customerId, now));
+    work.rows.push(...(await this.timerRows(paymentId, caller.customerId, now)));
     work.statementLines.push(
       statementLine({
         id: transactionId,

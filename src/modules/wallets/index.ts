@@ -27,7 +27,7 @@ export function walletServices(context: ModuleContext): WalletServices {
   const { storage, clock, caches, config } = context;
   const ownership = new WalletOwnership(storage, caches);
   const wallets = new WalletService(storage, context.provisioning, clock, context.endUsers);
-  const timers = sandboxTimersOf(config, storage, clock);
+  const timers = sandboxTimersOf(config, storage, clock, context.customerClocks);
   const transfers = new WalletTransferService(storage, clock, ownership, timers?.rowsFor('wallet_transfer') ?? noRows);
   const lifecycle = new WalletTransferLifecycle(storage, clock);
   context.providerEvents.register(lifecycle);

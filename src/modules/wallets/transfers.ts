@@ -61,7 +61,7 @@ export class WalletTransferService {
     const record = presentWalletTransfer(row);
     // The amount is held now; the settlement moves it out of the wallet or releases it.
     const work = newUnitOfWork();
-    work.rows.push({ table: 'wallet_transfers', values: row }, ...this.timerRows(row.id, caller.customerId, now));
+    work.rows.push({ table: 'wallet_transfers', values: row }, ...(await this.timerRows(row.id, caller.customerId, now)));
     work.events.push(plannedEvent(caller.customerId, 'wallet_transfer.created', record, nowText));
     if (key) work.answer = plannedAnswer(key, 201, record);
     const entry = holdsOnly('wallet_transfer_reserve', row.id, [{ walletId: wallet, asset: movement.asset, delta: movement.amountMinor }]);

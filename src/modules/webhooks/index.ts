@@ -47,6 +47,12 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   // fan-out (commits during a pass add one pass at most). The poll finds the events other instances wrote.
   storage.committed.listen(() => fanOutLoop.wake());
   context.workers.push(fanOutLoop, deliveryLoop);
+  // An advance of a test clock answers once the events of what fell due are delivered (or their attempt recorded).
+  context.customerClocks.onAdvance(async () => {
+    await fanOut.pass();
+    await deliveries.pass();
+    await deliveries.idle();
+  });
   const webhooks = new WebhookService(
     storage,
     clock,

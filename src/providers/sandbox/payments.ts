@@ -1,3 +1,5 @@
+import type { TestClockTime } from '../../clock.js';
+import { settlementBatchSize, testClockAdvanceBatchesMax } from '../../config/limits.js';
 import { newId } from '../../ids.js';
 import type { PaymentsTable } from '../../storage/tables.js';
 import type { ProviderEventInbox } from '../inbox.js';
@@ -48,6 +50,13 @@ export class SandboxPayments {
   /** The timer: reports the outcome of each payment whose time has come; returns how many it claimed. */
   settleDuePayments(): Promise<number> {
     return this.timers.fireDue('payment', (timer) => this.answer(timer));
+  }
+
+  /** The timer, for the payments of a test clock's customer (an advance): every one due by the clock's time, a batch at a time. */
+  async settleDuePaymentsOnClock(testClock: TestClockTime): Promise<void> {
+    for (let batch = 0; batch < testClockAdvanceBatchesMax; batch += 1) {
+      if ((await this.timers.fireDueOnClock('payment', (timer) => this.answer(timer), testClock)) < settlementBatchSize) return;
+    }
   }
 
   /** A payment settled meanwhile (by the simulation route) needs no answer. */

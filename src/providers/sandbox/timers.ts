@@ -1,5 +1,5 @@
-import { sql, type Transaction } from 'kysely';
-import type { Clock } from '../../clock.js';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import type { Clock, CustomerClocks, TestClockTime } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import { settlementBatchSize } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
@@ -9,6 +9,12 @@ import type { Database, SandboxTimersTable } from '../../storage/tables.js';
 import { claimDue } from '../../workers/claim.js';
 
 export type TimedResource = SandboxTimersTable['resource'];
+
+/**
+ * The resources whose timers follow the customer's test clock (docs/test-clocks.md): their due time is in the clock's
+ * time and only an advance of that clock fires them. The others' timers keep the server clock.
+ */
+const resourcesFollowingTestClocks: ReadonlySet<TimedResource> = new Set(['payment']);
 
 /** A timer as it fires: the resource it answers for, and the answer decided in advance if there is one. */
 export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id' | 'answer'>;
@@ -32,8 +38,9 @@ export function sandboxTimersOf(
   config: Pick<Config, 'apiEnvironment' | 'sandboxAutoSettleMs' | 'settlementLeaseMs'>,
   storage: Storage,
   clock: Clock,
+  customerClocks: CustomerClocks,
 ): SandboxTimers | undefined {
-  return config.apiEnvironment === 'sandbox' ? new SandboxTimers(storage, clock, config.sandboxAutoSettleMs, config.settlementLeaseMs) : undefined;
+  return config.apiEnvironment === 'sandbox' ? new SandboxTimers(storage, clock, customerClocks, config.sandboxAutoSettleMs, config.settlementLeaseMs) : undefined;
 }
 
 /**
@@ -49,6 +56,7 @@ export class SandboxTimers {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly customerClocks: CustomerClocks,
     /** How long after its creation the sandbox answers for a resource (SANDBOX_AUTO_SETTLE_MS); undefined = never by itself. */
     private readonly answerAfterMs: number | undefined,
     /** How long a fired timer is its instance's (SETTLEMENT_LEASE_SECONDS). */
@@ -57,9 +65,11 @@ export class SandboxTimers {
 
   /** The timer rows of a new `resource`, for the unit of work that creates it; none when the sandbox answers only when asked. */
   rowsFor(resource: TimedResource): NewResourceRows {
-    return (id, customerId, now) => {
-      const dueAt = this.after(now);
-      return dueAt === undefined ? [] : [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer: null } }];
+    return async (id, customerId, now) => {
+      if (this.answerAfterMs === undefined) return [];
+      const testClock = resourcesFollowingTestClocks.has(resource) ? await this.customerClocks.testClockOf(customerId) : undefined;
+      const dueAt = this.after(testClock?.now ?? now)!;
+      return [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer: null, clock_id: testClock?.clockId ?? null } }];
     };
   }
 
@@ -68,7 +78,7 @@ export class SandboxTimers {
     return async (trx, id, customerId, answer) => {
       const dueAt = this.after(this.clock.now());
       if (dueAt === undefined) return;
-      await trx.insertInto('sandbox_timers').values({ id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer }).execute();
+      await trx.insertInto('sandbox_timers').values({ id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer, clock_id: null }).execute();
     };
   }
 
@@ -98,11 +108,24 @@ export class SandboxTimers {
    * meanwhile (INVALID_STATUS_TRANSITION) needs no answer any more. Any other failure does not hold up the rest of
    * the batch: the first one is thrown after it, for the worker to log, and its timer fires again after the lease.
    */
-  async fireDue(resource: TimedResource, step: TimerStep): Promise<number> {
-    const now = this.clock.now();
-    const due = await claimDue<SandboxTimersTable>(this.storage, {
+  fireDue(resource: TimedResource, step: TimerStep): Promise<number> {
+    return this.fire(sql`resource = ${resource} and clock_id is null`, this.clock.now(), step);
+  }
+
+  /** fireDue for the timers of `resource` in a test clock's time, by the clock's time (an advance fires them). */
+  fireDueOnClock(resource: TimedResource, step: TimerStep, testClock: TestClockTime): Promise<number> {
+    return this.fire(sql`resource = ${resource} and clock_id = ${testClock.clockId}`, testClock.now, step);
+  }
+
+  /** A deleted test clock's timers keep their due times, read by the server clock from now on. */
+  async releaseClock(clockId: string): Promise<void> {
+    await this.storage.db.updateTable('sandbox_timers').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
+  }
+
+  private async fire(due: RawBuilder<unknown>, now: Date, step: TimerStep): Promise<number> {
+    const claimed = await claimDue<SandboxTimersTable>(this.storage, {
       table: 'sandbox_timers',
-      due: sql`resource = ${resource}`,
+      due,
       leaseColumn: 'due_at',
       now: now.toISOString(),
       leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(),
@@ -110,7 +133,7 @@ export class SandboxTimers {
       limit: settlementBatchSize,
     });
     let firstFailure: { error: unknown } | undefined;
-    for (const timer of due) {
+    for (const timer of claimed) {
       try {
         await this.afterFiring(timer, await step(timer).catch(movedOn));
       } catch (error) {
@@ -118,7 +141,7 @@ export class SandboxTimers {
       }
     }
     if (firstFailure !== undefined) throw firstFailure.error;
-    return due.length;
+    return claimed.length;
   }
 
   /** The timer fires again at `next`, or is gone; only while it is still this claim's (its due_at the lease it took). */

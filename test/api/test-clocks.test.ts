@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createFiatAccount } from '../helpers/fixtures.js';
+import { customerWithMoney, pay } from '../helpers/money.js';
+import { sandboxProviders } from '../../src/providers/providers.js';
+import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { deliverDue, resetWebhooks, subscribe } from '../helpers/webhooks.js';
+
+/**
+ * Sandbox test clocks (docs/test-clocks.md): a customer's own time, frozen until advanced. While one is attached, the
+ * rules that follow it read it, and an advance answers once what fell due up to the new time has been applied.
+ */
+const autoSettleMs = 60_000;
+const quoteTtlSeconds = 30;
+const later = (time: string, ms: number) => new Date(Date.parse(time) + ms).toISOString();
+
+describe('sandbox test clocks', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+  let csrf: string;
+  let eur: { id: string };
+  let wallet: string;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { SANDBOX_AUTO_SETTLE_MS: String(autoSettleMs), OTC_QUOTE_TTL_SECONDS: String(quoteTtlSeconds), WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+    });
+    ({ customer: alice, csrf, eur, wallet } = await customerWithMoney(t));
+    receiver = await new WebhookReceiver().listen();
+  });
+  afterEach(async () => {
+    await resetWebhooks(t, receiver);
+    await t.storage.db.deleteFrom('sandbox_test_clocks').execute();
+    t.app.caches.named('test-clock-attachments', undefined, 1).deleteWhere(() => true);
+  });
+  afterAll(async () => {
+    await receiver.close();
+    expect((await verifyLedger(t.storage)).problems).toEqual([]);
+    await t.close();
+  });
+
+  const post = (customer: TestCustomer, url: string, body: unknown = {}, headers: Record<string, string> = {}) =>
+    t.request({ method: 'POST', url, key: customer.key, csrf: customer === alice ? csrf : true, body, headers });
+  const createClock = async (customer: TestCustomer, body: Record<string, unknown> = {}) => {
+    const response = await post(customer, '/sandbox/test-clocks', body);
+    expect(response.statusCode, response.body).toBe(201);
+    return response.json<{ data: { id: string; name: string | null; frozen_time: string; created_at: string } }>().data;
+  };
+  const advance = (customer: TestCustomer, id: string, to: string) => post(customer, `/sandbox/test-clocks/${id}/advance`, { to });
+  const quote = async (customer: TestCustomer, account: string, toWallet: string) => {
+    const response = await post(customer, '/otc-exchanges/quote', { sourceFrAccountId: account, destinationProviderWalletId: toWallet, sourceAmountEur: '100' });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<{ data: { quoteId: string } }>().data.quoteId;
+  };
+  const confirm = (customer: TestCustomer, quoteId: string) => post(customer, '/otc-exchanges', { quoteId }, { 'idempotency-key': randomUUID() });
+  const paymentStatus = async (customer: TestCustomer, id: string) => (await t.request({ url: `/payments/${id}`, key: customer.key })).json().data.status;
+
+  it('is created frozen at now by default, attached to the customer, and read, listed and deleted through its routes', async () => {
+    const clock = await createClock(alice, { name: 'Walk-through' });
+    expect(clock).toEqual({ id: expect.any(String), name: 'Walk-through', frozen_time: t.clock.now().toISOString(), created_at: t.clock.now().toISOString() });
+    expect((await t.request({ url: `/sandbox/test-clocks/${clock.id}`, key: alice.key })).json().data).toEqual(clock);
+    expect((await t.request({ url: '/sandbox/test-clocks', key: alice.key })).json().data).toEqual([clock]);
+
+    const second = await post(alice, '/sandbox/test-clocks', { frozen_time: '2030-01-01T00:00:00Z' });
+    expect(second.statusCode).toBe(409);
+    expect(second.json().error).toMatchObject({ code: 'TEST_CLOCK_ALREADY_ATTACHED', details: { test_clock_id: clock.id } });
+
+    const deleted = await t.request({ method: 'DELETE', url: `/sandbox/test-clocks/${clock.id}`, key: alice.key, csrf });
+    expect(deleted.statusCode).toBe(204);
+    expect((await t.request({ url: `/sandbox/test-clocks/${clock.id}`, key: alice.key })).statusCode).toBe(404);
+    expect((await t.request({ url: '/sandbox/test-clocks', key: alice.key })).json().data).toEqual([]);
+  });
+
+  it("answers another customer's clock exactly like an unknown one", async () => {
+    const clock = await createClock(alice);
+    const bob = await t.createCustomer('Bob GmbH');
+    for (const id of [clock.id, randomUUID()]) {
+      const read = await t.request({ url: `/sandbox/test-clocks/${id}`, key: bob.key });
+      expect(read.statusCode).toBe(404);
+      expect(read.json().error.code).toBe('NOT_FOUND');
+      expect((await advance(bob, id, '2100-01-01T00:00:00Z')).statusCode).toBe(404);
+    }
+  });
+
+  it('refuses an advance backwards, to the same time, or too far, and nothing moves', async () => {
+    const clock = await createClock(alice, { frozen_time: '2026-03-01T12:00:00+01:00' });
+    expect(clock.frozen_time).toBe('2026-03-01T11:00:00.000Z');
+    for (const to of ['2026-03-01T10:59:59.999Z', '2026-03-01T11:00:00.000Z', '2026-04-30T11:00:00.001Z', 'yesterday']) {
+      const refused = await advance(alice, clock.id, to);
+      expect(refused.statusCode, to).toBe(400);
+      expect(refused.json().error.code).toBe('VALIDATION_ERROR');
+      expect(refused.json().error.details.fields[0]).toMatchObject({ location: 'body', path: '/to' });
+    }
+    expect((await t.request({ url: `/sandbox/test-clocks/${clock.id}`, key: alice.key })).json().data.frozen_time).toBe(clock.frozen_time);
+    const moved = await advance(alice, clock.id, '2026-04-30T11:00:00.000Z');
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json().data).toEqual({ ...clock, frozen_time: '2026-04-30T11:00:00.000Z' });
+  });
+
+  it('advance 31 s and the quote has expired: confirming answers the same error as a real expiry', async () => {
+    const clock = await createClock(alice);
+    const quoteId = await quote(alice, eur.id, wallet);
+    expect((await advance(alice, clock.id, later(clock.frozen_time, 31_000))).statusCode).toBe(200);
+    const refused = await confirm(alice, quoteId);
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().error).toEqual({
+      code: 'QUOTE_EXPIRED',
+      message: 'The quote has expired: request a new one.',
+      details: { ttl_expires_at: later(clock.frozen_time, quoteTtlSeconds * 1000) },
+    });
+  });
+
+  it('a quote of a clock frozen in the past lives by the clock, not by the server time', async () => {
+    const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    const quoteId = await quote(alice, eur.id, wallet);
+    // The server time is long past the quote's expiry in clock time; the clock has not moved, so the quote holds.
+    const confirmed = await confirm(alice, quoteId);
+    expect(confirmed.statusCode, confirmed.body).toBe(201);
+    expect(clock.frozen_time < t.clock.now().toISOString()).toBe(true);
+  });
+
+  it('advance past the settle delay and the payment is completed and its webhook delivered', async () => {
+    const savings = await createFiatAccount(t, alice, { accountName: 'Savings', currency: 'EUR' });
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payment.completed'] });
+    const clock = await createClock(alice);
+    const payment = await pay(t, alice, { fromAccountId: eur.id, toAccountId: savings.id, amount: 1, currency: 'EUR', reference: 'Clocked' });
+
+    // The server's time passing settles nothing: the payment's timer is in the clock's time.
+    t.clock.advance(autoSettleMs * 10);
+    await t.app.workers.find((worker) => worker.name === 'sandbox-payment-settlement')!.runOnce();
+    expect(await paymentStatus(alice, payment.id)).toBe('pending');
+
+    expect((await advance(alice, clock.id, later(clock.frozen_time, autoSettleMs - 1))).statusCode).toBe(200);
+    expect(await paymentStatus(alice, payment.id)).toBe('pending');
+    const advanced = await advance(alice, clock.id, later(clock.frozen_time, autoSettleMs));
+    expect(advanced.statusCode, advanced.body).toBe(200);
+    // The advance answered after the work: no worker ran since.
+    expect(await paymentStatus(alice, payment.id)).toBe('completed');
+    expect(receiver.received.map((received) => JSON.parse(received.body))).toEqual([expect.objectContaining({ type: 'payment.completed', data: expect.objectContaining({ id: payment.id }) })]);
+    t.clock.set(new Date());
+  });
+
+  it("other customers are unaffected: their payments settle and their quotes expire by the server's time", async () => {
+    const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    const { customer: bob, eur: bobEur, wallet: bobWallet } = await customerWithMoney(t);
+    const bobSavings = await createFiatAccount(t, bob, { accountName: 'Savings', currency: 'EUR' });
+    const quoteId = await quote(bob, bobEur.id, bobWallet);
+    const payment = await pay(t, bob, { fromAccountId: bobEur.id, toAccountId: bobSavings.id, amount: 1, currency: 'EUR', reference: 'Unclocked' });
+
+    expect((await advance(alice, clock.id, '2026-02-01T00:00:00Z')).statusCode).toBe(200);
+    expect(await paymentStatus(bob, payment.id)).toBe('pending');
+    expect((await confirm(bob, quoteId)).statusCode).not.toBe(422);
+
+    const laterQuote = await quote(bob, bobEur.id, bobWallet);
+    t.clock.advance(autoSettleMs);
+    await t.app.workers.find((worker) => worker.name === 'sandbox-payment-settlement')!.runOnce();
+    expect(await paymentStatus(bob, payment.id)).toBe('completed');
+    expect((await confirm(bob, laterQuote)).json().error.code).toBe('QUOTE_EXPIRED');
+    await deliverDue(t);
+    t.clock.set(new Date());
+  });
+
+  it("delete detaches: the customer's rules read the server clock again, and a pending payment's timer with it", async () => {
+    const savings = await createFiatAccount(t, alice, { accountName: 'Savings', currency: 'EUR' });
+    const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    const payment = await pay(t, alice, { fromAccountId: eur.id, toAccountId: savings.id, amount: 1, currency: 'EUR', reference: 'Detached' });
+    const frozenQuote = await quote(alice, eur.id, wallet);
+    expect((await t.request({ method: 'DELETE', url: `/sandbox/test-clocks/${clock.id}`, key: alice.key, csrf })).statusCode).toBe(204);
+
+    // The quote was made in the clock's time (2026-01-01): by the server's time it has expired.
+    expect((await confirm(alice, frozenQuote)).json().error.code).toBe('QUOTE_EXPIRED');
+    // The payment's timer keeps its due time, now read by the server clock: long past, so the worker settles it.
+    await t.app.workers.find((worker) => worker.name === 'sandbox-payment-settlement')!.runOnce();
+    expect(await paymentStatus(alice, payment.id)).toBe('completed');
+    const fresh = await quote(alice, eur.id, wallet);
+    expect((await confirm(alice, fresh)).statusCode).toBe(201);
+  });
+
+  it('needs a full-access key', async () => {
+    const limited = await t.createCustomer('Carol BV', { scopes: ['payments:write'] });
+    const refused = await post(limited, '/sandbox/test-clocks');
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().error.code).toBe('INSUFFICIENT_SCOPE');
+  });
+});
+
+describe('sandbox test clocks in production', () => {
+  it('are not served', async () => {
+    const t = await createTestApp({ env: { API_ENVIRONMENT: 'production' }, providers: sandboxProviders() });
+    try {
+      const customer = await t.createCustomer();
+      const id = randomUUID();
+      for (const [method, url] of [['POST', '/sandbox/test-clocks'], ['GET', '/sandbox/test-clocks'], ['GET', `/sandbox/test-clocks/${id}`], ['POST', `/sandbox/test-clocks/${id}/advance`], ['DELETE', `/sandbox/test-clocks/${id}`]] as const) {
+        const response = await t.request({ method, url, key: customer.key, csrf: true, ...(method === 'POST' ? { body: { to: '2100-01-01T00:00:00Z' } } : {}) });
+        expect(response.statusCode, `${method} ${url}`).toBe(404);
+        expect(response.json().error.code).toBe('ROUTE_NOT_FOUND');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
