@@ -370,12 +370,6 @@ export const webhookAttemptsRecordedPerTransactionMax = 256;
  * meanwhile; only the attempt's process-wide slot and the delivery's lease (25 s) wait.
  */
 export const webhookAttemptsRecordWaitMs = 10;
-/**
- * Between two listings of the subscriptions with due deliveries, a pass claims only for the subscriptions this
- * instance is already sending to (a steady stream needs no listing per claim); new deliveries queued here list at once,
- * and those of other instances, or retries falling due, wait at most this much longer than the poll.
- */
-export const webhookDueSubscriptionsListIntervalMs = 50;
 /** Outbox events turned into deliveries per pass of the fan-out worker. */
 export const webhookFanOutBatchSize = 500;
 /** Bytes of a receiver's answer that are read (then the connection is dropped). */

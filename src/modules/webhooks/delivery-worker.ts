@@ -8,7 +8,6 @@ import {
   webhookAttemptsRecordWaitMs,
   webhookDeliveriesWaitingMax,
   webhookDeliveriesWaitingPerSubscriptionMax,
-  webhookDueSubscriptionsListIntervalMs,
   webhookSigningKeysCachedMax,
 } from '../../config/limits.js';
 import {
@@ -74,9 +73,6 @@ export class WebhookDeliveryWorker {
   /** Ended attempts waiting for the next recording transaction. */
   private readonly unrecorded: { result: AttemptResult; recorded: () => void; failed: (error: unknown) => void }[] = [];
   private recording = false;
-  /** When the subscriptions with due deliveries were last listed, and whether a pass must list them now. */
-  private listedAtMs = Number.NEGATIVE_INFINITY;
-  private listWanted = true;
 
   constructor(
     private readonly storage: Storage,
@@ -107,28 +103,12 @@ export class WebhookDeliveryWorker {
       (id) => claimedOf(id) >= perSubscriptionMax || !this.wantsMore(id) || (this.sendingBySubscription.get(id) ?? 0) >= webhookAttemptsInFlightPerSubscriptionMax,
     );
     const now = this.clock.now();
-    // Between listings, only the subscriptions being sent to are claimed for: a steady stream costs one statement per
-    // claim, not two (webhookDueSubscriptionsListIntervalMs).
-    const listing = this.listWanted || now.getTime() - this.listedAtMs >= webhookDueSubscriptionsListIntervalMs;
-    let due: readonly string[];
-    if (listing) {
-      this.listWanted = false;
-      this.listedAtMs = now.getTime();
-      due = await subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), free, full);
-    } else {
-      const skipped = new Set(full);
-      due = [...subscriptionIds].filter((id) => !skipped.has(id));
-    }
     const shares = new Map<string, number>();
-    for (const id of due) {
+    for (const id of await subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), free, full)) {
       const share = Math.min(perSubscriptionMax - claimedOf(id), free);
       shares.set(id, share);
       free -= share;
-      if (free === 0) {
-        // Subscriptions listed and left without a share: the next pass lists again.
-        if (shares.size < due.length) this.listWanted = true;
-        break;
-      }
+      if (free === 0) break;
     }
     if (shares.size === 0) return 0;
     const claimed = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), shares);
@@ -141,11 +121,6 @@ export class WebhookDeliveryWorker {
     }
     this.startWaiting();
     return claimed.length;
-  }
-
-  /** Deliveries were queued or made due (fan-out, replay, retry): the next pass lists every subscription with due ones. */
-  deliveriesQueued(): void {
-    this.listWanted = true;
   }
 
   /** Resolves when every attempt started so far, and every delivery claimed, has been recorded (tests; shutdown). */
@@ -230,10 +205,7 @@ export class WebhookDeliveryWorker {
         const allTaken = this.inFlight.size >= webhookAttemptsInFlightMax;
         this.inFlight.delete(attempt);
         if (this.waitingCount > 0 && !this.shutdown.signal.aborted) this.startWaiting();
-        if (allTaken) {
-          this.listWanted = true;
-          this.onSlotFreed();
-        }
+        if (allTaken) this.onSlotFreed();
       });
     this.inFlight.add(attempt);
   }

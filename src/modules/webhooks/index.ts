@@ -35,17 +35,13 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   // Each worker wakes the other's loop: new deliveries, or a slot freed by an ended attempt. Wakes come from
   // attempts, the fan-out and requests, all after this function has returned, so the loop exists by then.
   const wakeDelivery = () => deliveryLoop.wake();
-  const deliveriesQueued = () => {
-    deliveries.deliveriesQueued();
-    deliveryLoop.wake();
-  };
   const metrics = new DeliveryMetrics(context.metrics, storage, clock, log);
   const deliveries = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, metrics, wakeDelivery);
   const deliveryLoop = new PollingWorker('webhook-delivery', () => deliveries.pass(), workerPollIntervalMs, log, async () => {
     await deliveries.stop();
     await sender.close();
   });
-  const fanOut = new WebhookFanOut(storage, clock, deliveriesQueued, config.webhookFanOutLeaseMs);
+  const fanOut = new WebhookFanOut(storage, clock, wakeDelivery, config.webhookFanOutLeaseMs);
   const fanOutLoop = new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log);
   // An event is fanned out as soon as the transaction that wrote it commits in this instance: every commit wakes the
   // fan-out (commits during a pass add one pass at most). The poll finds the events other instances wrote.
@@ -61,7 +57,7 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
       attemptLeaseMs: attemptLeaseMs(config.webhookTimeoutMs),
       replayWindowDays: config.eventRetentionMs / 86_400_000,
     },
-    deliveriesQueued,
+    wakeDelivery,
   );
   // What webhooks deliver is kept EVENT_RETENTION_DAYS: the events (GET /events), their deliveries and attempts.
   const retentionStart = (now: Date) => new Date(now.getTime() - config.eventRetentionMs).toISOString();

@@ -184,8 +184,6 @@ export class WebhookService {
       return updateSubscription(trx, caller.customerId, id, changes, input.isActive, now);
     });
     if (!updated) throw notFound('webhook subscription');
-    // Turned on: its deliveries left pending while it was off are due, and go out now rather than at the next poll.
-    if (input.isActive === true) this.onDeliveriesQueued();
     return presentSubscription(updated);
   }
 
