@@ -364,12 +364,6 @@ export const webhookDeliveriesWaitingMax = 256;
 export const webhookSigningKeysCachedMax = 10_000;
 /** Ended attempts recorded by one transaction at most (those that ended while the previous one committed). */
 export const webhookAttemptsRecordedPerTransactionMax = 256;
-/**
- * How long the first ended attempt waits for others before they are recorded together: at thousands of events per
- * second, dozens per record (one commit, one statement on PostgreSQL) instead of a few. The receiver's slot is free
- * meanwhile; only the attempt's process-wide slot and the delivery's lease (25 s) wait.
- */
-export const webhookAttemptsRecordWaitMs = 10;
 /** Outbox events turned into deliveries per pass of the fan-out worker. */
 export const webhookFanOutBatchSize = 500;
 /** Bytes of a receiver's answer that are read (then the connection is dropped). */

@@ -5,7 +5,6 @@ import {
   webhookAttemptsInFlightMax,
   webhookAttemptsInFlightPerSubscriptionMax,
   webhookAttemptsRecordedPerTransactionMax,
-  webhookAttemptsRecordWaitMs,
   webhookDeliveriesWaitingMax,
   webhookDeliveriesWaitingPerSubscriptionMax,
   webhookSigningKeysCachedMax,
@@ -265,9 +264,8 @@ export class WebhookDeliveryWorker {
 
   private async recordUnrecorded(): Promise<void> {
     this.recording = true;
-    // Attempts that end within webhookAttemptsRecordWaitMs of the first join its record; those that end while a record
-    // commits join the next.
-    await new Promise((resolve) => setTimeout(resolve, webhookAttemptsRecordWaitMs));
+    // Attempts that end in the same turn of the event loop join the first one's transaction.
+    await new Promise((resolve) => setImmediate(resolve));
     while (this.unrecorded.length > 0) {
       const batch = this.unrecorded.splice(0, webhookAttemptsRecordedPerTransactionMax);
       try {
