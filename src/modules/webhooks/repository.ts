@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { webhookAttemptsListedMax } from '../../config/limits.js';
-import type { Storage } from '../../storage/database.js';
+import { retryTransient, type Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type {
   Database,
@@ -544,7 +544,8 @@ async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRu
 export async function recordAttempts(storage: Storage, results: readonly AttemptResult[]): Promise<Set<string>> {
   if (results.length === 0) return new Set();
   const allSucceeded = results.every((result) => result.succeeded);
-  if (storage.dialect === 'postgres' && allSucceeded && results.length <= recordedPerStatement) return recordOnPostgres(storage.db, results, true);
+  // One statement: a deadlock or serialization failure changed nothing, so it runs again as a transaction would.
+  if (storage.dialect === 'postgres' && allSucceeded && results.length <= recordedPerStatement) return retryTransient('postgres', () => recordOnPostgres(storage.db, results, true));
   return storage.transaction(async (trx) => {
     let moved: Set<string>;
     if (storage.dialect === 'postgres') {
