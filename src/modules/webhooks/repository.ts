@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { webhookAttemptsListedMax } from '../../config/limits.js';
-import type { Storage } from '../../storage/database.js';
+import { retryTransient, type Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type {
   Database,
@@ -375,7 +375,7 @@ export interface AttemptResult {
   disableReason: (failures: number, failingSince: string) => string | null;
 }
 
-/** Deliveries per statement of a recording: 8 bound parameters each, well under either database's bound. */
+/** Deliveries per statement of a recording: at most 16 bound parameters each, well under either database's bound. */
 const recordedPerStatement = 500;
 
 /** The attempt's row in webhook_attempts. */
@@ -473,27 +473,93 @@ async function extendRun(trx: Transaction<Database>, subscriptionId: string, res
     .execute();
 }
 
+/** Groups results by subscription, each group in the order its attempts ended. */
+function runsBySubscription(results: readonly AttemptResult[]): Map<string, AttemptResult[]> {
+  const bySubscription = new Map<string, AttemptResult[]>();
+  for (const result of [...results].sort((a, b) => a.at.localeCompare(b.at))) {
+    const run = bySubscription.get(result.subscriptionId);
+    if (run) run.push(result);
+    else bySubscription.set(result.subscriptionId, [result]);
+  }
+  return bySubscription;
+}
+
 /**
- * Records ended attempts in one transaction (one commit however many): each delivery's state, fenced by its lease,
- * the attempts' rows, and each subscription's run of failures. An attempt whose lease was lost records nothing.
- * Returns the deliveries whose attempt was recorded.
+ * PostgreSQL: the deliveries' fenced update and the attempts' rows in one statement (a data-modifying CTE, one round
+ * trip); an attempt is inserted only where its delivery moved. With `endRuns` (every attempt succeeded), the same
+ * statement ends the run of failures of each subscription that had one, its rows locked in id order as extendRun's
+ * caller takes them: the whole record is then one statement, atomic without a transaction of its own.
+ */
+async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRuns: boolean): Promise<Set<string>> {
+  const moved = new Set<string>();
+  for (let start = 0; start < results.length; start += recordedPerStatement) {
+    const values = results.slice(start, start + recordedPerStatement).map((result) => {
+      const row = attemptRow(result);
+      return sql`(${result.deliveryId}, ${result.lease}, ${result.status}, ${result.attemptNumber}, ${result.nextAttemptAt}, ${result.at}, ${result.statusCode}, ${result.error},
+        ${row.id}, ${row.subscription_id}, ${row.succeeded}, ${row.duration_ms}, ${row.request_headers}, ${row.response_headers}, ${row.response_body}, ${row.response_body_truncated})`;
+    });
+    const endedRuns = endRuns
+      ? sql`, ended as (
+          update webhook_subscriptions set consecutive_failures = 0, failing_since = null
+          where id in (
+            select id from webhook_subscriptions
+            where id in (select attempted.subscription_id from attempted join moved on moved.id = attempted.delivery_id)
+              and (consecutive_failures <> 0 or failing_since is not null)
+            order by id for no key update))`
+      : sql``;
+    // The casts: PostgreSQL types a VALUES list of parameters as text.
+    const { rows } = await sql<{ id: string }>`
+      with attempted (delivery_id, lease, status, attempt_count, next_attempt_at, at, status_code, error,
+          attempt_id, subscription_id, succeeded, duration_ms, request_headers, response_headers, response_body, response_body_truncated) as (values ${sql.join(values)}),
+      moved as (
+        update webhook_deliveries set
+          status = attempted.status,
+          attempt_count = cast(attempted.attempt_count as integer),
+          next_attempt_at = attempted.next_attempt_at,
+          last_attempt_at = attempted.at,
+          last_status_code = cast(attempted.status_code as integer),
+          last_error = attempted.error,
+          updated_at = attempted.at
+        from attempted
+        where webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.status = 'pending' and webhook_deliveries.next_attempt_at = attempted.lease
+        returning webhook_deliveries.id),
+      inserted as (
+        insert into webhook_attempts (id, delivery_id, attempt_number, succeeded, status_code, duration_ms, error, created_at,
+          subscription_id, request_headers, response_headers, response_body, response_body_truncated)
+        select attempted.attempt_id, attempted.delivery_id, cast(attempted.attempt_count as integer), cast(attempted.succeeded as integer),
+          cast(attempted.status_code as integer), cast(attempted.duration_ms as integer), attempted.error, attempted.at, attempted.subscription_id,
+          attempted.request_headers, attempted.response_headers, attempted.response_body, cast(attempted.response_body_truncated as integer)
+        from attempted join moved on moved.id = attempted.delivery_id)${endedRuns}
+      select id from moved`.execute(db);
+    for (const row of rows) moved.add(row.id);
+  }
+  return moved;
+}
+
+/**
+ * Records ended attempts (one commit however many): each delivery's state, fenced by its lease, the attempts' rows,
+ * and each subscription's run of failures. An attempt whose lease was lost records nothing. On PostgreSQL a batch of
+ * successes is one statement; otherwise one transaction. Returns the deliveries whose attempt was recorded.
  */
 export async function recordAttempts(storage: Storage, results: readonly AttemptResult[]): Promise<Set<string>> {
   if (results.length === 0) return new Set();
+  const allSucceeded = results.every((result) => result.succeeded);
+  // One statement: a deadlock or serialization failure changed nothing, so it runs again as a transaction would.
+  if (storage.dialect === 'postgres' && allSucceeded && results.length <= recordedPerStatement) return retryTransient('postgres', () => recordOnPostgres(storage.db, results, true));
   return storage.transaction(async (trx) => {
-    const moved = await fenceDeliveries(trx, results);
-    const recorded = results.filter((result) => moved.has(result.deliveryId));
-    for (let start = 0; start < recorded.length; start += recordedPerStatement) {
-      await trx.insertInto('webhook_attempts').values(recorded.slice(start, start + recordedPerStatement).map(attemptRow)).execute();
+    let moved: Set<string>;
+    if (storage.dialect === 'postgres') {
+      moved = await recordOnPostgres(trx, results, false);
+    } else {
+      moved = await fenceDeliveries(trx, results);
+      const recorded = results.filter((result) => moved.has(result.deliveryId));
+      for (let start = 0; start < recorded.length; start += recordedPerStatement) {
+        await trx.insertInto('webhook_attempts').values(recorded.slice(start, start + recordedPerStatement).map(attemptRow)).execute();
+      }
     }
-    const bySubscription = new Map<string, AttemptResult[]>();
-    for (const result of [...recorded].sort((a, b) => a.at.localeCompare(b.at))) {
-      const run = bySubscription.get(result.subscriptionId);
-      if (run) run.push(result);
-      else bySubscription.set(result.subscriptionId, [result]);
-    }
-    for (const subscriptionId of [...bySubscription.keys()].sort()) {
-      await extendRun(trx, subscriptionId, bySubscription.get(subscriptionId)!, storage.dialect === 'postgres');
+    const runs = runsBySubscription(results.filter((result) => moved.has(result.deliveryId)));
+    for (const subscriptionId of [...runs.keys()].sort()) {
+      await extendRun(trx, subscriptionId, runs.get(subscriptionId)!, storage.dialect === 'postgres');
     }
     return moved;
   });
