@@ -398,6 +398,23 @@ function attemptRow(result: AttemptResult) {
 }
 
 /**
+ * PostgreSQL: moves the deliveries of the `attempted` rows (a VALUES list of delivery_id, lease, status,
+ * attempt_count, next_attempt_at, at, status_code, error) to their next state, each only while it still holds the
+ * lease the attempt was made under; answers the ids moved. One text for both ways of recording a batch.
+ */
+const moveAttemptedDeliveries = sql`update webhook_deliveries set
+    status = attempted.status,
+    attempt_count = cast(attempted.attempt_count as integer),
+    next_attempt_at = attempted.next_attempt_at,
+    last_attempt_at = attempted.at,
+    last_status_code = cast(attempted.status_code as integer),
+    last_error = attempted.error,
+    updated_at = attempted.at
+  from attempted
+  where webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.status = 'pending' and webhook_deliveries.next_attempt_at = attempted.lease
+  returning webhook_deliveries.id`;
+
+/**
  * Moves each delivery to its state after the attempt, fenced by the attempt's lease (an instance whose lease expired,
  * or whose delivery was replayed meanwhile, changes nothing), in one statement; answers the deliveries moved.
  */
@@ -410,17 +427,7 @@ async function fenceDeliveries(trx: Transaction<Database>, results: readonly Att
     // The casts: PostgreSQL types a VALUES list of parameters as text.
     const { rows } = await sql<{ id: string }>`
       with attempted (delivery_id, lease, status, attempt_count, next_attempt_at, at, status_code, error) as (values ${sql.join(values)})
-      update webhook_deliveries set
-        status = attempted.status,
-        attempt_count = cast(attempted.attempt_count as integer),
-        next_attempt_at = attempted.next_attempt_at,
-        last_attempt_at = attempted.at,
-        last_status_code = cast(attempted.status_code as integer),
-        last_error = attempted.error,
-        updated_at = attempted.at
-      from attempted
-      where webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.status = 'pending' and webhook_deliveries.next_attempt_at = attempted.lease
-      returning id`.execute(trx);
+      ${moveAttemptedDeliveries}`.execute(trx);
     for (const row of rows) moved.add(row.id);
   }
   return moved;
@@ -512,17 +519,7 @@ async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRu
       with attempted (delivery_id, lease, status, attempt_count, next_attempt_at, at, status_code, error,
           attempt_id, subscription_id, succeeded, duration_ms, request_headers, response_headers, response_body, response_body_truncated) as (values ${sql.join(values)}),
       moved as (
-        update webhook_deliveries set
-          status = attempted.status,
-          attempt_count = cast(attempted.attempt_count as integer),
-          next_attempt_at = attempted.next_attempt_at,
-          last_attempt_at = attempted.at,
-          last_status_code = cast(attempted.status_code as integer),
-          last_error = attempted.error,
-          updated_at = attempted.at
-        from attempted
-        where webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.status = 'pending' and webhook_deliveries.next_attempt_at = attempted.lease
-        returning webhook_deliveries.id),
+        ${moveAttemptedDeliveries}),
       inserted as (
         insert into webhook_attempts (id, delivery_id, attempt_number, succeeded, status_code, duration_ms, error, created_at,
           subscription_id, request_headers, response_headers, response_body, response_body_truncated)
