@@ -21,13 +21,34 @@ async function get(client, fixture, path) {
   throw new Error(`GET ${path} kept failing after the run: ${last.status ?? last.failure} ${last.text?.slice(0, 300) ?? ''}`);
 }
 
-async function everyPage(client, fixture, path) {
-  const items = [];
+/** What identifies an item of a list read back: transactions and events have `id`, wallet transfers `local_id`, OTC orders `orderId`. */
+const identityOf = (item) => item.id ?? item.local_id ?? item.orderId ?? JSON.stringify(item);
+
+/** Times a paged list is read again because it changed between its pages, before the checks give up. */
+const snapshotAttemptsMax = 20;
+
+/**
+ * Every item of a paged list, read while it stood still. The pages are offsets into a newest-first list, so a row
+ * written between two pages (an OTC order settling credits the wallet, say) shifts the next page by one: the row at
+ * the boundary is listed twice, and would count as a second effect. A read whose total moved or that listed an id
+ * twice is read again.
+ */
+export async function everyPage(client, fixture, path, { pauseMs = readinessIntervalMs, pageSize = pageLimit } = {}) {
   const separator = path.includes('?') ? '&' : '?';
-  for (let page = 1; ; page += 1) {
-    const body = await get(client, fixture, `${path}${separator}page=${page}&limit=${pageLimit}`);
-    items.push(...body.data);
-    if (body.data.length < pageLimit || items.length >= Number(body.meta.pagination.total)) return items;
+  for (let attempt = 1; ; attempt += 1) {
+    const items = [];
+    const totals = new Set();
+    for (let page = 1; ; page += 1) {
+      const body = await get(client, fixture, `${path}${separator}page=${page}&limit=${pageSize}`);
+      items.push(...body.data);
+      totals.add(String(body.meta.pagination.total));
+      if (body.data.length < pageSize || items.length >= Number(body.meta.pagination.total)) break;
+    }
+    const ids = new Set(items.map(identityOf));
+    if (totals.size === 1 && ids.size === items.length) return items;
+    if (attempt === snapshotAttemptsMax) throw new Error(`GET ${path} kept changing while it was paged through (${attempt} reads)`);
+    process.stdout.write(`  ${path} changed while it was paged through (${items.length - ids.size} listed twice); reading it again\n`);
+    await sleep(pauseMs);
   }
 }
 

@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest';
  * against real instances (npm run chaos); this proves its checks can fail, without starting anything.
  */
 const checksModule = new URL('../../scripts/chaos/checks.mjs', import.meta.url).href;
-const { evaluate } = (await import(checksModule)) as { evaluate: (run: any) => { invariants: Array<{ name: string; ok: boolean; problems: string[] }>; figures: any } };
+const { evaluate, everyPage } = (await import(checksModule)) as {
+  evaluate: (run: any) => { invariants: Array<{ name: string; ok: boolean; problems: string[] }>; figures: any };
+  everyPage: (client: unknown, fixture: unknown, path: string, options?: { pauseMs?: number; pageSize?: number }) => Promise<Array<{ local_id: string }>>;
+};
 
 const ids = { source: 'acc-source', target: 'acc-target', wallet: 'wal-1', quote: 'quote-1' };
 const t0 = 1_000_000;
@@ -126,5 +129,36 @@ describe('fault harness invariants', () => {
     const run = consistentRun();
     harm(run);
     expect(failing(run)).toEqual(expected);
+  });
+});
+
+describe('fault harness reads', () => {
+  /**
+   * A newest-first list served 2 items a page, like GET /wallets/{id}/transfers with offset pages, where an OTC order
+   * settles (a new incoming transfer on top) after the first page of the first read: read as it came, the item at the
+   * page boundary is listed twice and counts as a second effect of its request.
+   */
+  it('a list that changes while it is paged through is read again, so no item counts twice', async () => {
+    const items = [{ local_id: 'c' }, { local_id: 'b' }, { local_id: 'a' }];
+    const seen: string[] = [];
+    let inserted = false;
+    const client = {
+      send: async (_op: string, request: { path: string }) => {
+        const query = new URL(request.path, 'http://harness').searchParams;
+        const page = Number(query.get('page'));
+        const limit = Number(query.get('limit'));
+        const data = items.slice((page - 1) * limit, page * limit);
+        seen.push(`page ${page}: ${data.map((item) => item.local_id).join('')}`);
+        if (!inserted) {
+          inserted = true;
+          items.unshift({ local_id: 'd' });
+        }
+        return { status: 200, text: JSON.stringify({ data, meta: { pagination: { total: items.length } } }) };
+      },
+    };
+    const read = await everyPage(client, { apiKey: 'k' }, '/wallets/w/transfers', { pauseMs: 0, pageSize: 2 });
+    expect(read.map((item) => item.local_id)).toEqual(['d', 'c', 'b', 'a']);
+    // The first read listed b on both of its pages.
+    expect(seen.slice(0, 2)).toEqual(['page 1: cb', 'page 2: ba']);
   });
 });
