@@ -139,7 +139,7 @@ const serverDatabaseUrl = baseDatabaseUrl ? withSearchPath(baseDatabaseUrl, sche
 /** @param {number} [port] */
 function serverEnv(port) {
   const env = { ...process.env };
-  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'OTC_QUOTE_TTL_SECONDS', 'OTC_SPREAD_BPS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_DISABLE_AFTER', 'WEBHOOK_TIMEOUT_MS']) {
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'API_ENVIRONMENT', 'PORT', 'HOST', 'RATE_LIMIT_PER_SECOND', 'REDIS_URL', 'LOG_LEVEL', 'SANDBOX_AUTO_SETTLE_MS', 'OTC_QUOTE_TTL_SECONDS', 'OTC_SPREAD_BPS', 'TRUST_PROXY', 'CORS_ORIGINS', 'DATABASE_POOL_SIZE', 'NODE_OPTIONS', 'WEBHOOK_RETRY_DELAYS', 'WEBHOOK_DISABLE_AFTER', 'WEBHOOK_TIMEOUT_MS', 'METRICS_PORT']) {
     delete env[name];
   }
   return {
@@ -150,6 +150,8 @@ function serverEnv(port) {
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_SECOND: 'off',
+    // Another server on this machine (a test, a second bench) may hold the default metrics port.
+    METRICS_PORT: 'off',
     SANDBOX_AUTO_SETTLE_MS: 'off',
     // Quotes made by one scenario are confirmed by the next.
     OTC_QUOTE_TTL_SECONDS: '3600',
@@ -748,7 +750,9 @@ let exitCode = 0;
 try {
   await main();
 } catch (error) {
-  process.stderr.write(`\nbench failed: ${error instanceof Error ? (error.stack ?? String(error)) : String(error)}\n`);
+  // fetch's own error says only "fetch failed": what failed is its cause (ECONNRESET, a timeout…).
+  const cause = error instanceof Error && error.cause !== undefined ? `\ncaused by: ${error.cause instanceof Error ? (error.cause.stack ?? String(error.cause)) : String(error.cause)}` : '';
+  process.stderr.write(`\nbench failed: ${error instanceof Error ? (error.stack ?? String(error)) : String(error)}${cause}\n`);
   exitCode = 1;
 } finally {
   await cleanUp();
