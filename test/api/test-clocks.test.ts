@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createFiatAccount } from '../helpers/fixtures.js';
@@ -140,6 +140,37 @@ describe('sandbox test clocks', () => {
     // The advance answered after the work: no worker ran since.
     expect(await paymentStatus(alice, payment.id)).toBe('completed');
     expect(receiver.received.map((received) => JSON.parse(received.body))).toEqual([expect.objectContaining({ type: 'payment.completed', data: expect.objectContaining({ id: payment.id }) })]);
+    t.clock.set(new Date());
+  });
+
+  it('advance past the settle delays and the wallet transfer is completed and the OTC order settled, their webhooks delivered', async () => {
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['wallet_transfer.completed', 'otc_order.status_updated'] });
+    const clock = await createClock(alice);
+    const transferBody = { asset: 'USDC', network: 'ETH', amount: '1', destination: `0x${randomBytes(20).toString('hex')}` };
+    const transfer = await post(alice, `/wallets/${wallet}/transfers`, transferBody);
+    expect(transfer.statusCode, transfer.body).toBe(201);
+    const transferId = transfer.json().data.local_id as string;
+    const confirmed = await confirm(alice, await quote(alice, eur.id, wallet));
+    expect(confirmed.statusCode, confirmed.body).toBe(201);
+    const orderId = confirmed.json().data.orderId as string;
+    const transferStatus = async () => (await t.request({ url: `/wallet-transfers/${transferId}`, key: alice.key })).json().data.status;
+    const orderStatus = async () => (await t.request({ url: `/otc-exchanges/orders/${orderId}`, key: alice.key })).json().data.status;
+
+    // The server's time passing settles nothing: both timers are in the clock's time.
+    t.clock.advance(autoSettleMs * 10);
+    for (const worker of ['sandbox-wallet-settlement', 'sandbox-otc-settlement']) await t.app.workers.find((candidate) => candidate.name === worker)!.runOnce();
+    expect([await transferStatus(), await orderStatus()]).toEqual(['pending', 'debit_pending']);
+
+    expect((await advance(alice, clock.id, later(clock.frozen_time, autoSettleMs - 1))).statusCode).toBe(200);
+    expect([await transferStatus(), await orderStatus()]).toEqual(['pending', 'debit_pending']);
+    // One advance past both of the order's steps takes both, each at its time in the clock's time.
+    const advanced = await advance(alice, clock.id, later(clock.frozen_time, 2 * autoSettleMs));
+    expect(advanced.statusCode, advanced.body).toBe(200);
+    expect([await transferStatus(), await orderStatus()]).toEqual(['completed', 'settled']);
+    const delivered = receiver.received.map((received) => JSON.parse(received.body) as { type: string; data: { local_id?: string; orderId?: string; status: string } });
+    // The sandbox's own earlier transfers (the deposit that funded the wallet) may be delivered too: these are the two.
+    const ofThese = delivered.filter((event) => event.data.local_id === transferId || event.data.orderId === orderId);
+    expect(ofThese.map((event) => `${event.type} ${event.data.status}`).sort()).toEqual(['otc_order.status_updated debited', 'otc_order.status_updated settled', 'wallet_transfer.completed completed']);
     t.clock.set(new Date());
   });
 

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Clock, CustomerClocks, TestClockTime } from '../../clock.js';
 import type { Config } from '../../config/config.js';
-import { settlementBatchSize } from '../../config/limits.js';
+import { settlementBatchSize, testClockAdvanceBatchesMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { NewResourceRows } from '../../ledger/unit-of-work.js';
 import type { Storage } from '../../storage/database.js';
@@ -14,7 +14,7 @@ export type TimedResource = SandboxTimersTable['resource'];
  * The resources whose timers follow the customer's test clock (docs/test-clocks.md): their due time is in the clock's
  * time and only an advance of that clock fires them. The others' timers keep the server clock.
  */
-const resourcesFollowingTestClocks: ReadonlySet<TimedResource> = new Set(['payment']);
+const resourcesFollowingTestClocks: ReadonlySet<TimedResource> = new Set(['payment', 'wallet_transfer', 'otc_order']);
 
 /** A timer as it fires: the resource it answers for, and the answer decided in advance if there is one. */
 export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id' | 'answer'>;
@@ -29,9 +29,11 @@ export const noAnnouncedAnswers: AnnouncedAnswers = async () => undefined;
 
 /**
  * What the sandbox does when a resource's timer fires: reports its answer, and returns when it answers next (an OTC
- * order's second step), or nothing when it is done with the resource.
+ * order's second step, nextStep(firedAt)), or nothing when it is done with the resource. `firedAt` is when the step
+ * happens: the server's now, or in a test clock's time the step's due time, so that one advance past several steps
+ * takes each at its time.
  */
-export type TimerStep = (timer: FiredTimer) => Promise<Date | undefined>;
+export type TimerStep = (timer: FiredTimer, firedAt: Date) => Promise<Date | undefined>;
 
 /** The sandbox's timers in a sandbox deployment (SANDBOX_AUTO_SETTLE_MS, SETTLEMENT_LEASE_SECONDS); none in production. */
 export function sandboxTimersOf(
@@ -82,9 +84,9 @@ export class SandboxTimers {
     };
   }
 
-  /** When a step taken now is followed by the next (SANDBOX_AUTO_SETTLE_MS later), if the sandbox answers by itself. */
-  nextStep(): Date | undefined {
-    return this.after(this.clock.now());
+  /** When a step taken at `firedAt` is followed by the next (SANDBOX_AUTO_SETTLE_MS later), if the sandbox answers by itself. */
+  nextStep(firedAt: Date): Date | undefined {
+    return this.after(firedAt);
   }
 
   private after(now: Date): Date | undefined {
@@ -109,12 +111,18 @@ export class SandboxTimers {
    * the batch: the first one is thrown after it, for the worker to log, and its timer fires again after the lease.
    */
   fireDue(resource: TimedResource, step: TimerStep): Promise<number> {
-    return this.fire(sql`resource = ${resource} and clock_id is null`, this.clock.now(), step);
+    return this.fire(sql`resource = ${resource} and clock_id is null`, this.clock.now(), step, false);
   }
 
-  /** fireDue for the timers of `resource` in a test clock's time, by the clock's time (an advance fires them). */
-  fireDueOnClock(resource: TimedResource, step: TimerStep, testClock: TestClockTime): Promise<number> {
-    return this.fire(sql`resource = ${resource} and clock_id = ${testClock.clockId}`, testClock.now, step);
+  /**
+   * fireDue for the timers of `resource` in a test clock's time, by the clock's time (an advance): a batch at a time
+   * until none is due, each step at its due time, so a step due again by the clock's time (an OTC order's credit) is
+   * taken in the same advance. At most testClockAdvanceBatchesMax batches.
+   */
+  async fireAllDueOnClock(resource: TimedResource, step: TimerStep, testClock: TestClockTime): Promise<void> {
+    for (let batch = 0; batch < testClockAdvanceBatchesMax; batch += 1) {
+      if ((await this.fire(sql`resource = ${resource} and clock_id = ${testClock.clockId}`, testClock.now, step, true)) === 0) return;
+    }
   }
 
   /** A deleted test clock's timers keep their due times, read by the server clock from now on. */
@@ -122,8 +130,9 @@ export class SandboxTimers {
     await this.storage.db.updateTable('sandbox_timers').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
   }
 
-  private async fire(due: RawBuilder<unknown>, now: Date, step: TimerStep): Promise<number> {
-    const claimed = await claimDue<SandboxTimersTable>(this.storage, {
+  /** `atDueTime`: each step is taken at its timer's due time (a test clock's), not at `now`. */
+  private async fire(due: RawBuilder<unknown>, now: Date, step: TimerStep, atDueTime: boolean): Promise<number> {
+    const claimed = await claimDue<SandboxTimersTable & { was_due_at: string }>(this.storage, {
       table: 'sandbox_timers',
       due,
       leaseColumn: 'due_at',
@@ -131,11 +140,12 @@ export class SandboxTimers {
       leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(),
       orderBy: 'due_at',
       limit: settlementBatchSize,
+      previousLeaseAs: 'was_due_at',
     });
     let firstFailure: { error: unknown } | undefined;
     for (const timer of claimed) {
       try {
-        await this.afterFiring(timer, await step(timer).catch(movedOn));
+        await this.afterFiring(timer, await step(timer, atDueTime ? new Date(timer.was_due_at) : now).catch(movedOn));
       } catch (error) {
         firstFailure ??= { error };
       }
