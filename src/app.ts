@@ -305,9 +305,10 @@ async function platformServices(base: Foundation): Promise<Platform> {
   reaper.add(async (now, limit) => provisioning.deleteFinished(now, limit));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
   // Test clocks exist in the sandbox only; a deleted one's timers go back to the server clock.
-  const testClocks = config.apiEnvironment === 'sandbox' ? sandboxTestClocks(storage, clock, base.caches, (clockId) => sandboxTimers!.releaseClock(clockId)) : undefined;
+  const testClocks = config.apiEnvironment === 'sandbox' ? sandboxTestClocks(storage, clock, base.caches) : undefined;
   const customerClocks: CustomerClocks = testClocks ?? serverTimeOnly;
   const sandboxTimers = sandboxTimersOf(config, storage, clock, customerClocks);
+  if (sandboxTimers) customerClocks.onDetach((clockId) => sandboxTimers.releaseClock(clockId));
   const announcedDecisions = sandboxTimers?.announcedAnswers('end_user') ?? noAnnouncedAnswers;
   const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, announcedDecisions, config.documentStorageQuotaBytes);
   await installIdempotencyKeys(base);

@@ -27,10 +27,12 @@ export interface CustomerClocks {
   testClockOf(customerId: string): Promise<TestClockTime | undefined>;
   /** Work an advance runs before it answers: what fell due up to the clock's new time (fired in registration order). */
   onAdvance(work: (clock: TestClockTime) => Promise<unknown>): void;
+  /** Work a deleted clock leaves: what was due in its time goes back to the server clock, keeping its due time. */
+  onDetach(work: (clockId: string) => Promise<unknown>): void;
 }
 
 /** Production has no test clocks: every customer runs on the server clock. */
-export const serverTimeOnly: CustomerClocks = { testClockOf: async () => undefined, onAdvance: () => undefined };
+export const serverTimeOnly: CustomerClocks = { testClockOf: async () => undefined, onAdvance: () => undefined, onDetach: () => undefined };
 
 /** The customer's now: their test clock's time, or the server's. */
 export async function customerNow(clocks: CustomerClocks, clock: Clock, customerId: string): Promise<Date> {

@@ -349,6 +349,8 @@ export interface SandboxTestClocksTable {
   /** The customer's time while the clock is attached: only an advance moves it. */
   frozen_time: string;
   created_at: string;
+  /** While an advance's work runs (migration 0028): until when it holds the clock, server time; null otherwise. */
+  advancing_until: string | null;
 }
 
 /** The provider events inbox (providers/inbox.ts, migration 0021). */
@@ -536,6 +538,8 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  /** The test clock `next_attempt_at` (and the attempts' times) are read by (docs/test-clocks.md); null: the server clock. */
+  clock_id: string | null;
 }
 
 export interface WebhookAttemptsTable {

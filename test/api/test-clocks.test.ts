@@ -100,6 +100,23 @@ describe('sandbox test clocks', () => {
     expect(moved.json().data).toEqual({ ...clock, frozen_time: '2026-04-30T11:00:00.000Z' });
   });
 
+  it("refuses an advance while another advance's work holds the clock, until that work ends or its hold runs out", async () => {
+    const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    // As an advance on another instance leaves it while its work runs (or when that instance stopped mid-work).
+    const holdUntil = later(t.clock.now().toISOString(), 600_000);
+    await t.storage.db.updateTable('sandbox_test_clocks').set({ advancing_until: holdUntil }).where('id', '=', clock.id).execute();
+    const refused = await advance(alice, clock.id, '2026-01-02T00:00:00Z');
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().error.code).toBe('INVALID_STATUS_TRANSITION');
+    expect((await t.request({ url: `/sandbox/test-clocks/${clock.id}`, key: alice.key })).json().data.frozen_time).toBe(clock.frozen_time);
+    t.clock.set(new Date(Date.parse(holdUntil)));
+    const taken = await advance(alice, clock.id, '2026-01-02T00:00:00Z');
+    expect(taken.statusCode, taken.body).toBe(200);
+    // Its work done, the clock is free for the next advance at once.
+    expect((await advance(alice, clock.id, '2026-01-03T00:00:00Z')).statusCode).toBe(200);
+    t.clock.set(new Date());
+  });
+
   it('advance 31 s and the quote has expired: confirming answers the same error as a real expiry', async () => {
     const clock = await createClock(alice);
     const quoteId = await quote(alice, eur.id, wallet);
@@ -215,6 +232,73 @@ describe('sandbox test clocks', () => {
     const refused = await post(limited, '/sandbox/test-clocks');
     expect(refused.statusCode).toBe(403);
     expect(refused.json().error.code).toBe('INSUFFICIENT_SCOPE');
+  });
+});
+
+describe('sandbox test clocks and webhook retries', () => {
+  // Five daily retries: six failed attempts over five days are the default rule's whole schedule failing for 5 days.
+  const day = 86_400_000;
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { WEBHOOK_RETRY_DELAYS: '1d,1d,1d,1d,1d', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
+    receiver = await new WebhookReceiver().listen();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('advance 5 days and a failing subscription is disabled: its retries and the auto-disable rule run in the clock\'s time', async () => {
+    const alice = await t.createCustomer('Alice Ltd');
+    receiver.answer = () => ({ status: 500 });
+    const subscription = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['fiat_account.created'] });
+    const created = await t.request({ method: 'POST', url: '/sandbox/test-clocks', key: alice.key, csrf: true, body: { frozen_time: '2026-01-01T00:00:00Z' } });
+    const clock = created.json<{ data: { id: string; frozen_time: string } }>().data;
+    await createFiatAccount(t, alice, { accountName: 'Treasury', currency: 'EUR' });
+    const advance = (to: string) => t.request({ method: 'POST', url: `/sandbox/test-clocks/${clock.id}/advance`, key: alice.key, csrf: true, body: { to } });
+    const subscriptionNow = async () => (await t.request({ url: `/webhooks/${subscription.id}`, key: alice.key })).json().data;
+    const deliveries = async () => (await t.request({ url: `/webhooks/${subscription.id}/deliveries`, key: alice.key })).json().data;
+
+    // The server's workers fan the event out (in the clock's time) but attempt nothing of it, however late it gets.
+    await deliverDue(t);
+    t.clock.advance(10 * day);
+    await deliverDue(t);
+    expect(receiver.received).toEqual([]);
+    expect(await deliveries()).toEqual([expect.objectContaining({ status: 'pending', attempt_count: 0, next_attempt_at: clock.frozen_time })]);
+
+    const almost = await advance(later(clock.frozen_time, 5 * day - 1));
+    expect(almost.statusCode, almost.body).toBe(200);
+    // The first attempt and four daily retries, each at its time in the clock's time, under one webhook-id.
+    expect(receiver.received).toHaveLength(5);
+    expect(new Set(receiver.received.map((received) => received.headers['webhook-id'])).size).toBe(1);
+    // The signature's timestamp is the server's: a receiver checks it against its own clock.
+    expect(Number(receiver.received[0]!.headers['webhook-timestamp'])).toBe(Math.floor(t.clock.now().getTime() / 1000));
+    expect(await subscriptionNow()).toMatchObject({ is_active: true, consecutive_failures: 5, disabled_at: null });
+    expect(await deliveries()).toEqual([
+      expect.objectContaining({ status: 'pending', attempt_count: 5, last_attempt_at: later(clock.frozen_time, 4 * day), next_attempt_at: later(clock.frozen_time, 5 * day) }),
+    ]);
+    const health = (await t.request({ url: `/webhooks/${subscription.id}/health`, key: alice.key })).json().data;
+    expect(health).toMatchObject({
+      status: 'failing',
+      failing_since: clock.frozen_time,
+      consecutive_failures: 5,
+      attempts_24h: 1,
+      auto_disable: { failures_left: 1, not_before: later(clock.frozen_time, 5 * day), seconds_left: 1 },
+    });
+
+    const advanced = await advance(later(clock.frozen_time, 5 * day));
+    expect(advanced.statusCode, advanced.body).toBe(200);
+    expect(receiver.received).toHaveLength(6);
+    expect(await subscriptionNow()).toMatchObject({
+      is_active: false,
+      consecutive_failures: 6,
+      disabled_at: later(clock.frozen_time, 5 * day),
+      disabled_reason: '6 consecutive failed attempts',
+    });
+    expect(await deliveries()).toEqual([expect.objectContaining({ status: 'failed', attempt_count: 6, next_attempt_at: null })]);
+    t.clock.set(new Date());
   });
 });
 

@@ -1,0 +1,27 @@
+import { sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
+
+/**
+ * Webhook deliveries in a sandbox test clock's time (docs/test-clocks.md):
+ *
+ * - `webhook_deliveries.clock_id` names the clock a delivery's `next_attempt_at` is read by: null for the server
+ *   clock (every delivery so far), a clock's id for a delivery of a customer with that clock attached, which only an
+ *   advance of that clock attempts. The partial index holds those deliveries alone, so an advance finds its clock's
+ *   due ones without touching anyone else's, and the delivery worker's ranges keep only a little more.
+ * - `sandbox_test_clocks.advancing_until`: while an advance's work runs, until when (server time) it holds the
+ *   clock, so the clock's advances follow one another; null when none runs.
+ */
+export function testClockDeliveriesMigration(): Migration {
+  return {
+    async up(db) {
+      await db.schema.alterTable('webhook_deliveries').addColumn('clock_id', 'text').execute();
+      await db.schema.alterTable('sandbox_test_clocks').addColumn('advancing_until', 'text').execute();
+      await db.schema
+        .createIndex('webhook_deliveries_clock_due_idx')
+        .on('webhook_deliveries')
+        .columns(['clock_id', 'next_attempt_at'])
+        .where(sql.ref('clock_id'), 'is not', null)
+        .execute();
+    },
+  };
+}
