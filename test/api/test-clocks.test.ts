@@ -191,6 +191,20 @@ describe('sandbox test clocks', () => {
     t.clock.set(new Date());
   });
 
+  it("an API key expires in its customer's time: advance past its expiry and it is refused, whatever the server's time", async () => {
+    const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    // By the server's time this key expired long ago; by the clock's it has an hour left.
+    const { key } = await t.createKey(alice.id, { expiresAt: later(clock.frozen_time, 3_600_000) });
+    const read = () => t.request({ url: '/fiat-accounts', key });
+    expect((await read()).statusCode).toBe(200);
+    expect((await advance(alice, clock.id, later(clock.frozen_time, 3_600_000 - 1))).statusCode).toBe(200);
+    expect((await read()).statusCode).toBe(200);
+    expect((await advance(alice, clock.id, later(clock.frozen_time, 3_600_000))).statusCode).toBe(200);
+    const refused = await read();
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json().error.code).toBe('UNAUTHENTICATED');
+  });
+
   it("other customers are unaffected: their payments settle and their quotes expire by the server's time", async () => {
     const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
     const { customer: bob, eur: bobEur, wallet: bobWallet } = await customerWithMoney(t);
