@@ -341,11 +341,14 @@ async function installIdempotencyKeys({ app, config, storage, clock, serverSecre
 }
 
 /** The end users' verification lifecycle, and the simulated KYC provider that decides in the sandbox. */
-function endUserVerification({ app, storage, clock, workers }: Foundation, providerEvents: ProviderEventInbox, sandboxTimers: SandboxTimers | undefined): SandboxVerification<EndUserRecord> {
+function endUserVerification({ app, storage, clock, customerClocks, workers }: Foundation, providerEvents: ProviderEventInbox, sandboxTimers: SandboxTimers | undefined): SandboxVerification<EndUserRecord> {
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
   const verification = new SandboxVerification<EndUserRecord>(providerEvents, verificationLifecycle, sandboxTimers);
-  if (sandboxTimers) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+  if (sandboxTimers) {
+    workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+    customerClocks.onAdvance((testClock) => verification.applyDueSandboxDecisionsOnClock(testClock));
+  }
   return verification;
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { createFiatAccount } from '../helpers/fixtures.js';
+import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { customerWithMoney, pay } from '../helpers/money.js';
 import { sandboxProviders } from '../../src/providers/providers.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
@@ -203,6 +203,24 @@ describe('sandbox test clocks', () => {
     const refused = await read();
     expect(refused.statusCode).toBe(401);
     expect(refused.json().error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it("the decision a magic name announced comes SANDBOX_AUTO_SETTLE_MS later in the clock's time, with its webhook", async () => {
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['end_user.status_updated'] });
+    const clock = await createClock(alice);
+    const user = await createIndividual(t, alice, { lastName: 'Reject' });
+    const status = async () => (await t.request({ url: `/end-users/${user.id}`, key: alice.key })).json().data.status;
+
+    t.clock.advance(autoSettleMs * 10);
+    await t.app.workers.find((worker) => worker.name === 'sandbox-kyc-decisions')!.runOnce();
+    expect(await status()).toBe('pending_verification');
+    expect((await advance(alice, clock.id, later(clock.frozen_time, autoSettleMs - 1))).statusCode).toBe(200);
+    expect(await status()).toBe('pending_verification');
+    expect((await advance(alice, clock.id, later(clock.frozen_time, autoSettleMs))).statusCode).toBe(200);
+    expect(await status()).toBe('rejected');
+    const delivered = receiver.received.map((received) => JSON.parse(received.body) as { type: string; data: { id: string; status: string } });
+    expect(delivered.filter((event) => event.data.id === user.id).map((event) => event.data.status)).toContain('rejected');
+    t.clock.set(new Date());
   });
 
   it("other customers are unaffected: their payments settle and their quotes expire by the server's time", async () => {

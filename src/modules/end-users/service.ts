@@ -335,12 +335,12 @@ export class EndUserService {
       const row = this.newRow(caller, type, registered, columns);
       const record = presentEndUser(row, caller.frOwnerBusinessId);
       const contents = reports.map((report) => report.file.bytes);
+      // A hosted_kyc end user is decided on the hosted page (or by the simulation endpoint), not by the clock.
+      const { upcomingDecision: decision } = registered;
+      const announced = decision !== undefined && row.verification_method !== 'hosted_kyc' ? { decision, write: await this.announcedDecisions(caller.customerId) } : undefined;
       await recordWithFiles(this.storage, this.files, caller.customerId, contents, async (trx, storagePaths) => {
         await insertEndUser(trx, row);
-        // A hosted_kyc end user is decided on the hosted page (or by the simulation endpoint), not by the clock.
-        if (registered.upcomingDecision !== undefined && row.verification_method !== 'hosted_kyc') {
-          await this.announcedDecisions(trx, row.id, caller.customerId, registered.upcomingDecision);
-        }
+        if (announced) await announced.write(trx, row.id, announced.decision);
         const documents = reports.map((report, index) =>
           storedDocumentRow({
             customerId: caller.customerId,

@@ -10,22 +10,18 @@ import { claimDue } from '../../workers/claim.js';
 
 export type TimedResource = SandboxTimersTable['resource'];
 
-/**
- * The resources whose timers follow the customer's test clock (docs/test-clocks.md): their due time is in the clock's
- * time and only an advance of that clock fires them. The others' timers keep the server clock.
- */
-const resourcesFollowingTestClocks: ReadonlySet<TimedResource> = new Set(['payment', 'wallet_transfer', 'otc_order']);
-
 /** A timer as it fires: the resource it answers for, and the answer decided in advance if there is one. */
 export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id' | 'answer'>;
 
 /**
- * Keeps an answer the provider announced when a resource was created (an end user's magic name) until it is due,
- * written in the transaction that creates the resource; nothing for any other provider.
+ * Keeps an answer the provider announced when a resource was created (an end user's magic name) until it is due.
+ * Asked with the customer before the transaction that creates the resource (it reads the customer's test clock), it
+ * gives the writer of the timer in that transaction; a writer of nothing for any other provider.
  */
-export type AnnouncedAnswers = (trx: Transaction<Database>, id: string, customerId: string, answer: string) => Promise<void>;
+export type AnnouncedAnswers = (customerId: string) => Promise<AnnouncedAnswerWriter>;
+export type AnnouncedAnswerWriter = (trx: Transaction<Database>, id: string, answer: string) => Promise<void>;
 
-export const noAnnouncedAnswers: AnnouncedAnswers = async () => undefined;
+export const noAnnouncedAnswers: AnnouncedAnswers = async () => async () => undefined;
 
 /**
  * What the sandbox does when a resource's timer fires: reports its answer, and returns when it answers next (an OTC
@@ -65,23 +61,34 @@ export class SandboxTimers {
     private readonly leaseMs: number,
   ) {}
 
-  /** The timer rows of a new `resource`, for the unit of work that creates it; none when the sandbox answers only when asked. */
+  /**
+   * The timer rows of a new `resource`, for the unit of work that creates it; none when the sandbox answers only when
+   * asked. A customer with a test clock attached has its timers in the clock's time (docs/test-clocks.md): only an
+   * advance of that clock fires them.
+   */
   rowsFor(resource: TimedResource): NewResourceRows {
     return async (id, customerId, now) => {
-      if (this.answerAfterMs === undefined) return [];
-      const testClock = resourcesFollowingTestClocks.has(resource) ? await this.customerClocks.testClockOf(customerId) : undefined;
-      const dueAt = this.after(testClock?.now ?? now)!;
-      return [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer: null, clock_id: testClock?.clockId ?? null } }];
+      const due = await this.dueOf(customerId, now);
+      return due === undefined ? [] : [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, answer: null, ...due } }];
     };
   }
 
-  /** The announced answers of a new `resource` (SANDBOX_AUTO_SETTLE_MS after its creation); none when the sandbox answers only when asked. */
+  /** The announced answers of a new `resource` (SANDBOX_AUTO_SETTLE_MS after its creation, in the customer's time); none when the sandbox answers only when asked. */
   announcedAnswers(resource: TimedResource): AnnouncedAnswers {
-    return async (trx, id, customerId, answer) => {
-      const dueAt = this.after(this.clock.now());
-      if (dueAt === undefined) return;
-      await trx.insertInto('sandbox_timers').values({ id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer, clock_id: null }).execute();
+    return async (customerId) => {
+      const due = await this.dueOf(customerId, this.clock.now());
+      if (due === undefined) return async () => undefined;
+      return async (trx, id, answer) => {
+        await trx.insertInto('sandbox_timers').values({ id, resource, customer_id: customerId, answer, ...due }).execute();
+      };
     };
+  }
+
+  /** When a timer set `now` is due, in its customer's time, and the test clock that is (null: the server's); none when the sandbox answers only when asked. */
+  private async dueOf(customerId: string, now: Date): Promise<Pick<SandboxTimersTable, 'due_at' | 'clock_id'> | undefined> {
+    if (this.answerAfterMs === undefined) return undefined;
+    const testClock = await this.customerClocks.testClockOf(customerId);
+    return { due_at: this.after(testClock?.now ?? now)!.toISOString(), clock_id: testClock?.clockId ?? null };
   }
 
   /** When a step taken at `firedAt` is followed by the next (SANDBOX_AUTO_SETTLE_MS later), if the sandbox answers by itself. */
