@@ -327,17 +327,20 @@ async function platformServices(base: Foundation): Promise<Platform> {
 }
 
 /** The Idempotency-Key hook (docs/idempotency.md), and its expired keys handed to the reaper. */
-async function installIdempotencyKeys({ app, config, storage, clock, serverSecrets, reaper }: Foundation): Promise<void> {
+async function installIdempotencyKeys({ app, config, storage, clock, customerClocks, serverSecrets, reaper }: Foundation): Promise<void> {
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
     { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs },
     // Answers that hold a secret (a new webhook's signing secret) are stored encrypted with a key of the deployment.
     new SecretBox(await serverSecrets.get('idempotency-answers')),
+    customerClocks,
   );
   // Before any route: the routes that declare config.idempotency run under it.
   installIdempotency(app, idempotency);
   reaper.add(async (now, limit) => idempotency.deleteExpired(now, limit));
+  customerClocks.onAdvance((testClock) => idempotency.deleteExpiredOnClock(testClock));
+  customerClocks.onDetach((clockId) => idempotency.releaseClock(clockId));
 }
 
 /** The end users' verification lifecycle, and the simulated KYC provider that decides in the sandbox. */

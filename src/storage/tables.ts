@@ -390,6 +390,8 @@ export interface IdempotencyKeysTable {
   response_sealed: Generated<number | bigint>;
   created_at: string;
   expires_at: string;
+  /** The test clock `expires_at` is read by (its customer's, docs/test-clocks.md, migration 0028); null: the server clock. */
+  clock_id: string | null;
 }
 
 /** PostgreSQL: stored document files, readable by every instance (storage/files.ts). */

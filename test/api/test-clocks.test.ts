@@ -223,6 +223,33 @@ describe('sandbox test clocks', () => {
     t.clock.set(new Date());
   });
 
+  it("an Idempotency-Key is kept for its retention in the clock's time: the reaper leaves it, an advance past it forgets it", async () => {
+    const retentionMs = t.config.idempotencyRetentionMs;
+    const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    const key = randomUUID();
+    const deposit = () => t.request({ method: 'POST', url: `/sandbox/fiat-accounts/${eur.id}/deposits`, key: alice.key, csrf: true, body: { amount: 1 }, headers: { 'idempotency-key': key } });
+    const first = await deposit();
+    expect(first.statusCode, first.body).toBe(201);
+
+    // By the server's time the key is long past its retention; the reaper leaves it, and it still answers.
+    t.clock.advance(retentionMs * 2);
+    csrf = await t.csrfToken(alice.key); // the old token's window has passed with the server's time
+    await t.app.workers.find((worker) => worker.name === 'reaper')!.runOnce();
+    const replayed = await deposit();
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body).toBe(first.body);
+
+    expect((await advance(alice, clock.id, later(clock.frozen_time, retentionMs - 1))).statusCode).toBe(200);
+    expect((await deposit()).body).toBe(first.body);
+    expect((await advance(alice, clock.id, later(clock.frozen_time, retentionMs))).statusCode).toBe(200);
+    const fresh = await deposit();
+    expect(fresh.statusCode).toBe(201);
+    expect(fresh.headers['idempotent-replayed']).toBeUndefined();
+    expect(fresh.json().data.id).not.toBe(first.json().data.id);
+    t.clock.set(new Date());
+    csrf = await t.csrfToken(alice.key);
+  });
+
   it("other customers are unaffected: their payments settle and their quotes expire by the server's time", async () => {
     const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
     const { customer: bob, eur: bobEur, wallet: bobWallet } = await customerWithMoney(t);
