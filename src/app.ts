@@ -315,7 +315,7 @@ async function platformServices(base: Foundation): Promise<Platform> {
   const sandboxTimers = sandboxTimersOf(config, storage, clock, customerClocks);
   if (sandboxTimers) customerClocks.onDetach((clockId) => sandboxTimers.releaseClock(clockId));
   const announcedDecisions = sandboxTimers?.announcedAnswers('end_user') ?? noAnnouncedAnswers;
-  const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, announcedDecisions, config.documentStorageQuotaBytes);
+  const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, announcedDecisions, config.documentStorageQuotaBytes, customerClocks);
   await installIdempotencyKeys(base);
   // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
   const providerEvents = new ProviderEventInbox(storage, clock, app.log);

@@ -39,6 +39,17 @@ export async function customerNow(clocks: CustomerClocks, clock: Clock, customer
   return (await clocks.testClockOf(customerId))?.now ?? clock.now();
 }
 
+/** The customer's now and the test clock it is read from (null: the server's), for work kept due in the customer's time. */
+export interface CustomerTime {
+  readonly now: Date;
+  readonly clockId: string | null;
+}
+
+export async function customerTimeOf(clocks: CustomerClocks, clock: Clock, customerId: string): Promise<CustomerTime> {
+  const testClock = await clocks.testClockOf(customerId);
+  return testClock ?? { now: clock.now(), clockId: null };
+}
+
 /** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it: any case of T and Z, any fraction, ±hh[[:]mm]. */
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

@@ -158,6 +158,8 @@ export interface DocumentsTable {
   synced_at: string | null;
   created_at: string;
   updated_at: string;
+  /** The test clock `next_sync_at` is read by (its customer's, docs/test-clocks.md, migration 0028); null: the server clock. */
+  clock_id: string | null;
 }
 
 export interface PayeesTable {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { documentSyncRetryDelayMs } from '../../src/modules/documents/sync-worker.js';
 import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { customerWithMoney, pay } from '../helpers/money.js';
 import { sandboxProviders } from '../../src/providers/providers.js';
@@ -246,6 +247,29 @@ describe('sandbox test clocks', () => {
     expect(fresh.statusCode).toBe(201);
     expect(fresh.headers['idempotent-replayed']).toBeUndefined();
     expect(fresh.json().data.id).not.toBe(first.json().data.id);
+    t.clock.set(new Date());
+    csrf = await t.csrfToken(alice.key);
+  });
+
+  it("a document's sync and its retries run in the clock's time: the advance past the backoffs syncs it", async () => {
+    const clock = await createClock(alice);
+    const user = await createIndividual(t, alice);
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(56, 0x41)]);
+    // The sandbox provider refuses the first two attempts of a "sync-flaky" file.
+    const uploaded = await post(alice, '/documents', { endUserId: user.id, documentType: 'identity', fileName: 'sync-flaky.png', fileData: png.toString('base64'), mimeType: 'image/png' });
+    expect(uploaded.statusCode, uploaded.body).toBe(201);
+    const document = async () => (await t.request({ url: `/documents/${uploaded.json().data.id}`, key: alice.key })).json().data;
+
+    t.clock.advance(3_600_000);
+    await t.app.workers.find((worker) => worker.name === 'document-sync')!.runOnce();
+    expect(await document()).toMatchObject({ fr_sync_status: 'pending', sync_attempts: 0, next_sync_at: clock.frozen_time });
+
+    // The first attempt at once, the second a backoff later: both fail; the third is due another backoff on.
+    const firstRetryAt = later(clock.frozen_time, documentSyncRetryDelayMs(1));
+    expect((await advance(alice, clock.id, firstRetryAt)).statusCode).toBe(200);
+    expect(await document()).toMatchObject({ fr_sync_status: 'pending', sync_attempts: 2, next_sync_at: later(firstRetryAt, documentSyncRetryDelayMs(2)) });
+    expect((await advance(alice, clock.id, later(firstRetryAt, documentSyncRetryDelayMs(2)))).statusCode).toBe(200);
+    expect(await document()).toMatchObject({ fr_sync_status: 'synced', sync_attempts: 3, last_sync_error: null });
     t.clock.set(new Date());
     csrf = await t.csrfToken(alice.key);
   });

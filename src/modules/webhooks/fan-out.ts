@@ -1,8 +1,7 @@
-import type { Clock, CustomerClocks } from '../../clock.js';
+import { customerTimeOf, type Clock, type CustomerClocks, type CustomerTime } from '../../clock.js';
 import { webhookFanOutBatchSize } from '../../config/limits.js';
 import { claimUndeliveredEvents, markEventsPublished } from '../../events/outbox.js';
-import { deliveryNowOf } from './due-time.js';
-import { activeSubscriptionsOf, insertDeliveries, newDelivery, type DueTime, type NewDelivery } from './repository.js';
+import { activeSubscriptionsOf, insertDeliveries, newDelivery, type NewDelivery } from './repository.js';
 import type { Storage } from '../../storage/database.js';
 
 /** Rows per insert statement: well under SQLite's and PostgreSQL's bound parameters. */
@@ -57,8 +56,8 @@ export class WebhookFanOut {
   }
 
   /** Each customer's now for its deliveries: its test clock's, or the server's. */
-  private async dueTimesOf(customerIds: readonly string[]): Promise<Map<string, DueTime>> {
-    const dueTimes = await Promise.all(customerIds.map((customerId) => deliveryNowOf(this.customerClocks, this.clock, customerId)));
+  private async dueTimesOf(customerIds: readonly string[]): Promise<Map<string, CustomerTime>> {
+    const dueTimes = await Promise.all(customerIds.map((customerId) => customerTimeOf(this.customerClocks, this.clock, customerId)));
     return new Map(customerIds.map((customerId, index) => [customerId, dueTimes[index]!]));
   }
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import { webhookAttemptsListedMax } from '../../config/limits.js';
+import type { CustomerTime } from '../../clock.js';
 import { retryTransient, type Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type {
@@ -129,10 +130,10 @@ export async function findDelivery(db: Db, customerId: string, subscriptionId: s
  * `due` and `leaseHorizon` are in the customer's time (a test clock's, docs/test-clocks.md). Returns undefined when
  * nothing was changed.
  */
-export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, due: DueTime, leaseHorizon: string, now: string): Promise<DeliveryRow | undefined> {
+export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, due: CustomerTime, leaseHorizon: string, now: string): Promise<DeliveryRow | undefined> {
   return db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: due.at, clock_id: due.clockId, updated_at: now })
+    .set({ status: 'pending', next_attempt_at: due.now.toISOString(), clock_id: due.clockId, updated_at: now })
     .where('customer_id', '=', customerId)
     .where('subscription_id', '=', subscriptionId)
     .where('id', '=', deliveryId)
@@ -216,16 +217,10 @@ export async function activeSubscriptionsOf(db: Db, customerIds: readonly string
 export type NewDelivery = Pick<DeliveryRow, 'id' | 'subscription_id' | 'customer_id' | 'event_id' | 'event_type' | 'status' | 'next_attempt_at' | 'clock_id' | 'created_at' | 'updated_at'>;
 
 /**
- * When a delivery is due, in its customer's time: a sandbox test clock's, with the clock's id, while one is attached
- * (docs/test-clocks.md: only an advance of that clock attempts it), or the server's (`clockId` null).
+ * A delivery of one event to one subscription, due at once: `now` on the server clock, or `due`, its customer's time
+ * (a sandbox test clock's while one is attached, docs/test-clocks.md: only an advance of that clock attempts it).
  */
-export interface DueTime {
-  at: string;
-  clockId: string | null;
-}
-
-/** A delivery of one event to one subscription, due at once (`due`, in its customer's time; the server's by default). */
-export function newDelivery(subscriptionId: string, customerId: string, event: { id: string; event_type: string }, now: string, due: DueTime = { at: now, clockId: null }): NewDelivery {
+export function newDelivery(subscriptionId: string, customerId: string, event: { id: string; event_type: string }, now: string, due?: CustomerTime): NewDelivery {
   return {
     id: newId(),
     subscription_id: subscriptionId,
@@ -233,8 +228,8 @@ export function newDelivery(subscriptionId: string, customerId: string, event: {
     event_id: event.id,
     event_type: event.event_type,
     status: 'pending',
-    next_attempt_at: due.at,
-    clock_id: due.clockId,
+    next_attempt_at: due?.now.toISOString() ?? now,
+    clock_id: due?.clockId ?? null,
     created_at: now,
     updated_at: now,
   };

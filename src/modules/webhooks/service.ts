@@ -1,4 +1,4 @@
-import { customerNow, type Clock, type CustomerClocks } from '../../clock.js';
+import { customerNow, customerTimeOf, type Clock, type CustomerClocks } from '../../clock.js';
 import {
   pageLimitMax,
   webhookHealthWindowMs,
@@ -15,7 +15,6 @@ import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import { lockCustomer } from '../customers/index.js';
 import { type EventRecord, eventsSince } from '../events/index.js';
-import { deliveryNowOf } from './due-time.js';
 import { presentDelivery, presentDeliveryWithAttempts, presentSubscription } from './presenter.js';
 import {
   attemptStats,
@@ -211,7 +210,7 @@ export class WebhookService {
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
     const now = this.clock.now().toISOString();
     const event: EventRecord = { id: newId(), type: testEventType, created_at: now, data: { webhook_id: subscription.id, message: 'A test event sent on request.' } };
-    const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now, await deliveryNowOf(this.customerClocks, this.clock, caller.customerId));
+    const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now, await customerTimeOf(this.customerClocks, this.clock, caller.customerId));
     await this.storage.transaction(async (trx) => {
       await appendPublishedEvent(trx, caller.customerId, event);
       await insertDeliveries(trx, [delivery]);
@@ -243,7 +242,7 @@ export class WebhookService {
     const beforeBoundary = boundary === null ? events : events.filter((event) => event.created_at < boundary);
     const batch = beforeBoundary.length > 0 ? beforeBoundary : events.slice(0, webhookReplayEventsMax);
     const nowText = now.toISOString();
-    const due = await deliveryNowOf(this.customerClocks, this.clock, caller.customerId);
+    const due = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
     const queued = await this.storage.transaction(async (trx) => {
       // onlyFailed: of the batch, the events whose delivery here failed; read in the transaction that restarts them.
       const failed = onlyFailed ? await failedDeliveryEventIds(trx, subscription.id, batch.map((event) => event.id)) : undefined;
@@ -264,8 +263,8 @@ export class WebhookService {
     const subscription = await this.require(caller, id);
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
     // Due now in the customer's time; one due within a lease of that is being attempted, or about to be.
-    const due = await deliveryNowOf(this.customerClocks, this.clock, caller.customerId);
-    const horizon = new Date(Date.parse(due.at) + this.settings.attemptLeaseMs).toISOString();
+    const due = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
+    const horizon = new Date(due.now.getTime() + this.settings.attemptLeaseMs).toISOString();
     const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, due, horizon, this.clock.now().toISOString());
     const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
     if (!row) throw notFound('webhook delivery');

@@ -8,6 +8,8 @@ import type { Migration } from 'kysely/migration';
  *   clock (every delivery so far), a clock's id for a delivery of a customer with that clock attached, which only an
  *   advance of that clock attempts. The partial index holds those deliveries alone, so an advance finds its clock's
  *   due ones without touching anyone else's, and the delivery worker's ranges keep only a little more.
+ * - `documents.clock_id`, alike: the clock a document's next sync attempt (`next_sync_at`) is read by; the sync
+ *   worker claims only documents without one, an advance its clock's (the partial index holds those documents alone).
  * - `idempotency_keys.clock_id`, alike: the clock a key's `expires_at` is read by; the reaper deletes only keys
  *   without one, an advance its clock's expired ones (the partial index holds those keys alone).
  * - `sandbox_test_clocks.advancing_until`: while an advance's work runs, until when (server time) it holds the
@@ -18,6 +20,13 @@ export function testClockDeliveriesMigration(): Migration {
     async up(db) {
       await db.schema.alterTable('webhook_deliveries').addColumn('clock_id', 'text').execute();
       await db.schema.alterTable('sandbox_test_clocks').addColumn('advancing_until', 'text').execute();
+      await db.schema.alterTable('documents').addColumn('clock_id', 'text').execute();
+      await db.schema
+        .createIndex('documents_clock_sync_idx')
+        .on('documents')
+        .columns(['clock_id', 'next_sync_at'])
+        .where(sql.ref('clock_id'), 'is not', null)
+        .execute();
       await db.schema.alterTable('idempotency_keys').addColumn('clock_id', 'text').execute();
       await db.schema
         .createIndex('idempotency_keys_clock_expiry_idx')
