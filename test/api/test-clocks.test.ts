@@ -294,12 +294,23 @@ describe('sandbox test clocks', () => {
     t.clock.set(new Date());
   });
 
-  it("delete detaches: the customer's rules read the server clock again, and a pending payment's timer with it", async () => {
+  it("delete detaches: the customer's rules read the server clock again, and what was due in the clock's time with them", async () => {
     const savings = await createFiatAccount(t, alice, { accountName: 'Savings', currency: 'EUR' });
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payment.created'] });
     const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    const idempotencyKey = randomUUID();
+    const deposit = () => post(alice, `/sandbox/fiat-accounts/${eur.id}/deposits`, { amount: 1 }, { 'idempotency-key': idempotencyKey });
+    const deposited = await deposit();
     const payment = await pay(t, alice, { fromAccountId: eur.id, toAccountId: savings.id, amount: 1, currency: 'EUR', reference: 'Detached' });
     const frozenQuote = await quote(alice, eur.id, wallet);
+    // The server's workers leave the payment.created delivery: it is due in the clock's time.
+    await deliverDue(t);
+    expect(receiver.received).toEqual([]);
     expect((await t.request({ method: 'DELETE', url: `/sandbox/test-clocks/${clock.id}`, key: alice.key, csrf })).statusCode).toBe(204);
+
+    // The delivery keeps its due time (2026-01-01), now read by the server clock: the server's workers send it.
+    await deliverDue(t);
+    expect(receiver.received.map((received) => JSON.parse(received.body).data.id)).toEqual([payment.id]);
 
     // The quote was made in the clock's time (2026-01-01): by the server's time it has expired.
     expect((await confirm(alice, frozenQuote)).json().error.code).toBe('QUOTE_EXPIRED');
@@ -308,6 +319,9 @@ describe('sandbox test clocks', () => {
     expect(await paymentStatus(alice, payment.id)).toBe('completed');
     const fresh = await quote(alice, eur.id, wallet);
     expect((await confirm(alice, fresh)).statusCode).toBe(201);
+    // The key's retention ended on 2026-01-02 by the server's time: the reaper deletes it, and the key runs anew.
+    await t.app.workers.find((worker) => worker.name === 'reaper')!.runOnce();
+    expect((await deposit()).json().data.id).not.toBe(deposited.json().data.id);
   });
 
   it('needs a full-access key', async () => {

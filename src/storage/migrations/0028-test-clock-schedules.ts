@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
- * Webhook deliveries in a sandbox test clock's time (docs/test-clocks.md):
+ * What falls due later in a sandbox test clock's time (docs/test-clocks.md):
  *
  * - `webhook_deliveries.clock_id` names the clock a delivery's `next_attempt_at` is read by: null for the server
  *   clock (every delivery so far), a clock's id for a delivery of a customer with that clock attached, which only an
@@ -15,7 +15,7 @@ import type { Migration } from 'kysely/migration';
  * - `sandbox_test_clocks.advancing_until`: while an advance's work runs, until when (server time) it holds the
  *   clock, so the clock's advances follow one another; null when none runs.
  */
-export function testClockDeliveriesMigration(): Migration {
+export function testClockSchedulesMigration(): Migration {
   return {
     async up(db) {
       await db.schema.alterTable('webhook_deliveries').addColumn('clock_id', 'text').execute();
