@@ -19,7 +19,7 @@ export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id' | 'answer
  * gives the writer of the timer in that transaction; a writer of nothing for any other provider.
  */
 export type AnnouncedAnswers = (customerId: string) => Promise<AnnouncedAnswerWriter>;
-export type AnnouncedAnswerWriter = (trx: Transaction<Database>, id: string, answer: string) => Promise<void>;
+type AnnouncedAnswerWriter = (trx: Transaction<Database>, id: string, answer: string) => Promise<void>;
 
 export const noAnnouncedAnswers: AnnouncedAnswers = async () => async () => undefined;
 
