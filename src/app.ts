@@ -114,7 +114,10 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   // Every read cache of the app keeps time by the injected clock, so tests expire entries by advancing it.
   const caches = new ReadCaches(clock);
   app.decorate('caches', caches);
-  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, caches);
+  // Test clocks exist in the sandbox only (docs/test-clocks.md); the rules that follow them read customerClocks.
+  const testClocks = config.apiEnvironment === 'sandbox' ? sandboxTestClocks(storage, clock, caches) : undefined;
+  const customerClocks: CustomerClocks = testClocks ?? serverTimeOnly;
+  const apiKeys = new ApiKeyService(storage, clock, config.apiEnvironment, caches, customerClocks);
   const serverSecrets = await openServerSecrets(app, storage, masterKeys, clock);
   const csrfTokens = new CsrfTokenService(await serverSecrets.get('csrf'), clock);
   startupPhaseDone('secrets');
@@ -122,7 +125,7 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const files = deps.files ?? defaultFileStore(storage, config.dataDir, clock);
   // One worker deletes every kind of expired row the steps below register (docs/operations.md "Retention").
   const reaper = new Reaper(clock, reaperBatchRows);
-  const base: Foundation = { app, config, storage, clock, providers, caches, files, serverSecrets, storageFaults, workers: [], reaper };
+  const base: Foundation = { app, config, storage, clock, customerClocks, testClocks, providers, caches, files, serverSecrets, storageFaults, workers: [], reaper };
   base.workers.push(new PollingWorker('reaper', () => reaper.pass(), reaperIntervalMs, app.log));
 
   await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
@@ -142,6 +145,10 @@ interface Foundation {
   readonly config: Config;
   readonly storage: Storage;
   readonly clock: Clock;
+  /** Each customer's time for the rules that follow sandbox test clocks; the server clock in production. */
+  readonly customerClocks: CustomerClocks;
+  /** The sandbox's test clocks; none in production. */
+  readonly testClocks: TestClocks | undefined;
   readonly providers: Providers;
   readonly caches: ReadCaches;
   readonly files: FileStore;
@@ -299,17 +306,16 @@ interface Platform {
  * verification lifecycle, the first it applies), each with its workers.
  */
 async function platformServices(base: Foundation): Promise<Platform> {
-  const { app, config, storage, clock, providers, workers, reaper, serverSecrets } = base;
+  const { app, config, storage, clock, customerClocks, testClocks, providers, workers, reaper, serverSecrets } = base;
   const provisioning = new Provisioning(storage, providers, clock, app.log);
   workers.push(new PollingWorker('provider-operation-reaper', () => provisioning.undoAbandoned(), workerPollIntervalMs, app.log));
   reaper.add(async (now, limit) => provisioning.deleteFinished(now, limit));
   const onboardingLinks = new OnboardingLinks(await serverSecrets.get('onboarding-links'), config.publicUrl);
-  // Test clocks exist in the sandbox only; a deleted one's timers go back to the server clock.
-  const testClocks = config.apiEnvironment === 'sandbox' ? sandboxTestClocks(storage, clock, base.caches, (clockId) => sandboxTimers!.releaseClock(clockId)) : undefined;
-  const customerClocks: CustomerClocks = testClocks ?? serverTimeOnly;
+  // A deleted test clock's timers go back to the server clock.
   const sandboxTimers = sandboxTimersOf(config, storage, clock, customerClocks);
+  if (sandboxTimers) customerClocks.onDetach((clockId) => sandboxTimers.releaseClock(clockId));
   const announcedDecisions = sandboxTimers?.announcedAnswers('end_user') ?? noAnnouncedAnswers;
-  const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, announcedDecisions, config.documentStorageQuotaBytes);
+  const endUsers = new EndUserService(storage, provisioning, base.files, clock, onboardingLinks, announcedDecisions, config.documentStorageQuotaBytes, customerClocks);
   await installIdempotencyKeys(base);
   // Provider outcomes, whoever reports them, are applied by one claimed worker (docs/providers.md "Reporting outcomes").
   const providerEvents = new ProviderEventInbox(storage, clock, app.log);
@@ -321,25 +327,31 @@ async function platformServices(base: Foundation): Promise<Platform> {
 }
 
 /** The Idempotency-Key hook (docs/idempotency.md), and its expired keys handed to the reaper. */
-async function installIdempotencyKeys({ app, config, storage, clock, serverSecrets, reaper }: Foundation): Promise<void> {
+async function installIdempotencyKeys({ app, config, storage, clock, customerClocks, serverSecrets, reaper }: Foundation): Promise<void> {
   const idempotency = new IdempotencyKeys(
     storage,
     clock,
     { leaseMs: config.idempotencyLeaseMs, retentionMs: config.idempotencyRetentionMs },
     // Answers that hold a secret (a new webhook's signing secret) are stored encrypted with a key of the deployment.
     new SecretBox(await serverSecrets.get('idempotency-answers')),
+    customerClocks,
   );
   // Before any route: the routes that declare config.idempotency run under it.
   installIdempotency(app, idempotency);
   reaper.add(async (now, limit) => idempotency.deleteExpired(now, limit));
+  customerClocks.onAdvance((testClock) => idempotency.deleteExpiredOnClock(testClock));
+  customerClocks.onDetach((clockId) => idempotency.releaseClock(clockId));
 }
 
 /** The end users' verification lifecycle, and the simulated KYC provider that decides in the sandbox. */
-function endUserVerification({ app, storage, clock, workers }: Foundation, providerEvents: ProviderEventInbox, sandboxTimers: SandboxTimers | undefined): SandboxVerification<EndUserRecord> {
+function endUserVerification({ app, storage, clock, customerClocks, workers }: Foundation, providerEvents: ProviderEventInbox, sandboxTimers: SandboxTimers | undefined): SandboxVerification<EndUserRecord> {
   const verificationLifecycle = new EndUserVerificationLifecycle(storage, clock);
   providerEvents.register(verificationLifecycle);
   const verification = new SandboxVerification<EndUserRecord>(providerEvents, verificationLifecycle, sandboxTimers);
-  if (sandboxTimers) workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+  if (sandboxTimers) {
+    workers.push(new PollingWorker('sandbox-kyc-decisions', () => verification.applyDueSandboxDecisions(), workerPollIntervalMs, app.log));
+    customerClocks.onAdvance((testClock) => verification.applyDueSandboxDecisionsOnClock(testClock));
+  }
   return verification;
 }
 

@@ -27,14 +27,27 @@ export interface CustomerClocks {
   testClockOf(customerId: string): Promise<TestClockTime | undefined>;
   /** Work an advance runs before it answers: what fell due up to the clock's new time (fired in registration order). */
   onAdvance(work: (clock: TestClockTime) => Promise<unknown>): void;
+  /** Work a deleted clock leaves: what was due in its time goes back to the server clock, keeping its due time. */
+  onDetach(work: (clockId: string) => Promise<unknown>): void;
 }
 
 /** Production has no test clocks: every customer runs on the server clock. */
-export const serverTimeOnly: CustomerClocks = { testClockOf: async () => undefined, onAdvance: () => undefined };
+export const serverTimeOnly: CustomerClocks = { testClockOf: async () => undefined, onAdvance: () => undefined, onDetach: () => undefined };
 
 /** The customer's now: their test clock's time, or the server's. */
 export async function customerNow(clocks: CustomerClocks, clock: Clock, customerId: string): Promise<Date> {
   return (await clocks.testClockOf(customerId))?.now ?? clock.now();
+}
+
+/** The customer's now and the test clock it is read from (null: the server's), for work kept due in the customer's time. */
+export interface CustomerTime {
+  readonly now: Date;
+  readonly clockId: string | null;
+}
+
+export async function customerTimeOf(clocks: CustomerClocks, clock: Clock, customerId: string): Promise<CustomerTime> {
+  const testClock = await clocks.testClockOf(customerId);
+  return testClock ?? { now: clock.now(), clockId: null };
 }
 
 /** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it: any case of T and Z, any fraction, ±hh[[:]mm]. */

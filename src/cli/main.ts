@@ -25,14 +25,15 @@ interface ApiOptions {
 /** The options of the commands that call the API over HTTP; the environment's values are their defaults. */
 function withApiOptions(command: Command): Command {
   return command
-    .option('--api-key <key>', 'API key (default: $CUSTOMER_API_KEY)')
+    .option('--api-key <key>', 'API key (default: $CUSTOMER_API_KEY, else $KEY as `sandbox init` exports it)')
     .option('--api-url <url>', `URL of the running server (default: $CUSTOMER_API_URL, else ${apiUrlDefault})`);
 }
 
 async function apiClient(options: ApiOptions) {
   const code = await apiCommands();
-  const apiKey = options.apiKey ?? process.env.CUSTOMER_API_KEY;
-  if (!apiKey) throw new Error('an API key is needed: --api-key or CUSTOMER_API_KEY (`npx customer-api sandbox init` prints one)');
+  // KEY is what `sandbox init` exports (its --shell lines, its "export"); an empty variable counts as unset.
+  const apiKey = options.apiKey ?? (process.env.CUSTOMER_API_KEY || process.env.KEY);
+  if (!apiKey) throw new Error('an API key is needed: --api-key, CUSTOMER_API_KEY or KEY (`eval "$(npx customer-api sandbox init --shell)"` sets KEY)');
   return { code, api: new code.ApiClient(options.apiUrl ?? process.env.CUSTOMER_API_URL ?? apiUrlDefault, apiKey) };
 }
 

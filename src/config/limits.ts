@@ -645,3 +645,9 @@ export const testClockAttachmentCacheMs = 5_000;
 export const testClockAttachmentCacheEntriesMax = 10_000;
 /** An advance fires due timers a batch (settlementBatchSize) at a time, at most this many batches per kind. */
 export const testClockAdvanceBatchesMax = 20;
+/**
+ * How long an advance holds its clock while its work runs, at most (server time): the clock's next advance waits for
+ * it (422), and one whose instance stopped mid-work frees the clock after this. Well above what the work takes at
+ * most: testClockAdvanceBatchesMax rounds of webhook attempts, each within its timeout.
+ */
+export const testClockAdvanceHoldMs = 10 * 60 * 1000;

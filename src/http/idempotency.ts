@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import type { Clock } from '../clock.js';
-import { idempotencyLeaseRenewalsPerLease } from '../config/limits.js';
+import type { Clock, CustomerClocks, TestClockTime } from '../clock.js';
+import { idempotencyLeaseRenewalsPerLease, reaperBatchRows, testClockAdvanceBatchesMax } from '../config/limits.js';
 import { DomainError } from '../errors.js';
 import { idempotencyKeyLost } from '../ledger/ledger.js';
 import type { KeyedAnswer, MovedRecord } from '../ledger/unit-of-work.js';
@@ -199,6 +199,8 @@ export class IdempotencyKeys {
     private readonly clock: Clock,
     private readonly settings: IdempotencySettings,
     private readonly answerSeal: AnswerSeal,
+    /** A key is kept for its retention in its customer's time: a sandbox test clock's while one is attached (docs/test-clocks.md). */
+    private readonly customerClocks: CustomerClocks,
   ) {}
 
   /**
@@ -345,6 +347,7 @@ export class IdempotencyKeys {
   /** Reserves the key for this attempt; answers the stored answer instead when there is one. */
   private async reserve(reservation: Reservation, operation: string, readScope: string): Promise<StoredAnswer | undefined> {
     const now = this.clock.now();
+    const testClock = await this.customerClocks.testClockOf(reservation.customerId);
     const inserted = await this.storage.db
       .insertInto('idempotency_keys')
       .values({
@@ -358,7 +361,8 @@ export class IdempotencyKeys {
         response_body: null,
         read_scope: readScope,
         created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + this.settings.retentionMs).toISOString(),
+        expires_at: new Date((testClock?.now ?? now).getTime() + this.settings.retentionMs).toISOString(),
+        clock_id: testClock?.clockId ?? null,
       })
       .onConflict((conflict) => conflict.columns(['customer_id', 'key']).doNothing())
       .executeTakeFirst();
@@ -408,8 +412,21 @@ export class IdempotencyKeys {
       .execute();
   }
 
-  /** The reaper's batch (workers/reaper.ts): up to `limit` keys past their retention at `now`, oldest first; how many went. */
+  /** The reaper's batch (workers/reaper.ts): up to `limit` keys past their retention at `now`, oldest first; how many went. Keys in a test clock's time are its advances'. */
   async deleteExpired(now: Date, limit: number): Promise<number> {
-    return deleteDue(this.storage, { table: 'idempotency_keys', key: ['customer_id', 'key'], due: sql`expires_at <= ${now.toISOString()}`, orderBy: 'expires_at', limit });
+    return deleteDue(this.storage, { table: 'idempotency_keys', key: ['customer_id', 'key'], due: sql`expires_at <= ${now.toISOString()} and clock_id is null`, orderBy: 'expires_at', limit });
+  }
+
+  /** A test clock's advance: its keys past their retention by the clock's time go, reaper batches at a time, before it answers. */
+  async deleteExpiredOnClock(testClock: TestClockTime): Promise<void> {
+    const due = sql`clock_id = ${testClock.clockId} and expires_at <= ${testClock.now.toISOString()}`;
+    for (let batch = 0; batch < testClockAdvanceBatchesMax; batch += 1) {
+      if ((await deleteDue(this.storage, { table: 'idempotency_keys', key: ['customer_id', 'key'], due, orderBy: 'expires_at', limit: reaperBatchRows })) < reaperBatchRows) return;
+    }
+  }
+
+  /** A deleted test clock's keys keep their expiry, read by the server clock from now on. */
+  async releaseClock(clockId: string): Promise<void> {
+    await this.storage.db.updateTable('idempotency_keys').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
   }
 }

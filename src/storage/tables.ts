@@ -158,6 +158,8 @@ export interface DocumentsTable {
   synced_at: string | null;
   created_at: string;
   updated_at: string;
+  /** The test clock `next_sync_at` is read by (its customer's, docs/test-clocks.md, migration 0028); null: the server clock. */
+  clock_id: string | null;
 }
 
 export interface PayeesTable {
@@ -349,6 +351,8 @@ export interface SandboxTestClocksTable {
   /** The customer's time while the clock is attached: only an advance moves it. */
   frozen_time: string;
   created_at: string;
+  /** While an advance's work runs (migration 0028): until when it holds the clock, server time; null otherwise. */
+  advancing_until: string | null;
 }
 
 /** The provider events inbox (providers/inbox.ts, migration 0021). */
@@ -388,6 +392,8 @@ export interface IdempotencyKeysTable {
   response_sealed: Generated<number | bigint>;
   created_at: string;
   expires_at: string;
+  /** The test clock `expires_at` is read by (its customer's, docs/test-clocks.md, migration 0028); null: the server clock. */
+  clock_id: string | null;
 }
 
 /** PostgreSQL: stored document files, readable by every instance (storage/files.ts). */
@@ -536,6 +542,8 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  /** The test clock `next_attempt_at` (and the attempts' times) are read by (docs/test-clocks.md); null: the server clock. */
+  clock_id: string | null;
 }
 
 export interface WebhookAttemptsTable {

@@ -53,11 +53,17 @@ describe('customer-api listen and trigger', { timeout: processTestTimeoutMs }, (
     expect(await listener.exited).toEqual({ code: 0, signal: null });
   });
 
+  it('takes the key `sandbox init` exports as KEY when CUSTOMER_API_KEY is not set', async () => {
+    const triggered = await run(process.execPath, ['bin/customer-api.js', 'trigger', 'payee.created'], { env: { ...env, CUSTOMER_API_KEY: '', KEY: env.CUSTOMER_API_KEY } });
+    expect(triggered.stderr).toBe('');
+    expect(triggered.code).toBe(0);
+  });
+
   it('refuses an unknown event type with the known ones, and a missing API key', async () => {
     const unknown = await run(process.execPath, ['bin/customer-api.js', 'trigger', 'payment.exploded'], { env });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^customer-api: unknown event type "payment.exploded"; known types: payment.created, .*otc_order.status_updated\n$/);
-    const keyless = await run(process.execPath, ['bin/customer-api.js', 'listen', '--forward-to', receiver.url()], { env: { ...env, CUSTOMER_API_KEY: '' } });
+    const keyless = await run(process.execPath, ['bin/customer-api.js', 'listen', '--forward-to', receiver.url()], { env: { ...env, CUSTOMER_API_KEY: '', KEY: '' } });
     expect(keyless.code).toBe(1);
     expect(keyless.stderr).toContain('an API key is needed');
   });

@@ -274,5 +274,7 @@ describe('migrations that move data', () => {
     expect(attempts.map((attempt) => ({ ...attempt, response_body_truncated: Number(attempt.response_body_truncated) }))).toEqual([
       expect.objectContaining({ id: 'a', subscription_id: 's', request_headers: null, response_headers: null, response_body: null, response_body_truncated: 0 }),
     ]);
+    // 0028 keeps every delivery written before it on the server clock (no test clock).
+    expect(await storage.db.selectFrom('webhook_deliveries').select(['id', 'clock_id']).execute()).toEqual([{ id: 'd', clock_id: null }]);
   });
 });

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { newId } from '../../ids.js';
-import type { Clock } from '../../clock.js';
+import { customerNow, serverTimeOnly, type Clock, type CustomerClocks } from '../../clock.js';
 import type { ApiEnvironment } from '../../config/config.js';
 import {
   apiKeyAllowedIpsMax,
@@ -96,6 +96,11 @@ export class ApiKeyService {
     private readonly clock: Clock,
     private readonly environment: ApiEnvironment,
     caches: ReadCaches,
+    /**
+     * A key's expiry is in its customer's time: a sandbox test clock's while one is attached (docs/test-clocks.md).
+     * The CLI's keys (it creates, lists and revokes them, never authenticates) need none.
+     */
+    private readonly customerClocks: CustomerClocks = serverTimeOnly,
   ) {
     this.keys = caches.named('api-keys', apiKeyCacheTtlMs, apiKeyCacheEntriesMax);
   }
@@ -171,12 +176,7 @@ export class ApiKeyService {
     const keyHash = hashApiKey(presentedKey);
     const row = await this.keys.getOrLoad(keyHash, () => findApiKeyByHash(this.storage.db, keyHash));
     const now = this.clock.now();
-    if (
-      !row ||
-      row.environment !== this.environment ||
-      row.revoked_at !== null ||
-      (row.expires_at !== null && row.expires_at <= now.toISOString())
-    ) {
+    if (!row || row.environment !== this.environment || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= (await customerNow(this.customerClocks, this.clock, row.customer_id)).toISOString())) {
       throw unauthenticated();
     }
     const ranges = this.allowListOf(row);

@@ -9,6 +9,7 @@ import { documentRoutes } from './routes.js';
 import { DocumentService } from './service.js';
 import { DocumentSyncLifecycle } from './lifecycle.js';
 import { DocumentSyncWorker } from './sync-worker.js';
+import { releaseClockDocuments } from './repository.js';
 
 /**
  * The document service, their sync lifecycle, and the workers that sync stored documents to the provider and sweep
@@ -16,11 +17,13 @@ import { DocumentSyncWorker } from './sync-worker.js';
  */
 export function documentServices(context: ModuleContext): { documents: DocumentService } {
   const { storage, files, clock, endUsers, providers, log } = context;
-  const documents = new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes);
+  const documents = new DocumentService(storage, files, clock, endUsers, context.config.documentStorageQuotaBytes, context.customerClocks);
   const lifecycle = new DocumentSyncLifecycle(storage, clock, log);
   context.providerEvents.register(lifecycle);
   const sync = new DocumentSyncWorker(storage, providers.kyc, files, clock, log, lifecycle);
   context.workers.push(new PollingWorker('document-sync', () => sync.syncDue(), workerPollIntervalMs, log));
+  context.customerClocks.onAdvance((testClock) => sync.syncDueOnClock(testClock));
+  context.customerClocks.onDetach((clockId) => releaseClockDocuments(storage.db, clockId));
   context.workers.push(new PollingWorker('document-file-sweeper', () => sweepOrphanFiles(storage, files, clock), orphanFileSweepIntervalMs, log));
   return { documents };
 }

@@ -65,8 +65,11 @@ export class DocumentSyncLifecycle implements Lifecycle<'document'> {
     });
   }
 
-  /** The provider's answer to attempt `attempt`: undefined when it took the document, else the reason it did not. */
-  async attempted(document: DueDocument, attempt: number, failure: string | undefined): Promise<void> {
+  /**
+   * The provider's answer to attempt `attempt`: undefined when it took the document, else the reason it did not. The
+   * retry is counted from now, or from `clockTime`, the attempt's time in a test clock's time (docs/test-clocks.md).
+   */
+  async attempted(document: DueDocument, attempt: number, failure: string | undefined, clockTime?: Date): Promise<void> {
     const now = this.clock.now();
     if (failure === undefined) {
       this.log.info({ documentId: document.id, attempt }, 'document synced to the provider');
@@ -78,7 +81,7 @@ export class DocumentSyncLifecycle implements Lifecycle<'document'> {
       await this.record(document, attempt, { fr_sync_status: 'failed', next_sync_at: null, last_sync_error: failure, updated_at: now.toISOString() });
       return;
     }
-    const retryAt = new Date(now.getTime() + documentSyncRetryDelayMs(attempt));
+    const retryAt = new Date((clockTime ?? now).getTime() + documentSyncRetryDelayMs(attempt));
     this.log.warn({ documentId: document.id, attempt, reason: failure, retryAt: retryAt.toISOString() }, 'document sync attempt failed; retrying later');
     await this.record(document, attempt, { next_sync_at: retryAt.toISOString(), last_sync_error: failure, updated_at: now.toISOString() });
   }

@@ -33,6 +33,11 @@ export interface DueDocument extends DocumentRow {
 }
 
 /** Changes a pending document only if nobody has started another attempt since `attemptsSeen` was read. */
+/** A deleted test clock's documents keep their next sync time, read by the server clock from now on. */
+export async function releaseClockDocuments(db: Kysely<Database>, clockId: string): Promise<void> {
+  await db.updateTable('documents').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
+}
+
 export async function updatePendingDocument(
   db: Kysely<Database>,
   row: Pick<DocumentRow, 'id' | 'customer_id'>,

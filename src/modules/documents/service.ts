@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import { customerTimeOf, type Clock, type CustomerClocks } from '../../clock.js';
 import { documentSizeMaxBytes } from '../../config/limits.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
@@ -19,6 +19,8 @@ export class DocumentService {
     private readonly clock: Clock,
     private readonly endUsers: EndUserService,
     private readonly storageQuotaBytes: number,
+    /** A document's sync attempts are due in its customer's time (docs/test-clocks.md). */
+    private readonly customerClocks: CustomerClocks,
   ) {}
 
   /**
@@ -52,6 +54,7 @@ export class DocumentService {
     // Another customer's end user answers 404 exactly like an unknown one; checked before any byte is written.
     const endUser = await this.endUsers.require(caller, input.endUserId);
     await assertWithinStorageQuota(this.storage.db, caller.customerId, file.bytes.length, this.storageQuotaBytes);
+    const firstSync = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
     return recordWithFiles(this.storage, this.files, caller.customerId, [file.bytes], async (trx, [storagePath]) => {
       const document = storedDocumentRow({
         customerId: caller.customerId,
@@ -61,6 +64,7 @@ export class DocumentService {
         file,
         storagePath: storagePath!,
         now: this.clock.now(),
+        firstSync,
       });
       await insertStoredDocuments(trx, caller.customerId, [document], this.storageQuotaBytes);
       const record = presentUploadResult(document);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { CustomerTime } from '../../clock.js';
 import { newId } from '../../ids.js';
 import type { Kysely, Transaction } from 'kysely';
 import { DomainError } from '../../errors.js';
@@ -17,6 +18,8 @@ export interface NewStoredDocument {
   file: CheckedFile;
   storagePath: string;
   now: Date;
+  /** When the first sync attempt is due: now in the customer's time (a test clock's while one is attached, docs/test-clocks.md). */
+  firstSync: CustomerTime;
 }
 
 /**
@@ -40,7 +43,8 @@ export function storedDocumentRow(input: NewStoredDocument): DocumentRow {
     status: 'uploaded',
     fr_sync_status: 'pending',
     sync_attempts: 0,
-    next_sync_at: now,
+    next_sync_at: input.firstSync.now.toISOString(),
+    clock_id: input.firstSync.clockId,
     last_sync_error: null,
     synced_at: null,
     created_at: now,

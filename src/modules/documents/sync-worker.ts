@@ -1,12 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { sql } from 'kysely';
-import type { Clock } from '../../clock.js';
+import { sql, type RawBuilder } from 'kysely';
+import type { Clock, TestClockTime } from '../../clock.js';
 import {
   documentSyncAttemptsMax,
   documentSyncBatchSize,
   documentSyncCallTimeoutMs,
   documentSyncErrorLengthMax,
   documentSyncLeaseMs,
+  testClockAdvanceBatchesMax,
 } from '../../config/limits.js';
 import type { KycProvider } from '../../providers/kyc.js';
 import type { Storage } from '../../storage/database.js';
@@ -47,31 +48,50 @@ export class DocumentSyncWorker {
     private readonly lifecycle: DocumentSyncLifecycle,
   ) {}
 
-  /** One pass over the due documents; returns how many it acted on. */
-  async syncDue(): Promise<number> {
-    const now = this.clock.now();
-    const claimed = await claimDue<DocumentRow>(this.storage, {
+  /** One pass over the due documents on the server clock; returns how many it acted on. */
+  syncDue(): Promise<number> {
+    return this.sync(sql`clock_id is null`, this.clock.now(), false);
+  }
+
+  /**
+   * A test clock's advance (docs/test-clocks.md): the documents in the clock's time due by its new time, each attempt
+   * at its due time, a batch at a time until none is due, so a retry falling due by then is attempted in the same
+   * advance; at most testClockAdvanceBatchesMax batches. The claim's lease is in the clock's time (its advances
+   * follow one another).
+   */
+  async syncDueOnClock(testClock: TestClockTime): Promise<void> {
+    for (let batch = 0; batch < testClockAdvanceBatchesMax; batch += 1) {
+      if ((await this.sync(sql`clock_id = ${testClock.clockId}`, testClock.now, true)) === 0) return;
+    }
+  }
+
+  /** `atDueTime`: each attempt is made at its document's due time (a test clock's), which its retry is counted from. */
+  private async sync(clocked: RawBuilder<unknown>, now: Date, atDueTime: boolean): Promise<number> {
+    const claimed = await claimDue<DocumentRow & { was_due_at: string }>(this.storage, {
       table: 'documents',
-      due: sql`fr_sync_status = 'pending'`,
+      due: sql`fr_sync_status = 'pending' and ${clocked}`,
       leaseColumn: 'next_sync_at',
       now: now.toISOString(),
       leaseUntil: new Date(now.getTime() + documentSyncLeaseMs).toISOString(),
       orderBy: 'next_sync_at',
       limit: documentSyncBatchSize,
-      set: { sync_attempts: sql`sync_attempts + 1`, updated_at: now.toISOString() },
+      set: { sync_attempts: sql`sync_attempts + 1`, updated_at: this.clock.now().toISOString() },
+      previousLeaseAs: 'was_due_at',
     });
     if (claimed.length === 0) return 0;
     const frEndUserIdOf = await providerEndUserIds(this.storage.db, claimed.map((document) => document.end_user_id));
-    for (const document of claimed) await this.syncOne({ ...document, fr_end_user_id: frEndUserIdOf.get(document.end_user_id) ?? '' });
+    for (const { was_due_at: dueAt, ...document } of claimed) {
+      await this.syncOne({ ...document, fr_end_user_id: frEndUserIdOf.get(document.end_user_id) ?? '' }, atDueTime ? new Date(dueAt) : undefined);
+    }
     return claimed.length;
   }
 
-  /** An attempt claimed (sync_attempts already counts it): send it, or give up if no attempts are left. */
-  private async syncOne(document: DueDocument): Promise<void> {
+  /** An attempt claimed (sync_attempts already counts it): send it, or give up if no attempts are left. `clockTime`: its time in a test clock's time. */
+  private async syncOne(document: DueDocument, clockTime: Date | undefined): Promise<void> {
     const attempt = Number(document.sync_attempts);
     // The last attempt was claimed but never reported back (its process stopped); no attempts are left.
     if (attempt > documentSyncAttemptsMax) return this.lifecycle.abandoned(document, attempt);
-    return this.lifecycle.attempted(document, attempt, await this.send(document, attempt));
+    return this.lifecycle.attempted(document, attempt, await this.send(document, attempt), clockTime);
   }
 
   /** The provider call of one attempt; undefined on success, otherwise the reason to keep. */

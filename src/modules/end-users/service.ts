@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '../../ids.js';
-import type { Clock } from '../../clock.js';
+import { customerTimeOf, type Clock, type CustomerClocks } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
@@ -68,6 +68,8 @@ export class EndUserService {
     /** Where a decision the provider announced at registration waits until it is due (the sandbox's timers). */
     private readonly announcedDecisions: AnnouncedAnswers,
     private readonly storageQuotaBytes: number,
+    /** Its reports' sync attempts are due in the customer's time (docs/test-clocks.md). */
+    private readonly customerClocks: CustomerClocks,
   ) {}
 
   /**
@@ -335,12 +337,13 @@ export class EndUserService {
       const row = this.newRow(caller, type, registered, columns);
       const record = presentEndUser(row, caller.frOwnerBusinessId);
       const contents = reports.map((report) => report.file.bytes);
+      // A hosted_kyc end user is decided on the hosted page (or by the simulation endpoint), not by the clock.
+      const { upcomingDecision: decision } = registered;
+      const announced = decision !== undefined && row.verification_method !== 'hosted_kyc' ? { decision, write: await this.announcedDecisions(caller.customerId) } : undefined;
+      const firstSync = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
       await recordWithFiles(this.storage, this.files, caller.customerId, contents, async (trx, storagePaths) => {
         await insertEndUser(trx, row);
-        // A hosted_kyc end user is decided on the hosted page (or by the simulation endpoint), not by the clock.
-        if (registered.upcomingDecision !== undefined && row.verification_method !== 'hosted_kyc') {
-          await this.announcedDecisions(trx, row.id, caller.customerId, registered.upcomingDecision);
-        }
+        if (announced) await announced.write(trx, row.id, announced.decision);
         const documents = reports.map((report, index) =>
           storedDocumentRow({
             customerId: caller.customerId,
@@ -349,6 +352,7 @@ export class EndUserService {
             file: report.file,
             storagePath: storagePaths[index]!,
             now: this.clock.now(),
+            firstSync,
           }),
         );
         await insertStoredDocuments(trx, caller.customerId, documents, this.storageQuotaBytes);

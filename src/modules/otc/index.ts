@@ -32,6 +32,7 @@ export function otcServices(context: ModuleContext): OtcServices {
   if (!timers) return { otc, sandbox: undefined };
   const sandbox = new SandboxOtcOrders(timers, context.providerEvents, lifecycle);
   context.workers.push(new PollingWorker('sandbox-otc-settlement', () => sandbox.settleDueOrders(), workerPollIntervalMs, context.log));
+  context.customerClocks.onAdvance((testClock) => sandbox.settleDueOrdersOnClock(testClock));
   return { otc, sandbox };
 }
 

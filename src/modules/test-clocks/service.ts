@@ -1,18 +1,15 @@
 import { normalizeTimestamp, type Clock, type CustomerClocks, type TestClockTime } from '../../clock.js';
-import { testClockAdvanceMaxMs, testClockAttachmentCacheEntriesMax, testClockAttachmentCacheMs } from '../../config/limits.js';
+import { testClockAdvanceHoldMs, testClockAdvanceMaxMs, testClockAttachmentCacheEntriesMax, testClockAttachmentCacheMs } from '../../config/limits.js';
 import { DomainError, notFound, validationError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
 import type { SandboxTestClocksTable } from '../../storage/tables.js';
-import { deleteTestClock, findTestClock, insertTestClock, moveTestClock, testClockOfCustomer } from './repository.js';
+import { deleteTestClock, findTestClock, insertTestClock, moveTestClock, releaseTestClock, testClockOfCustomer } from './repository.js';
 import type { CreateTestClockInput, TestClockRecord } from './schemas.js';
 
-/** What a deleted clock leaves to others: its timers go back to the server clock (providers/sandbox/timers.ts). */
-export type ReleaseClock = (clockId: string) => Promise<void>;
-
-const present = (row: SandboxTestClocksTable): TestClockRecord => ({ id: row.id, name: row.name, frozen_time: row.frozen_time, created_at: row.created_at });
+const present = (row: Omit<SandboxTestClocksTable, 'advancing_until'>): TestClockRecord => ({ id: row.id, name: row.name, frozen_time: row.frozen_time, created_at: row.created_at });
 
 /**
  * Sandbox test clocks (docs/test-clocks.md): a customer's own time, frozen until advanced. A clock is attached to its
@@ -22,6 +19,7 @@ const present = (row: SandboxTestClocksTable): TestClockRecord => ({ id: row.id,
  */
 export class TestClocks implements CustomerClocks {
   private readonly advanceWork: ((clock: TestClockTime) => Promise<unknown>)[] = [];
+  private readonly detachWork: ((clockId: string) => Promise<unknown>)[] = [];
   /** Which clock each customer has, if any: the hot paths read this; the clock's time is read fresh. */
   private readonly attached;
 
@@ -29,7 +27,6 @@ export class TestClocks implements CustomerClocks {
     private readonly storage: Storage,
     private readonly clock: Clock,
     caches: ReadCaches,
-    private readonly releaseClock: ReleaseClock,
   ) {
     this.attached = caches.named<string, { clockId: string | null }>('test-clock-attachments', testClockAttachmentCacheMs, testClockAttachmentCacheEntriesMax);
   }
@@ -45,10 +42,14 @@ export class TestClocks implements CustomerClocks {
     this.advanceWork.push(work);
   }
 
+  onDetach(work: (clockId: string) => Promise<unknown>): void {
+    this.detachWork.push(work);
+  }
+
   async create(caller: AuthenticatedKey, input: CreateTestClockInput): Promise<TestClockRecord> {
     const now = this.clock.now().toISOString();
     const frozenTime = input.frozen_time === undefined ? now : timestampOf(input.frozen_time, '/frozen_time');
-    const row: SandboxTestClocksTable = { id: newId(), customer_id: caller.customerId, name: input.name ?? null, frozen_time: frozenTime, created_at: now };
+    const row: SandboxTestClocksTable = { id: newId(), customer_id: caller.customerId, name: input.name ?? null, frozen_time: frozenTime, created_at: now, advancing_until: null };
     if (!(await insertTestClock(this.storage.db, row))) {
       const existing = await testClockOfCustomer(this.storage.db, caller.customerId);
       throw new DomainError('TEST_CLOCK_ALREADY_ATTACHED', 'A test clock is already attached to your customer: advance it, or delete it first.', { test_clock_id: existing?.id ?? null });
@@ -78,12 +79,20 @@ export class TestClocks implements CustomerClocks {
     if (Date.parse(to) - Date.parse(row.frozen_time) > testClockAdvanceMaxMs) {
       throw validationError([{ location: 'body', path: '/to', reason: `must be at most ${testClockAdvanceMaxMs / 86_400_000} days after the clock's frozen_time (${row.frozen_time})` }]);
     }
-    // A concurrent advance or delete moved the clock meanwhile: this one is refused rather than moving it back.
-    if (!(await moveTestClock(this.storage.db, row.id, row.frozen_time, to))) {
-      throw new DomainError('INVALID_STATUS_TRANSITION', 'The test clock moved or was deleted meanwhile: read it and advance again.', { to });
+    // A concurrent advance or delete moved the clock meanwhile, or another advance's work still runs: this one is
+    // refused rather than moving it back, or running beside it (its claims are leases in the clock's time, which a
+    // later advance would see run out).
+    const now = this.clock.now();
+    const holdUntil = new Date(now.getTime() + testClockAdvanceHoldMs).toISOString();
+    if (!(await moveTestClock(this.storage.db, row.id, row.frozen_time, to, now.toISOString(), holdUntil))) {
+      throw new DomainError('INVALID_STATUS_TRANSITION', 'The test clock moved, is advancing, or was deleted meanwhile: read it and advance again.', { to });
     }
-    const time: TestClockTime = { clockId: row.id, now: new Date(to) };
-    for (const work of this.advanceWork) await work(time);
+    try {
+      const time: TestClockTime = { clockId: row.id, now: new Date(to) };
+      for (const work of this.advanceWork) await work(time);
+    } finally {
+      await releaseTestClock(this.storage.db, row.id, holdUntil);
+    }
     return present({ ...row, frozen_time: to });
   }
 
@@ -92,7 +101,7 @@ export class TestClocks implements CustomerClocks {
     const row = await this.require(caller, id);
     if (!(await deleteTestClock(this.storage.db, caller.customerId, row.id))) throw notFound('test clock');
     this.attached.delete(caller.customerId);
-    await this.releaseClock(row.id);
+    for (const work of this.detachWork) await work(row.id);
   }
 
   private async require(caller: AuthenticatedKey, id: string): Promise<SandboxTestClocksTable> {

@@ -35,6 +35,7 @@ export function walletServices(context: ModuleContext): WalletServices {
   if (!timers) return { wallets, transfers, sandbox: undefined };
   const sandbox = new WalletSandbox(storage, ownership, { timers, inbox: context.providerEvents, transfers: lifecycle });
   context.workers.push(new PollingWorker('sandbox-wallet-settlement', () => sandbox.settleDueTransfers(), workerPollIntervalMs, context.log));
+  context.customerClocks.onAdvance((testClock) => sandbox.settleDueTransfersOnClock(testClock));
   return { wallets, transfers, sandbox };
 }
 

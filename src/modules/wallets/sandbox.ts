@@ -1,3 +1,4 @@
+import type { TestClockTime } from '../../clock.js';
 import type { KeyedAnswer, MovedRecord } from '../../ledger/unit-of-work.js';
 import type { ProviderEventInbox } from '../../providers/inbox.js';
 import { SandboxDeposits } from '../../providers/sandbox/deposits.js';
@@ -39,5 +40,9 @@ export class WalletSandbox {
 
   settleDueTransfers(): Promise<number> {
     return this.custodian.settleDueTransfers();
+  }
+
+  settleDueTransfersOnClock(testClock: TestClockTime): Promise<void> {
+    return this.custodian.settleDueTransfersOnClock(testClock);
   }
 }

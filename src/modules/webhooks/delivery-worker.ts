@@ -1,7 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../../clock.js';
+import type { Clock, TestClockTime } from '../../clock.js';
 import {
+  testClockAdvanceBatchesMax,
   webhookAttemptsInFlightMax,
   webhookAttemptsInFlightPerSubscriptionMax,
   webhookAttemptsRecordedPerTransactionMax,
@@ -11,6 +12,7 @@ import {
 } from '../../config/limits.js';
 import {
   claimDueDeliveries,
+  claimDueDeliveriesOnClock,
   recordAttempts,
   releaseDelivery,
   subscriptionsWithDueDeliveries,
@@ -122,6 +124,27 @@ export class WebhookDeliveryWorker {
     return claimed.length;
   }
 
+  /**
+   * A test clock's advance (docs/test-clocks.md): attempts the deliveries in the clock's time due by its new time, each
+   * at its due time (a frozen clock does not move during an attempt), a round at a time until none is due, so a retry
+   * falling due by then is attempted in a later round; at most testClockAdvanceBatchesMax rounds of
+   * webhookAttemptsInFlightPerSubscriptionMax. The claim is the lease every instance honours, in the clock's time
+   * (the clock's advances follow one another, so no later one takes a delivery being attempted); the signature's
+   * timestamp stays the server's, which a receiver checks against its own clock.
+   */
+  async attemptDueOnClock(testClock: TestClockTime): Promise<void> {
+    const leaseUntil = new Date(testClock.now.getTime() + this.leaseMs);
+    for (let round = 0; round < testClockAdvanceBatchesMax && !this.shutdown.signal.aborted; round += 1) {
+      const claimed = await claimDueDeliveriesOnClock(this.storage, testClock.clockId, testClock.now, leaseUntil, webhookAttemptsInFlightPerSubscriptionMax);
+      if (claimed.length === 0) return;
+      await Promise.all(
+        claimed.map(({ row, payload, subscription }) =>
+          this.attempt(row, payload, subscription, () => undefined, new Date(row.due_at)).catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook attempt could not be recorded')),
+        ),
+      );
+    }
+  }
+
   /** Resolves when every attempt started so far, and every delivery claimed, has been recorded (tests; shutdown). */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight);
@@ -209,7 +232,8 @@ export class WebhookDeliveryWorker {
     this.inFlight.add(attempt);
   }
 
-  private async attempt(row: DeliveryRow, payload: string | undefined, subscription: SigningSubscription | undefined, onAnswer: () => void): Promise<void> {
+  /** `clockTime`: the attempt's time in a test clock's time, which its record, retry and run of failures are kept in. */
+  private async attempt(row: DeliveryRow, payload: string | undefined, subscription: SigningSubscription | undefined, onAnswer: () => void, clockTime?: Date): Promise<void> {
     const lease = row.next_attempt_at!;
     // Deleted meanwhile: its deliveries went with it (cascade), and the fenced record below finds nothing.
     if (!subscription) return;
@@ -218,7 +242,7 @@ export class WebhookDeliveryWorker {
       payload === undefined
         ? { succeeded: false, statusCode: null, durationMs: 0, error: 'the event no longer exists', retryAfterMs: null, exchange: nothingExchanged }
         : await this.sender.send(subscription.url, payload, signedHeaders(row.id, sentAt, payload, this.signingKeys(subscription, sentAt)), () => this.clock.now(), this.shutdown.signal);
-    const at = this.clock.now();
+    const at = clockTime ?? this.clock.now();
     onAnswer();
     // Cut short by shutdown before any answer: nothing happened that counts, and any instance may send it now.
     if (this.shutdown.signal.aborted && outcome.statusCode === null) {

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { workerPollIntervalMs } from '../../config/limits.js';
+import { testClockAdvanceBatchesMax, workerPollIntervalMs } from '../../config/limits.js';
 import { SecretBox } from '../../storage/secret-box.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
 import { WebhookDeliveryWorker, attemptLeaseMs } from './delivery-worker.js';
 import { WebhookFanOut } from './fan-out.js';
 import { DeliveryMetrics } from './metrics.js';
 import { deleteEventsCreatedBefore } from '../events/index.js';
-import { deleteDeliveriesCreatedBefore } from './repository.js';
+import { deleteDeliveriesCreatedBefore, releaseClockDeliveries } from './repository.js';
 import type { ModuleContext } from '../module-context.js';
 import { systemResolver, type HostResolver } from './address-guard.js';
 import { webhookRoutes } from './routes.js';
@@ -41,21 +41,23 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
     await deliveries.stop();
     await sender.close();
   });
-  const fanOut = new WebhookFanOut(storage, clock, wakeDelivery, config.webhookFanOutLeaseMs);
+  const fanOut = new WebhookFanOut(storage, clock, context.customerClocks, wakeDelivery, config.webhookFanOutLeaseMs);
   const fanOutLoop = new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log);
   // An event is fanned out as soon as the transaction that wrote it commits in this instance: every commit wakes the
   // fan-out (commits during a pass add one pass at most). The poll finds the events other instances wrote.
   storage.committed.listen(() => fanOutLoop.wake());
   context.workers.push(fanOutLoop, deliveryLoop);
-  // An advance of a test clock answers once the events of what fell due are delivered (or their attempt recorded).
-  context.customerClocks.onAdvance(async () => {
-    await fanOut.pass();
-    await deliveries.pass();
-    await deliveries.idle();
+  // An advance of a test clock answers once the events of what fell due are fanned out and the deliveries in the
+  // clock's time due by then attempted, retries included (docs/test-clocks.md); a deleted clock's go back to the server's.
+  context.customerClocks.onAdvance(async (testClock) => {
+    for (let batch = 0; batch < testClockAdvanceBatchesMax && (await fanOut.pass()) > 0; batch += 1);
+    await deliveries.attemptDueOnClock(testClock);
   });
+  context.customerClocks.onDetach((clockId) => releaseClockDeliveries(storage.db, clockId));
   const webhooks = new WebhookService(
     storage,
     clock,
+    context.customerClocks,
     secrets,
     {
       allowPrivateUrls: config.webhookAllowPrivateUrls,

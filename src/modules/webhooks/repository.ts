@@ -1,5 +1,6 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import { webhookAttemptsListedMax } from '../../config/limits.js';
+import type { CustomerTime } from '../../clock.js';
 import { retryTransient, type Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type {
@@ -9,7 +10,7 @@ import type {
   WebhookSubscriptionsTable,
 } from '../../storage/tables.js';
 import { newId } from '../../ids.js';
-import { claimDue, deleteDue } from '../../workers/claim.js';
+import { claimDue, deleteDue, type ClaimOptions } from '../../workers/claim.js';
 import { eventsByIds, type DeliveredEvent } from '../events/index.js';
 import type { AttemptExchange } from './sender.js';
 
@@ -126,12 +127,13 @@ export async function findDelivery(db: Db, customerId: string, subscriptionId: s
  * being attempted (its `next_attempt_at` is an instance's lease, never later than now plus the lease length) or will
  * be within that time, and moving it would let a second attempt start beside the one in flight. The attempt count
  * and the last outcome stay: the attempt made is the next of the delivery's (docs/webhooks.md "Retrying one delivery").
- * Returns undefined when nothing was changed.
+ * `due` and `leaseHorizon` are in the customer's time (a test clock's, docs/test-clocks.md). Returns undefined when
+ * nothing was changed.
  */
-export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, now: string, leaseHorizon: string): Promise<DeliveryRow | undefined> {
+export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, due: CustomerTime, leaseHorizon: string, now: string): Promise<DeliveryRow | undefined> {
   return db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: now, updated_at: now })
+    .set({ status: 'pending', next_attempt_at: due.now.toISOString(), clock_id: due.clockId, updated_at: now })
     .where('customer_id', '=', customerId)
     .where('subscription_id', '=', subscriptionId)
     .where('id', '=', deliveryId)
@@ -212,10 +214,13 @@ export async function activeSubscriptionsOf(db: Db, customerIds: readonly string
   return (keyShare ? query.forKeyShare() : query).execute();
 }
 
-export type NewDelivery = Pick<DeliveryRow, 'id' | 'subscription_id' | 'customer_id' | 'event_id' | 'event_type' | 'status' | 'next_attempt_at' | 'created_at' | 'updated_at'>;
+export type NewDelivery = Pick<DeliveryRow, 'id' | 'subscription_id' | 'customer_id' | 'event_id' | 'event_type' | 'status' | 'next_attempt_at' | 'clock_id' | 'created_at' | 'updated_at'>;
 
-/** A delivery of one event to one subscription, due at once. */
-export function newDelivery(subscriptionId: string, customerId: string, event: { id: string; event_type: string }, now: string): NewDelivery {
+/**
+ * A delivery of one event to one subscription, due at once: `now` on the server clock, or `due`, its customer's time
+ * (a sandbox test clock's while one is attached, docs/test-clocks.md: only an advance of that clock attempts it).
+ */
+export function newDelivery(subscriptionId: string, customerId: string, event: { id: string; event_type: string }, now: string, due?: CustomerTime): NewDelivery {
   return {
     id: newId(),
     subscription_id: subscriptionId,
@@ -223,7 +228,8 @@ export function newDelivery(subscriptionId: string, customerId: string, event: {
     event_id: event.id,
     event_type: event.event_type,
     status: 'pending',
-    next_attempt_at: now,
+    next_attempt_at: due?.now.toISOString() ?? now,
+    clock_id: due?.clockId ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -255,6 +261,7 @@ export async function restartDeliveries(db: Db, rows: readonly NewDelivery[]): P
           status: 'pending',
           attempt_count: 0,
           next_attempt_at: eb.ref('excluded.next_attempt_at'),
+          clock_id: eb.ref('excluded.clock_id'),
           last_attempt_at: null,
           last_status_code: null,
           last_error: null,
@@ -266,8 +273,9 @@ export async function restartDeliveries(db: Db, rows: readonly NewDelivery[]): P
 }
 
 /**
- * The active subscriptions with a delivery due now, the longest waiting first, at most `limit`, leaving out those in
- * `excluded` (every slot of theirs is taken): one probe of the (subscription, status, next attempt) index each.
+ * The active subscriptions with a delivery due now on the server clock, the longest waiting first, at most `limit`,
+ * leaving out those in `excluded` (every slot of theirs is taken): one probe of the (subscription, status, next
+ * attempt) index each. A delivery in a test clock's time is an advance's (claimDueDeliveriesOnClock).
  */
 export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: string, limit: number, excluded: readonly string[]): Promise<string[]> {
   const notExcluded = excluded.length === 0 ? sql`` : sql`and s.id not in (${sql.join([...excluded])})`;
@@ -275,7 +283,7 @@ export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: 
     select id from (
       select s.id, (
         select min(d.next_attempt_at) from webhook_deliveries d
-        where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+        where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now} and d.clock_id is null
       ) as due_at
       from webhook_subscriptions s where s.is_active = 1 ${notExcluded}
     ) waiting
@@ -297,24 +305,36 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims due deliveries (workers/claim.ts), up to `shares` of each subscription named, oldest due first, each
- * subscription from its own index range: `next_attempt_at` is both when a delivery is due and, once claimed, the
- * lease of the instance attempting it. A subscription disabled meanwhile gives nothing. On PostgreSQL the event's
- * payload and the subscription are read in the claim's statement (one round trip per pass; the events module's
- * `outbox_events` is joined, docs/modules.md), on SQLite right after it.
+ * Claims due deliveries on the server clock (workers/claim.ts), up to `shares` of each subscription named, oldest due
+ * first, each subscription from its own index range: `next_attempt_at` is both when a delivery is due and, once
+ * claimed, the lease of the instance attempting it. A subscription disabled meanwhile gives nothing. On PostgreSQL the
+ * event's payload and the subscription are read in the claim's statement (one round trip per pass; the events
+ * module's `outbox_events` is joined, docs/modules.md), on SQLite right after it.
  */
-export async function claimDueDeliveries(storage: Storage, now: Date, leaseUntil: Date, shares: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
+export function claimDueDeliveries(storage: Storage, now: Date, leaseUntil: Date, shares: ReadonlyMap<string, number>): Promise<ClaimedDelivery[]> {
+  return claim(storage, sql`clock_id is null`, now, leaseUntil, [...shares.values()].reduce((sum, share) => sum + share, 0), { column: 'subscription_id', limits: shares });
+}
+
+/**
+ * claimDueDeliveries for the deliveries in a test clock's time (docs/test-clocks.md), due by the clock's `now`, at
+ * most `limit`, oldest due first, from the clock's own index (migration 0028); the lease is in the clock's time too.
+ */
+export function claimDueDeliveriesOnClock(storage: Storage, clockId: string, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  return claim(storage, sql`clock_id = ${clockId}`, now, leaseUntil, limit, undefined);
+}
+
+async function claim(storage: Storage, clocked: RawBuilder<unknown>, now: Date, leaseUntil: Date, limit: number, perGroup: ClaimOptions['perGroup']): Promise<ClaimedDelivery[]> {
   type Joined = DeliveryRow & { due_at: string; payload: string | null; event_created_at: string | null; event_published_at: string | null } & { [Column in keyof SigningSubscription as `subscription_${Column}`]: SigningSubscription[Column] | null };
   const rows = await claimDue<Joined>(storage, {
     table: 'webhook_deliveries',
-    due: sql`status = 'pending' and next_attempt_at is not null and exists (
+    due: sql`status = 'pending' and next_attempt_at is not null and ${clocked} and exists (
       select 1 from webhook_subscriptions s where s.id = webhook_deliveries.subscription_id and s.is_active = 1)`,
     leaseColumn: 'next_attempt_at',
     now: now.toISOString(),
     leaseUntil: leaseUntil.toISOString(),
     orderBy: 'next_attempt_at',
-    limit: [...shares.values()].reduce((sum, share) => sum + share, 0),
-    perGroup: { column: 'subscription_id', limits: shares },
+    limit,
+    ...(perGroup ? { perGroup } : {}),
     previousLeaseAs: 'due_at',
     postgresJoin: {
       columns: sql`e.payload, e.created_at as event_created_at, e.published_at as event_published_at, s.url as subscription_url, s.secret_encrypted as subscription_secret_encrypted,
@@ -573,6 +593,11 @@ export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, 
     .execute();
 }
 
+/** A deleted test clock's deliveries keep their due times, read by the server clock from now on (docs/test-clocks.md). */
+export async function releaseClockDeliveries(db: Kysely<Database>, clockId: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
+}
+
 /**
  * The reaper's batch (workers/reaper.ts): up to `limit` deliveries created before `before`, oldest first, and their
  * attempts with them (the foreign key cascades, through the attempts' delivery index). An attempt in progress on one
@@ -584,7 +609,7 @@ export async function deleteDeliveriesCreatedBefore(storage: Storage, before: st
 
 /**
  * The delivery backlog, as the metrics sample it: the pending deliveries of active subscriptions due by `now` and not
- * being attempted (an attempt's lease is in the future), counted up to `countMax`, and when the longest-waiting of
+ * being attempted (an attempt's lease is in the future), nor in a test clock's time (an advance attempts those), counted up to `countMax`, and when the longest-waiting of
  * them was due. Both read each active subscription's range of the (subscription, status, next attempt) index, as
  * the delivery worker's claim does; the count stops at `countMax` rows.
  */
@@ -592,11 +617,11 @@ export async function dueBacklog(db: Kysely<Database>, now: string, countMax: nu
   const { rows } = await sql<{ due: number | string; oldest_due_at: string | null }>`select
       (select count(*) from (
         select 1 from webhook_subscriptions s
-        join webhook_deliveries d on d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+        join webhook_deliveries d on d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now} and d.clock_id is null
         where s.is_active = 1 limit ${countMax}) counted) as due,
       (select min(due_at) from (
         select (select min(d.next_attempt_at) from webhook_deliveries d
-          where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now}) as due_at
+          where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now} and d.clock_id is null) as due_at
         from webhook_subscriptions s where s.is_active = 1) waiting) as oldest_due_at`.execute(db);
   const row = rows[0]!;
   return { due: Number(row.due), oldestDueAt: row.oldest_due_at };

@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import { customerNow, customerTimeOf, type Clock, type CustomerClocks } from '../../clock.js';
 import {
   pageLimitMax,
   webhookHealthWindowMs,
@@ -100,6 +100,8 @@ export class WebhookService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    /** A customer with a test clock attached has its deliveries and their health in the clock's time (docs/test-clocks.md). */
+    private readonly customerClocks: CustomerClocks,
     private readonly secrets: SecretBox,
     private readonly settings: WebhookServiceSettings,
     /** Wakes the delivery worker after deliveries were queued by a request (test, replay). */
@@ -208,7 +210,7 @@ export class WebhookService {
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
     const now = this.clock.now().toISOString();
     const event: EventRecord = { id: newId(), type: testEventType, created_at: now, data: { webhook_id: subscription.id, message: 'A test event sent on request.' } };
-    const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now);
+    const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now, await customerTimeOf(this.customerClocks, this.clock, caller.customerId));
     await this.storage.transaction(async (trx) => {
       await appendPublishedEvent(trx, caller.customerId, event);
       await insertDeliveries(trx, [delivery]);
@@ -240,11 +242,12 @@ export class WebhookService {
     const beforeBoundary = boundary === null ? events : events.filter((event) => event.created_at < boundary);
     const batch = beforeBoundary.length > 0 ? beforeBoundary : events.slice(0, webhookReplayEventsMax);
     const nowText = now.toISOString();
+    const due = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
     const queued = await this.storage.transaction(async (trx) => {
       // onlyFailed: of the batch, the events whose delivery here failed; read in the transaction that restarts them.
       const failed = onlyFailed ? await failedDeliveryEventIds(trx, subscription.id, batch.map((event) => event.id)) : undefined;
       const chosen = failed ? batch.filter((event) => failed.has(event.id)) : batch;
-      const deliveries = chosen.map((event) => newDelivery(subscription.id, caller.customerId, event, nowText));
+      const deliveries = chosen.map((event) => newDelivery(subscription.id, caller.customerId, event, nowText, due));
       for (let start = 0; start < deliveries.length; start += 1000) await restartDeliveries(trx, deliveries.slice(start, start + 1000));
       return deliveries;
     });
@@ -259,9 +262,10 @@ export class WebhookService {
   async retry(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<DeliveryRecord> {
     const subscription = await this.require(caller, id);
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
-    const now = this.clock.now();
-    const horizon = new Date(now.getTime() + this.settings.attemptLeaseMs).toISOString();
-    const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, now.toISOString(), horizon);
+    // Due now in the customer's time; one due within a lease of that is being attempted, or about to be.
+    const due = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
+    const horizon = new Date(due.now.getTime() + this.settings.attemptLeaseMs).toISOString();
+    const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, due, horizon, this.clock.now().toISOString());
     const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
     if (!row) throw notFound('webhook delivery');
     if (retried) this.onDeliveriesQueued();
@@ -271,7 +275,8 @@ export class WebhookService {
   /** How the subscription's receiver is doing: its last success, its run of failures, the last 24 hours, and how close it is to being disabled. */
   async health(caller: AuthenticatedKey, id: string): Promise<WebhookHealthRecord> {
     const subscription = await this.require(caller, id);
-    const now = this.clock.now();
+    // The attempts, the run of failures and the rule that disables are in the customer's time (a test clock's).
+    const now = await customerNow(this.customerClocks, this.clock, caller.customerId);
     const stats = await attemptStats(this.storage.db, id, new Date(now.getTime() - webhookHealthWindowMs).toISOString());
     const attempts = stats.succeeded + stats.failed;
     const active = Number(subscription.is_active) === 1;

@@ -1,3 +1,4 @@
+import type { TestClockTime } from '../../clock.js';
 import { newId } from '../../ids.js';
 import { DomainError } from '../../errors.js';
 import type { OtcOrdersTable } from '../../storage/tables.js';
@@ -55,11 +56,16 @@ export class SandboxOtcOrders {
 
   /** The timer: reports the next step of each order whose time has come; returns how many it claimed. */
   settleDueOrders(): Promise<number> {
-    return this.timers.fireDue('otc_order', (timer) => this.nextStep(timer));
+    return this.timers.fireDue('otc_order', (timer, firedAt) => this.nextStep(timer, firedAt));
+  }
+
+  /** The timer, for the orders of a test clock's customer (an advance): every step due by the clock's time. */
+  settleDueOrdersOnClock(testClock: TestClockTime): Promise<void> {
+    return this.timers.fireAllDueOnClock('otc_order', (timer, firedAt) => this.nextStep(timer, firedAt), testClock);
   }
 
   /** The debit, then (its timer set again) the credit; an order settled or failed meanwhile needs no answer. */
-  private async nextStep(timer: FiredTimer): Promise<Date | undefined> {
+  private async nextStep(timer: FiredTimer, firedAt: Date): Promise<Date | undefined> {
     const order = await this.orders.find(timer.customer_id, timer.id);
     const event = { provider: sandboxProviderName, reference: order.reference, payload: {} };
     if (order.status === 'debited') {
@@ -69,6 +75,6 @@ export class SandboxOtcOrders {
     if (order.status !== 'debit_pending') return undefined;
     // The liquidity provider takes no EUR from an account frozen or closed since the confirmation: the order fails, saying why.
     const debited = { ...event, type: 'otc_order.debited', idempotencyKey: `timer:${timer.id}:debited` } as const;
-    return (await reportOrReturn(this.inbox, debited, timer.id, 'otc_order.failed')) === 'step' ? this.timers.nextStep() : undefined;
+    return (await reportOrReturn(this.inbox, debited, timer.id, 'otc_order.failed')) === 'step' ? this.timers.nextStep(firedAt) : undefined;
   }
 }

@@ -1,5 +1,4 @@
 import type { TestClockTime } from '../../clock.js';
-import { settlementBatchSize, testClockAdvanceBatchesMax } from '../../config/limits.js';
 import { newId } from '../../ids.js';
 import type { PaymentsTable } from '../../storage/tables.js';
 import type { ProviderEventInbox } from '../inbox.js';
@@ -53,10 +52,8 @@ export class SandboxPayments {
   }
 
   /** The timer, for the payments of a test clock's customer (an advance): every one due by the clock's time, a batch at a time. */
-  async settleDuePaymentsOnClock(testClock: TestClockTime): Promise<void> {
-    for (let batch = 0; batch < testClockAdvanceBatchesMax; batch += 1) {
-      if ((await this.timers.fireDueOnClock('payment', (timer) => this.answer(timer), testClock)) < settlementBatchSize) return;
-    }
+  settleDuePaymentsOnClock(testClock: TestClockTime): Promise<void> {
+    return this.timers.fireAllDueOnClock('payment', (timer) => this.answer(timer), testClock);
   }
 
   /** A payment settled meanwhile (by the simulation route) needs no answer. */

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Clock, CustomerClocks, TestClockTime } from '../../clock.js';
 import type { Config } from '../../config/config.js';
-import { settlementBatchSize } from '../../config/limits.js';
+import { settlementBatchSize, testClockAdvanceBatchesMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
 import type { NewResourceRows } from '../../ledger/unit-of-work.js';
 import type { Storage } from '../../storage/database.js';
@@ -10,28 +10,26 @@ import { claimDue } from '../../workers/claim.js';
 
 export type TimedResource = SandboxTimersTable['resource'];
 
-/**
- * The resources whose timers follow the customer's test clock (docs/test-clocks.md): their due time is in the clock's
- * time and only an advance of that clock fires them. The others' timers keep the server clock.
- */
-const resourcesFollowingTestClocks: ReadonlySet<TimedResource> = new Set(['payment']);
-
 /** A timer as it fires: the resource it answers for, and the answer decided in advance if there is one. */
 export type FiredTimer = Pick<SandboxTimersTable, 'id' | 'customer_id' | 'answer'>;
 
 /**
- * Keeps an answer the provider announced when a resource was created (an end user's magic name) until it is due,
- * written in the transaction that creates the resource; nothing for any other provider.
+ * Keeps an answer the provider announced when a resource was created (an end user's magic name) until it is due.
+ * Asked with the customer before the transaction that creates the resource (it reads the customer's test clock), it
+ * gives the writer of the timer in that transaction; a writer of nothing for any other provider.
  */
-export type AnnouncedAnswers = (trx: Transaction<Database>, id: string, customerId: string, answer: string) => Promise<void>;
+export type AnnouncedAnswers = (customerId: string) => Promise<AnnouncedAnswerWriter>;
+type AnnouncedAnswerWriter = (trx: Transaction<Database>, id: string, answer: string) => Promise<void>;
 
-export const noAnnouncedAnswers: AnnouncedAnswers = async () => undefined;
+export const noAnnouncedAnswers: AnnouncedAnswers = async () => async () => undefined;
 
 /**
  * What the sandbox does when a resource's timer fires: reports its answer, and returns when it answers next (an OTC
- * order's second step), or nothing when it is done with the resource.
+ * order's second step, nextStep(firedAt)), or nothing when it is done with the resource. `firedAt` is when the step
+ * happens: the server's now, or in a test clock's time the step's due time, so that one advance past several steps
+ * takes each at its time.
  */
-export type TimerStep = (timer: FiredTimer) => Promise<Date | undefined>;
+export type TimerStep = (timer: FiredTimer, firedAt: Date) => Promise<Date | undefined>;
 
 /** The sandbox's timers in a sandbox deployment (SANDBOX_AUTO_SETTLE_MS, SETTLEMENT_LEASE_SECONDS); none in production. */
 export function sandboxTimersOf(
@@ -63,28 +61,39 @@ export class SandboxTimers {
     private readonly leaseMs: number,
   ) {}
 
-  /** The timer rows of a new `resource`, for the unit of work that creates it; none when the sandbox answers only when asked. */
+  /**
+   * The timer rows of a new `resource`, for the unit of work that creates it; none when the sandbox answers only when
+   * asked. A customer with a test clock attached has its timers in the clock's time (docs/test-clocks.md): only an
+   * advance of that clock fires them.
+   */
   rowsFor(resource: TimedResource): NewResourceRows {
     return async (id, customerId, now) => {
-      if (this.answerAfterMs === undefined) return [];
-      const testClock = resourcesFollowingTestClocks.has(resource) ? await this.customerClocks.testClockOf(customerId) : undefined;
-      const dueAt = this.after(testClock?.now ?? now)!;
-      return [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer: null, clock_id: testClock?.clockId ?? null } }];
+      const due = await this.dueOf(customerId, now);
+      return due === undefined ? [] : [{ table: 'sandbox_timers', values: { id, resource, customer_id: customerId, answer: null, ...due } }];
     };
   }
 
-  /** The announced answers of a new `resource` (SANDBOX_AUTO_SETTLE_MS after its creation); none when the sandbox answers only when asked. */
+  /** The announced answers of a new `resource` (SANDBOX_AUTO_SETTLE_MS after its creation, in the customer's time); none when the sandbox answers only when asked. */
   announcedAnswers(resource: TimedResource): AnnouncedAnswers {
-    return async (trx, id, customerId, answer) => {
-      const dueAt = this.after(this.clock.now());
-      if (dueAt === undefined) return;
-      await trx.insertInto('sandbox_timers').values({ id, resource, customer_id: customerId, due_at: dueAt.toISOString(), answer, clock_id: null }).execute();
+    return async (customerId) => {
+      const due = await this.dueOf(customerId, this.clock.now());
+      if (due === undefined) return async () => undefined;
+      return async (trx, id, answer) => {
+        await trx.insertInto('sandbox_timers').values({ id, resource, customer_id: customerId, answer, ...due }).execute();
+      };
     };
   }
 
-  /** When a step taken now is followed by the next (SANDBOX_AUTO_SETTLE_MS later), if the sandbox answers by itself. */
-  nextStep(): Date | undefined {
-    return this.after(this.clock.now());
+  /** When a timer set `now` is due, in its customer's time, and the test clock that is (null: the server's); none when the sandbox answers only when asked. */
+  private async dueOf(customerId: string, now: Date): Promise<Pick<SandboxTimersTable, 'due_at' | 'clock_id'> | undefined> {
+    if (this.answerAfterMs === undefined) return undefined;
+    const testClock = await this.customerClocks.testClockOf(customerId);
+    return { due_at: this.after(testClock?.now ?? now)!.toISOString(), clock_id: testClock?.clockId ?? null };
+  }
+
+  /** When a step taken at `firedAt` is followed by the next (SANDBOX_AUTO_SETTLE_MS later), if the sandbox answers by itself. */
+  nextStep(firedAt: Date): Date | undefined {
+    return this.after(firedAt);
   }
 
   private after(now: Date): Date | undefined {
@@ -109,12 +118,18 @@ export class SandboxTimers {
    * the batch: the first one is thrown after it, for the worker to log, and its timer fires again after the lease.
    */
   fireDue(resource: TimedResource, step: TimerStep): Promise<number> {
-    return this.fire(sql`resource = ${resource} and clock_id is null`, this.clock.now(), step);
+    return this.fire(sql`resource = ${resource} and clock_id is null`, this.clock.now(), step, false);
   }
 
-  /** fireDue for the timers of `resource` in a test clock's time, by the clock's time (an advance fires them). */
-  fireDueOnClock(resource: TimedResource, step: TimerStep, testClock: TestClockTime): Promise<number> {
-    return this.fire(sql`resource = ${resource} and clock_id = ${testClock.clockId}`, testClock.now, step);
+  /**
+   * fireDue for the timers of `resource` in a test clock's time, by the clock's time (an advance): a batch at a time
+   * until none is due, each step at its due time, so a step due again by the clock's time (an OTC order's credit) is
+   * taken in the same advance. At most testClockAdvanceBatchesMax batches.
+   */
+  async fireAllDueOnClock(resource: TimedResource, step: TimerStep, testClock: TestClockTime): Promise<void> {
+    for (let batch = 0; batch < testClockAdvanceBatchesMax; batch += 1) {
+      if ((await this.fire(sql`resource = ${resource} and clock_id = ${testClock.clockId}`, testClock.now, step, true)) === 0) return;
+    }
   }
 
   /** A deleted test clock's timers keep their due times, read by the server clock from now on. */
@@ -122,8 +137,9 @@ export class SandboxTimers {
     await this.storage.db.updateTable('sandbox_timers').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
   }
 
-  private async fire(due: RawBuilder<unknown>, now: Date, step: TimerStep): Promise<number> {
-    const claimed = await claimDue<SandboxTimersTable>(this.storage, {
+  /** `atDueTime`: each step is taken at its timer's due time (a test clock's), not at `now`. */
+  private async fire(due: RawBuilder<unknown>, now: Date, step: TimerStep, atDueTime: boolean): Promise<number> {
+    const claimed = await claimDue<SandboxTimersTable & { was_due_at: string }>(this.storage, {
       table: 'sandbox_timers',
       due,
       leaseColumn: 'due_at',
@@ -131,11 +147,12 @@ export class SandboxTimers {
       leaseUntil: new Date(now.getTime() + this.leaseMs).toISOString(),
       orderBy: 'due_at',
       limit: settlementBatchSize,
+      previousLeaseAs: 'was_due_at',
     });
     let firstFailure: { error: unknown } | undefined;
     for (const timer of claimed) {
       try {
-        await this.afterFiring(timer, await step(timer).catch(movedOn));
+        await this.afterFiring(timer, await step(timer, atDueTime ? new Date(timer.was_due_at) : now).catch(movedOn));
       } catch (error) {
         firstFailure ??= { error };
       }

@@ -1,3 +1,4 @@
+import type { TestClockTime } from '../../clock.js';
 import { newId } from '../../ids.js';
 import { DomainError } from '../../errors.js';
 import type { ProviderEventInbox } from '../inbox.js';
@@ -41,6 +42,11 @@ export class SandboxVerification<EndUserRecord = unknown> {
   /** The timer: reports the decisions announced by magic names once their time has come (one pass; how many fired). */
   async applyDueSandboxDecisions(): Promise<number> {
     return this.timers ? this.timers.fireDue('end_user', (timer) => this.reportAnnounced(timer)) : 0;
+  }
+
+  /** The timer, for the end users of a test clock's customer (an advance): every decision due by the clock's time. */
+  async applyDueSandboxDecisionsOnClock(testClock: TestClockTime): Promise<void> {
+    await this.timers?.fireAllDueOnClock('end_user', (timer) => this.reportAnnounced(timer), testClock);
   }
 
   /** Reports the decision a timer announced; the timer is done with either way (it returns no next step). */

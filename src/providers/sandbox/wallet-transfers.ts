@@ -1,3 +1,4 @@
+import type { TestClockTime } from '../../clock.js';
 import { newId } from '../../ids.js';
 import type { Network } from '../../ledger/networks.js';
 import type { WalletTransfersTable } from '../../storage/tables.js';
@@ -41,6 +42,11 @@ export class SandboxWalletTransfers {
   /** The timer: reports the outcome of each transfer whose time has come; returns how many it claimed. */
   settleDueTransfers(): Promise<number> {
     return this.timers.fireDue('wallet_transfer', (timer) => this.answer(timer));
+  }
+
+  /** The timer, for the transfers of a test clock's customer (an advance): every one due by the clock's time. */
+  settleDueTransfersOnClock(testClock: TestClockTime): Promise<void> {
+    return this.timers.fireAllDueOnClock('wallet_transfer', (timer) => this.answer(timer), testClock);
   }
 
   /** A transfer settled meanwhile (by the simulation route) needs no answer. */
