@@ -9,10 +9,12 @@ import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.
 import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/index.js';
 import { DomainError } from '../../errors.js';
 import { formOf, formRefusal, formText } from '../form.js';
+import { moneyText } from '../money-text.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 import { addressId } from './ids.js';
+import { endUserName } from './names.js';
 import { checkListQuery, listQuery, pagerOf } from './lists.js';
 
 const checkDeposit = bodyChecker<DepositInput>(DepositBody);
@@ -61,7 +63,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     const depositId = formText(formOf(request.query), 'deposit');
     const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.transactions.get(caller, addressId(depositId));
     const master = found.kind === 'virtual' ? await fiatAccounts.get(caller, found.account.master_fiat_account_id) : undefined;
-    const notice = deposit && `Deposit of ${deposit.amount} ${deposit.currency} received; the balance is now ${deposit.balance_after} ${deposit.currency}.`;
+    const notice = deposit && `Deposit of ${moneyText(deposit.amount, deposit.currency)} received; the balance is now ${moneyText(deposit.balance_after, deposit.currency)}.`;
     const data = { ...found, master, notice, depositPath: `/dashboard/accounts/${found.account.id}/deposits`, ...extra };
     return renderPage(services, request, reply, '/dashboard/account', found.account.account_name, data, status);
   };
@@ -83,14 +85,16 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     const transfers = await wallets.transfers.list(caller, wallet.local_id, page, transfersPerPage);
     const depositId = formText(query, 'deposit');
     const deposit: WalletTransferRecord | undefined = depositId === undefined ? undefined : await wallets.transfers.get(caller, addressId(depositId));
-    const notice = deposit && `Deposit of ${deposit.amount} ${deposit.asset} on ${deposit.network} received.`;
+    const notice = deposit && `Deposit of ${moneyText(deposit.amount, deposit.asset)} on ${deposit.network} received.`;
+    // The wallet's end user by name, linked; the id alone when the end user is gone.
+    const endUser = wallet.end_user_id === null ? undefined : await services.endUsers.get(caller, wallet.end_user_id).catch(() => undefined);
     return renderPage(
       services,
       request,
       reply,
       '/dashboard/account-wallet',
       wallet.display_name,
-      { wallet, transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), notice, ...extra },
+      { wallet, endUserName: endUser && endUserName(endUser), transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), notice, ...extra },
       status,
     );
   };

@@ -6,9 +6,11 @@ import { presentEndUser } from '../../modules/end-users/index.js';
 import type { EndUserRow } from '../../modules/end-users/index.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/index.js';
 import { allowedTransitions } from '../../modules/end-users/index.js';
+import { codeWords } from '../code-words.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';
+import { endUserName } from './names.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
@@ -16,33 +18,19 @@ const checkVerificationBody = bodyChecker<SandboxVerificationInput>(SandboxVerif
 
 type EndUserParams = { Params: { endUserId: string } };
 
-const statusWords: Record<EndUserStatus, string> = {
-  pending_verification: 'Pending verification',
-  verified: 'Verified',
-  rejected: 'Rejected',
-  review_required: 'Review required',
-};
-
 /** Status is always in words; the colour only repeats it. */
 const statusClasses: Partial<Record<EndUserStatus, string>> = { verified: 'status-ok', rejected: 'status-bad' };
-
-const verificationMethodWords: Record<string, string> = {
-  hosted_kyc: 'Hosted onboarding page',
-  pdf_upload: 'PDF upload',
-  provider_websdk: 'Provider web SDK',
-};
 
 /** The record as the API answers it, with what the dashboard adds: names and states in words, the hosted onboarding link. */
 function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks: OnboardingLinks) {
   const record = presentEndUser(row, caller.frOwnerBusinessId);
-  const personName = [row.first_name, row.middle_name, row.last_name].filter((part) => part !== null && part !== '').join(' ');
   return {
     ...record,
-    name: row.end_user_type === 'BUSINESS' ? (row.company_name ?? '') : personName,
-    type_words: record.end_user_type === 'BUSINESS' ? 'Business' : 'Individual',
-    status_words: statusWords[record.status],
+    name: endUserName(record),
+    type_words: codeWords(record.end_user_type),
+    status_words: codeWords(record.status),
     status_class: statusClasses[record.status] ?? '',
-    verification_method_words: row.verification_method === null ? 'Not set' : (verificationMethodWords[row.verification_method] ?? row.verification_method),
+    verification_method_words: row.verification_method === null ? 'Not set' : codeWords(row.verification_method),
     // Only a hosted_kyc end user has a hosted onboarding link (modules/end-users/onboarding.ts).
     onboarding: onboardingLinks.linkOf(row) ?? null,
   };
@@ -70,7 +58,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
         kind_words: document.document_kind === null ? '' : documentKindWords[document.document_kind],
       })),
       // The sandbox offers only the decisions the current status allows.
-      outcomes: sandbox ? allowedTransitions[endUser.status].map((outcome) => ({ outcome, words: statusWords[outcome] })) : [],
+      outcomes: sandbox ? allowedTransitions[endUser.status].map((outcome) => ({ outcome, words: codeWords(outcome) })) : [],
       ...extra,
     }, status);
   };

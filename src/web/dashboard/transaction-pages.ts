@@ -46,12 +46,18 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     ];
   };
 
+  /** Names an account of the list above by its id (the templates' `it.accountName`); an id it lacks stays the id. */
+  const namer = (accounts: Array<{ id: string; name: string }>) => {
+    const names = new Map(accounts.map((account) => [account.id, account.name]));
+    return (id: string | null) => (id === null ? '—' : (names.get(id) ?? id));
+  };
+
   context.get('/transactions', pageRoute, async (request, reply) => {
     const query = formOf(request.query);
     const filters = sentFilters(query);
     const accounts = await accountNames(request);
     const page = (data: Record<string, unknown>, status = 200) =>
-      renderPage(services, request, reply, '/dashboard/transactions', 'Transactions', { filters, accounts, ...data }, status);
+      renderPage(services, request, reply, '/dashboard/transactions', 'Transactions', { filters, accounts, accountName: namer(accounts), ...data }, status);
     let checked: TransactionsQueryType;
     try {
       const input = listQuery(query, filterNames);
@@ -71,7 +77,8 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     const caller = request.dashboard!.caller;
     const record = await transactions.get(caller, id);
     const payment: PaymentRecord | undefined = record.payment_id === null ? undefined : await payments.get(caller, record.payment_id);
-    return renderPage(services, request, reply, '/dashboard/transaction', `Transaction ${record.fr_transaction_id}`, { record, payment, ...extra }, status);
+    const accountName = namer(await accountNames(request));
+    return renderPage(services, request, reply, '/dashboard/transaction', `Transaction ${record.fr_transaction_id}`, { record, payment, accountName, ...extra }, status);
   };
 
   context.get<{ Params: { id: string } }>('/transactions/:id', pageRoute, async (request, reply) => transactionDetail(request, reply, request.params.id));
