@@ -42,6 +42,18 @@ function magnitudeText(amount: number | string, asset: Asset): { text: string; n
   return { text: grouped(decimal), negative: negative && units !== 0n };
 }
 
+/**
+ * The amount as a plain decimal with the asset's decimals (`4679.8, 'GBP'` → `4679.80`; `'0.015000'`, USDC, stays
+ * `0.015000`): what a spreadsheet reads exactly, for the CSV export. An unknown asset code leaves it as given.
+ */
+export function plainAmountText(amount: number | string, assetCode: string): string {
+  const asset = assetOrUndefined(assetCode);
+  if (asset === undefined) return String(amount);
+  const raw = String(amount);
+  const units = parseAmount(typeof amount === 'number' ? Math.abs(amount) : raw.replace(/^-/, ''), asset);
+  return `${raw.startsWith('-') && units !== 0n ? '-' : ''}${formatDecimal(units, asset)}`;
+}
+
 /** `4679.8, 'GBP'` → `4,679.80 GBP`; a negative amount keeps its sign (−). An unknown asset code shows as given. */
 export function moneyText(amount: number | string, assetCode: string): string {
   const asset = assetOrUndefined(assetCode);
