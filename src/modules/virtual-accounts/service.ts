@@ -14,7 +14,7 @@ import { findCustomerFiatAccount, type FiatAccountRow } from '../fiat-accounts/i
 import { ibanCountries } from '../fiat-accounts/index.js';
 import { accountHolderName } from './holder-name.js';
 import { presentVirtualAccount } from '../accounts/index.js';
-import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, type VirtualAccountRow } from './repository.js';
+import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, pageOfVirtualAccounts, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
 /**
@@ -117,6 +117,12 @@ export class VirtualAccountService {
   async list(caller: AuthenticatedKey): Promise<VirtualAccountRecord[]> {
     const rows = await listVirtualAccounts(this.storage.db, caller.customerId);
     return rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId));
+  }
+
+  /** A page of the caller's virtual accounts, newest first, with the API's pagination figures (the dashboard's list). */
+  async page(caller: AuthenticatedKey, page: number, limit: number): Promise<{ data: VirtualAccountRecord[]; pagination: { page: number; limit: number; total: number } }> {
+    const { rows, total } = await pageOfVirtualAccounts(this.storage.db, caller.customerId, (page - 1) * limit, limit);
+    return { data: rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId)), pagination: { page, limit, total: Number(total) } };
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<VirtualAccountRecord> {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { dashboardAccountsPerPage } from '../../config/limits.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
@@ -15,7 +16,7 @@ import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 import { addressId } from './ids.js';
 import { endUserName } from './names.js';
-import { checkListQuery, listQuery, pagerOf } from './lists.js';
+import { checkListQuery, listQuery, pageNumberOf, pagerOf } from './lists.js';
 
 const checkDeposit = bodyChecker<DepositInput>(DepositBody);
 const checkWalletDeposit = bodyChecker<WalletDepositInput>(WalletDepositBody);
@@ -51,10 +52,25 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     }
   };
 
+  /** Three lists, newest first, each paged on its own (`fiat_page`, `virtual_page`, `wallet_page`); the links keep the others' pages. */
   context.get('/accounts', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
-    const [fiat, virtual, walletList] = await Promise.all([fiatAccounts.list(caller), virtualAccounts.list(caller), wallets.wallets.list(caller)]);
-    return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', { fiat, virtual, wallets: walletList });
+    const pages = { fiat_page: 0, virtual_page: 0, wallet_page: 0 };
+    for (const name of Object.keys(pages) as Array<keyof typeof pages>) pages[name] = pageNumberOf(request.query, name);
+    const [fiat, virtual, walletList] = await Promise.all([
+      fiatAccounts.page(caller, pages.fiat_page, dashboardAccountsPerPage),
+      virtualAccounts.page(caller, pages.virtual_page, dashboardAccountsPerPage),
+      wallets.wallets.page(caller, pages.wallet_page, dashboardAccountsPerPage),
+    ]);
+    const keep = Object.fromEntries(Object.entries(pages).map(([name, page]) => [name, page === 1 ? undefined : String(page)]));
+    return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', {
+      fiat: fiat.data,
+      virtual: virtual.data,
+      wallets: walletList.data,
+      fiatPager: pagerOf('/dashboard/accounts', fiat.pagination, keep, 'fiat_page'),
+      virtualPager: pagerOf('/dashboard/accounts', virtual.pagination, keep, 'virtual_page'),
+      walletPager: pagerOf('/dashboard/accounts', walletList.pagination, keep, 'wallet_page'),
+    });
   });
 
   /** An account's page; `?deposit=<transaction id>` (where a deposit redirects) says what arrived. */

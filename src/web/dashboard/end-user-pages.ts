@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageLimitDefault } from '../../config/limits.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import type { OnboardingLinks } from '../../modules/end-users/index.js';
@@ -10,6 +11,8 @@ import { codeWords } from '../code-words.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';
+import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
+import { searchOf } from './search.js';
 import { endUserName } from './names.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
@@ -40,11 +43,18 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks:
 export function endUserPages(context: FastifyInstance, services: WebServices): void {
   const sandbox = services.config.apiEnvironment === 'sandbox';
 
+  /** Newest first, a page at a time; the search box takes an id, or words of a name or an email address. */
   context.get('/end-users', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
-    const rows = await services.endUsers.listRows(caller);
-    const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.onboardingLinks));
-    return renderPage(services, request, reply, '/dashboard/end-users', 'End users', { endUsers });
+    const search = searchOf(request.query, { amounts: false });
+    const { page, limit } = checkListQuery(checkPageQuery, listQuery(request.query, []));
+    const found = await services.endUsers.pageOfRows(caller, search.kind === 'id' ? { id: search.id } : search.kind === 'words' ? { text: search.text } : {}, page ?? 1, limit ?? pageLimitDefault);
+    const q = search.kind === 'none' ? undefined : search.text;
+    return renderPage(services, request, reply, '/dashboard/end-users', 'End users', {
+      endUsers: found.rows.map((row) => endUserView(row, caller, services.onboardingLinks)),
+      pager: pagerOf('/dashboard/end-users', found.pagination, { q, page: undefined, limit: String(found.pagination.limit) }),
+      q: q ?? '',
+    });
   });
 
   const detail = async (request: FastifyRequest<EndUserParams>, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
