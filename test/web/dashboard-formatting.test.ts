@@ -21,6 +21,8 @@ describe('dashboard: amounts, times, names and codes as a person reads them', ()
   let browser: DashboardBrowser;
   let gbp: Awaited<ReturnType<typeof createFiatAccount>>;
   const startedAt = '2026-11-26T19:24:07.123Z';
+  let payee: { id: string; payee_name: string };
+  let paymentTransactionId: string;
 
   beforeAll(async () => {
     t = await createTestApp({ clock: new TestClock(startedAt), env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
@@ -32,7 +34,7 @@ describe('dashboard: amounts, times, names and codes as a person reads them', ()
 
   it('writes fiat amounts to two decimals with thousands separators, right-aligned, signed + in and − out', async () => {
     await deposit(t, alice, gbp.id, 1234567.8, { reference: 'Big in' });
-    const payee = await createPayee(t, alice, 'GBP');
+    payee = await createPayee(t, alice, 'GBP');
     const payment = await pay(t, alice, { fromAccountId: gbp.id, payeeId: payee.id, amount: 40, currency: 'GBP', reference: 'Small out' });
 
     const accounts = await browser.get('/dashboard/accounts');
@@ -46,6 +48,7 @@ describe('dashboard: amounts, times, names and codes as a person reads them', ()
     expect(list.body).toContain('<td data-label="Amount" class="num money-incoming">+1,234,567.80 GBP</td>');
     expect(list.body).toContain('<td data-label="Balance after" class="num">1,234,527.60 GBP</td>');
 
+    paymentTransactionId = (await t.request({ url: `/payments/${payment.id}`, key: alice.key })).json().data.transactionId as string;
     // A returned payment is a code in the API (payment_return) and words on the page.
     await settle(t, alice, payment.id, 'failed');
     const returned = rowTexts((await browser.get('/dashboard/transactions')).body)[0]!;
@@ -79,6 +82,8 @@ describe('dashboard: amounts, times, names and codes as a person reads them', ()
     expect(detail.body).toContain(`<a href="/dashboard/accounts/fiat/${gbp.id}">Operating GBP (GBP)</a>`);
     expect(detail.body).toContain(`<code>${gbp.id}</code><button type="button" class="copy" data-copy-text="${gbp.id}" hidden>`);
     expect(list.body).toContain(`<a href="/dashboard/accounts/fiat/${gbp.id}">Operating GBP (GBP)</a>`);
+    const paid = await browser.get(`/dashboard/transactions/${paymentTransactionId}`);
+    expect(paid.body).toContain(`<dt>To payee</dt><dd>${payee.payee_name} <span class="copy-id"><code>${payee.id}</code>`);
 
     const business = await createBusiness(t, alice, {}, { companyName: 'Wordy Ltd' });
     const endUser = await browser.get(`/dashboard/end-users/${business.id}`);

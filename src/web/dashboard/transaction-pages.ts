@@ -154,7 +154,8 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     const record = await transactions.get(caller, id);
     const payment: PaymentRecord | undefined = record.payment_id === null ? undefined : await payments.get(caller, record.payment_id);
     const accountName = namer(await accountNames(request));
-    return renderPage(services, request, reply, '/dashboard/transaction', `Transaction ${record.fr_transaction_id}`, { record, payment, accountName, ...extra }, status);
+    const payeeName = payment?.payeeId ? (await services.payees.payees.get(caller, payment.payeeId)).payee_name : undefined;
+    return renderPage(services, request, reply, '/dashboard/transaction', `Transaction ${record.fr_transaction_id}`, { record, payment, accountName, payeeName, ...extra }, status);
   };
 
   context.get<{ Params: { id: string } }>('/transactions/:id', pageRoute, async (request, reply) => transactionDetail(request, reply, request.params.id));
