@@ -131,11 +131,11 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     // The delivery table shows the attempt once the server has recorded it (a real process: polled, bounded). The
     // page is fetched again with GET: a reload would post the test form a second time.
     const deliveryStatus = () => page.$eval('#deliveries ~ table tbody tr td', (cell) => cell.textContent?.trim());
-    for (let tries = 0; tries < 50 && (await deliveryStatus()) !== 'succeeded'; tries += 1) {
+    for (let tries = 0; tries < 50 && (await deliveryStatus()) !== 'Succeeded'; tries += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       await page.goto(detailUrl);
     }
-    expect(await deliveryStatus()).toBe('succeeded');
+    expect(await deliveryStatus()).toBe('Succeeded');
     expect(await page.$eval('#deliveries ~ table tbody tr td:nth-child(5)', (cell) => cell.textContent?.trim())).toBe('200');
     expect(await page.$$eval('#deliveries ~ table tbody tr', (rows) => rows.length)).toBe(1);
     await screenshot('webhook');
