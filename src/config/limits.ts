@@ -432,6 +432,8 @@ export const dashboardFormBytesMax = 64 * 1024;
  */
 export const dashboardExportBatchSize = 500;
 export const dashboardExportRowsMax = 100_000;
+/** Fiat and virtual accounts the dashboard's transaction filter offers, of each kind (the newest). */
+export const dashboardAccountChoicesMax = 100;
 /** Fiat accounts, virtual accounts and wallets shown per page of each list of the dashboard's accounts page. */
 export const dashboardAccountsPerPage = 20;
 /** Characters of the dashboard's search boxes: the longest thing searched for is an email address (254). */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dashboardAccountsPerPage } from '../../src/config/limits.js';
+import { dashboardAccountChoicesMax, dashboardAccountsPerPage } from '../../src/config/limits.js';
 import { signedInBrowser, type DashboardBrowser } from '../helpers/dashboard.js';
 import { createBusiness, createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-app.js';
@@ -78,5 +78,20 @@ describe('dashboard lists that scale: pages and search', () => {
     expect(linkedIds(second.body, '/dashboard/accounts/fiat/')).toEqual([ids[0]]);
     expect(second.body).toContain('href="/dashboard/accounts?fiat_page=1&amp;wallet_page=3" rel="prev"');
     for (const bad of ['fiat_page=0', 'virtual_page=x', 'wallet_page=99999999999']) expect((await browser.get(`/dashboard/accounts?${bad}`)).statusCode, bad).toBe(400);
+  });
+
+  it('offers the newest accounts in the transaction filter, and the one filtered by even when older', async () => {
+    const oldest = (await createFiatAccount(t, alice, { accountName: 'Oldest', currency: 'EUR' })).id;
+    for (let index = 0; index < dashboardAccountChoicesMax; index += 1) {
+      t.clock.advance(1000);
+      await createFiatAccount(t, alice, { accountName: `Newer ${index}`, currency: 'EUR' });
+    }
+    const options = (html: string) => [...html.matchAll(/<option value="([0-9a-f-]{36})"( selected)?>/g)].map((match) => ({ id: match[1]!, selected: match[2] !== undefined }));
+    const unfiltered = options((await browser.get('/dashboard/transactions')).body);
+    expect(unfiltered).toHaveLength(dashboardAccountChoicesMax);
+    expect(unfiltered.map((option) => option.id)).not.toContain(oldest);
+    const filtered = options((await browser.get(`/dashboard/transactions?account_id=${oldest}`)).body);
+    expect(filtered).toHaveLength(dashboardAccountChoicesMax + 1);
+    expect(filtered.find((option) => option.id === oldest)).toEqual({ id: oldest, selected: true });
   });
 });

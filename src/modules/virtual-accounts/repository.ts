@@ -34,6 +34,12 @@ export async function listVirtualAccounts(db: Db, customerId: string): Promise<V
   return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }
 
+/** The customer's virtual accounts among these ids (another customer's ids find nothing). */
+export async function virtualAccountsWithIds(db: Db, customerId: string, ids: readonly string[]): Promise<VirtualAccountRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).where('id', 'in', [...new Set(ids)]).execute();
+}
+
 /** A page of the customer's virtual accounts, newest first, and how many there are (the dashboard's list). */
 export async function pageOfVirtualAccounts(db: Db, customerId: string, offset: number, limit: number) {
   return newestFirstPage<VirtualAccountRow>(db.selectFrom('virtual_accounts').where('customer_id', '=', customerId), offset, limit);

@@ -14,7 +14,7 @@ import { findCustomerFiatAccount, type FiatAccountRow } from '../fiat-accounts/i
 import { ibanCountries } from '../fiat-accounts/index.js';
 import { accountHolderName } from './holder-name.js';
 import { presentVirtualAccount } from '../accounts/index.js';
-import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, pageOfVirtualAccounts, type VirtualAccountRow } from './repository.js';
+import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, pageOfVirtualAccounts, virtualAccountsWithIds, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
 /**
@@ -123,6 +123,12 @@ export class VirtualAccountService {
   async page(caller: AuthenticatedKey, page: number, limit: number): Promise<{ data: VirtualAccountRecord[]; pagination: { page: number; limit: number; total: number } }> {
     const { rows, total } = await pageOfVirtualAccounts(this.storage.db, caller.customerId, (page - 1) * limit, limit);
     return { data: rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId)), pagination: { page, limit, total: Number(total) } };
+  }
+
+  /** The caller's virtual accounts among these ids, in no order: the dashboard names the accounts a page shows. */
+  async withIds(caller: AuthenticatedKey, ids: readonly string[]): Promise<VirtualAccountRecord[]> {
+    const rows = await virtualAccountsWithIds(this.storage.db, caller.customerId, ids.map((id) => id.toLowerCase()));
+    return rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId));
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<VirtualAccountRecord> {

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardExportBatchSize, dashboardExportRowsMax } from '../../config/limits.js';
+import { dashboardAccountChoicesMax, dashboardExportBatchSize, dashboardExportRowsMax } from '../../config/limits.js';
+import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
+import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
 import { bodyChecker } from '../../http/validation.js';
 import { DomainError } from '../../errors.js';
 import { SettleBody, type PaymentRecord } from '../../modules/payments/index.js';
@@ -11,6 +13,7 @@ import { formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from 
 import { plainAmountText } from '../money-text.js';
 import { pageRoute } from '../page-route.js';
 import { listQuery, pagerOf } from './lists.js';
+import { isRecordId } from './ids.js';
 import { searchOf, type Search } from './search.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
@@ -48,18 +51,37 @@ export function transactionPages(context: FastifyInstance, services: WebServices
   const { payments } = services.payments;
   const { transactions } = services;
 
-  /** The customer's fiat and virtual accounts with a name each, to name them in the list and offer them as a filter. */
-  const accountNames = async (request: FastifyRequest) => {
+  type NamedAccount = { id: string; name: string };
+  const named = (fiat: FiatAccountRecord[], virtual: VirtualAccountRecord[]): NamedAccount[] => [
+    ...fiat.map((account) => ({ id: account.id, name: `${account.account_name} (${account.currency})` })),
+    ...virtual.map((account) => ({ id: account.id, name: `${account.account_name} (${account.currency}, virtual)` })),
+  ];
+
+  /** The accounts of these ids with a name each (one query per kind, however many accounts the customer has). */
+  const accountsWithIds = async (request: FastifyRequest, ids: ReadonlyArray<string | null>): Promise<NamedAccount[]> => {
     const caller = request.dashboard!.caller;
-    const [fiat, virtual] = await Promise.all([services.fiatAccounts.list(caller), services.virtualAccounts.list(caller)]);
-    return [
-      ...fiat.map((account) => ({ id: account.id, name: `${account.account_name} (${account.currency})` })),
-      ...virtual.map((account) => ({ id: account.id, name: `${account.account_name} (${account.currency}, virtual)` })),
-    ];
+    const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+    const [fiat, virtual] = await Promise.all([services.fiatAccounts.withIds(caller, wanted), services.virtualAccounts.withIds(caller, wanted)]);
+    return named(fiat, virtual);
   };
 
-  /** Names an account of the list above by its id (the templates' `it.accountName`); an id it lacks stays the id. */
-  const namer = (accounts: Array<{ id: string; name: string }>) => {
+  /**
+   * The accounts the filter offers: the newest dashboardAccountChoicesMax fiat and virtual accounts, and the one
+   * filtered by if older (any other is reached from its own page's "Transactions of this account" link).
+   */
+  const accountChoices = async (request: FastifyRequest, chosen: string | undefined): Promise<NamedAccount[]> => {
+    const caller = request.dashboard!.caller;
+    const [fiat, virtual] = await Promise.all([
+      services.fiatAccounts.page(caller, 1, dashboardAccountChoicesMax),
+      services.virtualAccounts.page(caller, 1, dashboardAccountChoicesMax),
+    ]);
+    const choices = named(fiat.data, virtual.data);
+    const older = chosen !== undefined && isRecordId(chosen) && !choices.some((choice) => choice.id === chosen.toLowerCase()) ? await accountsWithIds(request, [chosen.toLowerCase()]) : [];
+    return [...choices, ...older];
+  };
+
+  /** Names an account by its id (the templates' `it.accountName`); an id not among `accounts` stays the id. */
+  const namer = (accounts: NamedAccount[]) => {
     const names = new Map(accounts.map((account) => [account.id, account.name]));
     return (id: string | null) => (id === null ? '—' : (names.get(id) ?? id));
   };
@@ -88,10 +110,10 @@ export function transactionPages(context: FastifyInstance, services: WebServices
   context.get('/transactions', pageRoute, async (request, reply) => {
     const query = formOf(request.query);
     const filters = sentFilters(query);
-    const accounts = await accountNames(request);
+    const accounts = await accountChoices(request, filters.account_id);
     const exportPath = `/dashboard/transactions/export.csv?${new URLSearchParams(Object.entries(filters).filter(([name]) => name !== 'limit')).toString()}`;
     const page = (data: Record<string, unknown>, status = 200) =>
-      renderPage(services, request, reply, '/dashboard/transactions', 'Transactions', { filters, accounts, accountName: namer(accounts), exportPath, exportRowsMax: dashboardExportRowsMax, ...data }, status);
+      renderPage(services, request, reply, '/dashboard/transactions', 'Transactions', { filters, accounts, exportPath, exportRowsMax: dashboardExportRowsMax, ...data }, status);
     let wanted: ReturnType<typeof historyQuery>;
     try {
       wanted = historyQuery(request);
@@ -100,12 +122,14 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       if (!refused) throw error;
       return page({ problems: refused.problems, records: [], pager: undefined }, refused.status);
     }
+    const shown = async (records: TransactionRecordType[]) => namer(await accountsWithIds(request, records.map((record) => record.virtual_account_id ?? record.account_id)));
     if (wanted.search.kind === 'id') {
       const found = await recordOfId(request, wanted.search.id);
-      return page({ records: found ? [found] : [], pager: undefined });
+      const records = found ? [found] : [];
+      return page({ records, accountName: await shown(records), pager: undefined });
     }
     const listed = await transactions.list(request.dashboard!.caller, wanted.checked, wanted.extra);
-    return page({ records: listed.data, pager: pagerOf('/dashboard/transactions', listed.meta.pagination, filters) });
+    return page({ records: listed.data, accountName: await shown(listed.data), pager: pagerOf('/dashboard/transactions', listed.meta.pagination, filters) });
   });
 
   /**
@@ -115,8 +139,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
   context.get('/transactions/export.csv', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
     const wanted = historyQuery(request);
-    const accountName = namer(await accountNames(request));
-    const line = (record: TransactionRecordType) =>
+    const line = (record: TransactionRecordType, accountName: (id: string | null) => string) =>
       csvLine(
         exportColumns.map((column) => {
           if (column === 'account_name') return accountName(record.virtual_account_id ?? record.account_id);
@@ -130,13 +153,14 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       yield csvLine(exportColumns);
       if (wanted.search.kind === 'id') {
         const found = await recordOfId(request, wanted.search.id);
-        if (found) yield line(found);
+        if (found) yield line(found, namer(await accountsWithIds(request, [found.virtual_account_id ?? found.account_id])));
         return;
       }
       let written = 0;
       for await (const batch of transactions.batches(caller, wanted.checked, wanted.extra, dashboardExportBatchSize)) {
         const kept = batch.slice(0, dashboardExportRowsMax - written);
-        yield kept.map(line).join('');
+        const accountName = namer(await accountsWithIds(request, kept.map((record) => record.virtual_account_id ?? record.account_id)));
+        yield kept.map((record) => line(record, accountName)).join('');
         written += kept.length;
         if (written >= dashboardExportRowsMax) return;
       }
@@ -153,7 +177,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     const caller = request.dashboard!.caller;
     const record = await transactions.get(caller, id);
     const payment: PaymentRecord | undefined = record.payment_id === null ? undefined : await payments.get(caller, record.payment_id);
-    const accountName = namer(await accountNames(request));
+    const accountName = namer(await accountsWithIds(request, [record.account_id, record.virtual_account_id, payment?.fromAccountId ?? null, payment?.toAccountId ?? null]));
     const payeeName = payment?.payeeId ? (await services.payees.payees.get(caller, payment.payeeId)).payee_name : undefined;
     return renderPage(services, request, reply, '/dashboard/transaction', `Transaction ${record.fr_transaction_id}`, { record, payment, accountName, payeeName, ...extra }, status);
   };
