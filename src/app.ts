@@ -414,6 +414,7 @@ async function registerDashboard(base: Foundation, apiKeys: ApiKeyService, { con
     fiatAccounts: modules.fiatAccounts.fiatAccounts,
     virtualAccounts: modules.virtualAccounts.virtualAccounts,
     wallets: modules.wallets,
+    payees: modules.payees,
     payments: modules.payments,
     transactions: modules.transactions,
     deposits: modules.deposits,

@@ -426,6 +426,18 @@ export const dashboardEmailLengthMax = 254;
 export const dashboardTokenRandomBytes = 32;
 /** Bytes of a dashboard form body (uploads excepted: the hosted onboarding page takes a document). */
 export const dashboardFormBytesMax = 64 * 1024;
+/**
+ * The dashboard's CSV export of the transaction history: records read per batch (one keyset query each), and the
+ * most one download holds (narrower filters, e.g. a date range, export the rest).
+ */
+export const dashboardExportBatchSize = 500;
+export const dashboardExportRowsMax = 100_000;
+/** Fiat and virtual accounts the dashboard's transaction filter offers, of each kind (the newest). */
+export const dashboardAccountChoicesMax = 100;
+/** Fiat accounts, virtual accounts and wallets shown per page of each list of the dashboard's accounts page. */
+export const dashboardAccountsPerPage = 20;
+/** Characters of the dashboard's search boxes: the longest thing searched for is an email address (254). */
+export const dashboardSearchLengthMax = 254;
 
 /** Hosted onboarding (docs/dashboard.md "Hosted onboarding"): how long an issued link opens the page. */
 export const onboardingLinkTtlMs = 7 * 24 * 60 * 60 * 1000;

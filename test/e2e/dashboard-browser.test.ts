@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import axe from 'axe-core';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { individualBody } from '../helpers/fixtures.js';
+import { businessBody, individualBody } from '../helpers/fixtures.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { checkout, databaseDeployments, ensureBuilt, processTestTimeoutMs, runCli, startApiServer, type Deployment, type Spawned } from './support.js';
 
@@ -130,11 +131,11 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     // The delivery table shows the attempt once the server has recorded it (a real process: polled, bounded). The
     // page is fetched again with GET: a reload would post the test form a second time.
     const deliveryStatus = () => page.$eval('#deliveries ~ table tbody tr td', (cell) => cell.textContent?.trim());
-    for (let tries = 0; tries < 50 && (await deliveryStatus()) !== 'succeeded'; tries += 1) {
+    for (let tries = 0; tries < 50 && (await deliveryStatus()) !== 'Succeeded'; tries += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       await page.goto(detailUrl);
     }
-    expect(await deliveryStatus()).toBe('succeeded');
+    expect(await deliveryStatus()).toBe('Succeeded');
     expect(await page.$eval('#deliveries ~ table tbody tr td:nth-child(5)', (cell) => cell.textContent?.trim())).toBe('200');
     expect(await page.$$eval('#deliveries ~ table tbody tr', (rows) => rows.length)).toBe(1);
     await screenshot('webhook');
@@ -156,7 +157,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     const payment = (await api('POST', '/payments', operatorKey, { fromAccountId: account.id, payeeId: payee.id, amount: 40, currency: 'EUR', reference: 'Invoice 42' })).body.data;
     await page.goto(`${baseUrl}/dashboard/transactions`);
     await screenshot('transactions');
-    await submit(`a[href^="/dashboard/transactions/"]`);
+    await submit(`td a[href^="/dashboard/transactions/"]`);
     await submit(`form[action="/dashboard/payments/${payment.id}/settle"]:not([data-confirm]) button`);
     expect((await api('GET', `/payments/${payment.id}`, operatorKey)).body.data.status).toBe('completed');
 
@@ -194,6 +195,71 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     // The link opens nothing once used.
     expect((await fetch(`${baseUrl}${linkPath}`)).status).toBe(404);
     await person.close();
+  }, processTestTimeoutMs);
+
+  it('passes an axe-core scan with no violation on every page type, at 1280 and 390 px, and never scrolls sideways on a phone', async () => {
+    // Something of each kind to show: a wallet with a deposit and a transfer, a business end user, the records above.
+    const wallet = (await api('POST', '/wallets', operatorKey, { displayName: 'Treasury' })).body.data;
+    await api('POST', `/sandbox/wallets/${wallet.local_id}/deposits`, operatorKey, { asset: 'USDC', network: 'ETH', amount: '2500.015' });
+    const transfer = (await api('POST', `/wallets/${wallet.local_id}/transfers`, operatorKey, { asset: 'USDC', network: 'ETH', amount: '0.015', destination: `0x${'ab'.repeat(20)}` })).body.data;
+    await api('POST', '/end-users/businesses', operatorKey, businessBody({}, { companyName: 'A Rather Long Company Name Trading Internationally Ltd' }));
+    const firstOf = async (url: string) => ((await api('GET', url, operatorKey)).body.data as Array<{ id: string }>)[0]!.id;
+    const account = await firstOf('/fiat-accounts');
+    const webhook = await firstOf('/webhooks');
+    const pageTypes: Array<[string, string]> = [
+      ['overview', '/dashboard'],
+      ['api-keys', '/dashboard/api-keys'],
+      ['accounts', '/dashboard/accounts'],
+      ['account', `/dashboard/accounts/fiat/${account}`],
+      ['wallet', `/dashboard/accounts/wallets/${wallet.local_id}`],
+      ['wallet-transfer', `/dashboard/wallet-transfers/${transfer.local_id}`],
+      ['transactions', '/dashboard/transactions'],
+      ['transaction', `/dashboard/transactions/${await firstOf('/transactions')}`],
+      ['end-users', '/dashboard/end-users'],
+      ['end-user', `/dashboard/end-users/${await firstOf('/end-users')}`],
+      ['webhooks', '/dashboard/webhooks'],
+      ['webhook', `/dashboard/webhooks/${webhook}`],
+      ['webhook-delivery', `/dashboard/webhooks/${webhook}/deliveries/${await firstOf(`/webhooks/${webhook}/deliveries`)}`],
+      ['events', '/dashboard/events'],
+      ['event', `/dashboard/events/${await firstOf('/events')}`],
+      ['not-found', '/dashboard/transactions/00000000-0000-4000-8000-000000000000'],
+    ];
+    const findings: string[] = [];
+    for (const [width, height, suffix] of [[1280, 800, ''], [390, 844, '-phone']] as const) {
+      await page.setViewport({ width, height });
+      for (const [name, url] of pageTypes) {
+        await page.goto(`${baseUrl}${url}`);
+        // Evaluated through the DevTools protocol: the pages' own policy allows no inline script, and keeps it.
+        await page.evaluate(axe.source);
+        const violations = await page.evaluate(async () => {
+          const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: unknown }> }> }> } }).axe.run();
+          return result.violations.map((violation) => `${violation.id} at ${JSON.stringify(violation.nodes.map((node) => node.target))}`);
+        });
+        findings.push(...violations.map((violation) => `${name} (${width} px): ${violation}`));
+        const scrollWidth = await page.$eval('html', (html) => html.scrollWidth);
+        if (scrollWidth > width) findings.push(`${name} (${width} px): ${scrollWidth} px wide`);
+        await screenshot(`${name}${suffix}`);
+      }
+    }
+    expect(findings).toEqual([]);
+
+    // On a phone the menu is folded until opened; it works without the script (a <details>).
+    await page.goto(`${baseUrl}/dashboard/transactions`);
+    expect(await page.$eval('details.menu nav', (nav) => (nav as unknown as { checkVisibility(): boolean }).checkVisibility())).toBe(false);
+    await page.click('details.menu > summary');
+    expect(await page.$eval('details.menu nav', (nav) => (nav as unknown as { checkVisibility(): boolean }).checkVisibility())).toBe(true);
+    await page.setViewport({ width: 1280, height: 800 });
+  }, processTestTimeoutMs * 2);
+
+  it('shows times in the browser\'s own zone, the exact UTC instant in their title', async () => {
+    await page.emulateTimezone('Asia/Tokyo');
+    await page.goto(`${baseUrl}/dashboard/events`);
+    const shown = await page.$eval('td time', (time) => ({ text: time.textContent, title: time.getAttribute('title'), datetime: time.getAttribute('datetime') }));
+    expect(shown.title).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} UTC$/);
+    expect(shown.text).toMatch(/GMT\+9/);
+    const expectedDay = new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Tokyo', day: 'numeric' }).format(new Date(shown.datetime));
+    expect(shown.text).toContain(expectedDay);
+    await page.emulateTimezone(undefined);
   }, processTestTimeoutMs);
 
   it('renders the API reference at /docs under its Content-Security-Policy, and tries an operation from it', async () => {

@@ -58,7 +58,7 @@ describe('dashboard accounts pages (sandbox)', () => {
   it("lists the customer's fiat accounts with IBAN, BIC and balance, its virtual accounts and wallets, and nobody else's", async () => {
     const page = await browser.get('/dashboard/accounts');
     expect(page.statusCode).toBe(200);
-    for (const text of ['Main EUR', eur.iban as string, eur.bic as string, '1000 EUR', 'Sterling', gbp.sort_code as string, 'closed', 'Collections', collections.iban, 'Treasury', wallet.deposit_address]) {
+    for (const text of ['Main EUR', eur.iban as string, eur.bic as string, '1,000.00 EUR', 'Sterling', gbp.sort_code as string, 'Closed', 'Collections', collections.iban, 'Treasury', wallet.deposit_address]) {
       expect(page.body).toContain(text);
     }
     for (const text of ['Bob EUR', bobsEur.iban as string, bobsVirtual.iban, 'Bob wallet']) expect(page.body).not.toContain(text);
@@ -95,8 +95,9 @@ describe('dashboard accounts pages (sandbox)', () => {
 
     const shown = await browser.get(location);
     expect(shown.statusCode).toBe(200);
-    expect(shown.body).toContain(`Deposit of 250.75 EUR received; the balance is now ${before + 250.75} EUR.`);
-    expect(shown.body).toContain(`${before + 250.75} EUR`);
+    expect(before).toBe(1000);
+    expect(shown.body).toContain('Deposit of 250.75 EUR received; the balance is now 1,250.75 EUR.');
+    expect(shown.body).toContain('1,250.75 EUR');
   });
 
   it('deposits into a virtual account by its id, crediting it and its master', async () => {
@@ -151,9 +152,9 @@ describe('dashboard accounts pages (sandbox)', () => {
     expect(balances).toEqual([{ asset: 'USDC', balance: '12.500000', available: '12.500000' }]);
 
     const shown = await browser.get(location);
-    expect(shown.body).toContain('Deposit of 12.500000 USDC on ETH received.');
-    expect(shown.body).toContain('12.500000 USDC');
-    expect(shown.body).toContain('deposit in');
+    expect(shown.body).toContain('Deposit of 12.50 USDC on ETH received.');
+    expect(shown.body).toContain('+12.50 USDC');
+    expect(shown.body).toContain('Deposit in');
   });
 
   it('refuses a wallet deposit the API refuses: no address of the pair (422), an amount not valid (400)', async () => {

@@ -42,8 +42,8 @@ describe('dashboard end users', () => {
     expect(page.body).toContain('ada.listed@example.com');
     expect(page.body).toContain('PDF upload');
     expect(page.body).toContain(`<a href="/dashboard/end-users/${engines.id}">Listed Engines Ltd</a>`);
-    expect(page.body).toMatch(/Listed Engines Ltd<\/a><\/td>\s*<td>Business<\/td>\s*<td>office@engines\.example<\/td>\s*<td><span>Review required<\/span><\/td>\s*<td>Not set<\/td>/);
-    expect(page.body).toMatch(/Ada Listed<\/a><\/td>\s*<td>Individual<\/td>[\s\S]*?Pending verification/);
+    expect(page.body).toMatch(/Listed Engines Ltd<\/a><\/td>\s*<td data-label="Type">Business<\/td>\s*<td data-label="Email">office@engines\.example<\/td>\s*<td data-label="Status"><span>Review required<\/span><\/td>\s*<td data-label="Verification method">Not set<\/td>/);
+    expect(page.body).toMatch(/Ada Listed<\/a><\/td>\s*<td data-label="Type">Individual<\/td>[\s\S]*?Pending verification/);
     expect(page.body).not.toContain(bobsUser.id);
     expect(page.body).not.toContain('bobs.person@example.com');
   });
@@ -64,7 +64,7 @@ describe('dashboard end users', () => {
     expect(page.body).toContain('<h1>Doc Holder</h1>');
     expect(page.body).toContain(String(user.reference_code));
     expect(page.body).toContain('Pending verification');
-    expect(page.body).toMatch(/<td>proof_of_address<\/td>\s*<td><\/td>\s*<td>utility-bill\.png<\/td>\s*<td>image\/png<\/td>\s*<td>64 bytes<\/td>\s*<td>pending<\/td>/);
+    expect(page.body).toMatch(/<td data-label="Type">Proof of address<\/td>\s*<td data-label="Kind"><\/td>\s*<td data-label="File name">utility-bill\.png<\/td>\s*<td data-label="MIME type">image\/png<\/td>\s*<td data-label="Size" class="num">64 bytes<\/td>\s*<td data-label="Sync status">Pending<\/td>/);
   });
 
   it('changes the status with the sandbox verification buttons, as GET /end-users/{id} then answers', async () => {
@@ -188,18 +188,18 @@ describe('dashboard hosted onboarding link', () => {
       const user = await createIndividual(t, customer, { verificationMethod: 'hosted_kyc' });
       const expiresAt = new Date(t.clock.now().getTime() + onboardingLinkTtlMs).toISOString();
       const fresh = await (await signedInBrowser(t, customer.id)).get(`/dashboard/end-users/${user.id}`);
-      expect(fresh.body).toContain(`The link works until ${expiresAt}.`);
+      expect(fresh.body).toMatch(new RegExp(`The link works until <time datetime="${expiresAt}"[^>]*>[^<]+</time>\\.`));
 
       t.clock.advance(onboardingLinkTtlMs + 1);
       // A new session: the first one has long been idle.
       const later = await (await signedInBrowser(t, customer.id, 'later@example.com')).get(`/dashboard/end-users/${user.id}`);
-      expect(later.body).toContain(`The link expired on ${expiresAt}; it no longer opens the page.`);
+      expect(later.body).toMatch(new RegExp(`The link expired on <time datetime="${expiresAt}"[^>]*>[^<]+</time>; it no longer opens the page\\.`));
 
       // The hosted page records its completion (web/onboarding); the dashboard says so instead of the expiry.
       const completedAt = t.clock.now().toISOString();
       await t.storage.db.updateTable('end_users').set({ onboarding_completed_at: completedAt }).where('id', '=', user.id).execute();
       const completed = await (await signedInBrowser(t, customer.id, 'completed@example.com')).get(`/dashboard/end-users/${user.id}`);
-      expect(completed.body).toContain(`The person completed the page on ${completedAt}; the link no longer opens it.`);
+      expect(completed.body).toMatch(new RegExp(`The person completed the page on <time datetime="${completedAt}"[^>]*>[^<]+</time>; the link no longer opens it\\.`));
     } finally {
       await t.close();
     }

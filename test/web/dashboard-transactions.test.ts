@@ -109,7 +109,7 @@ describe('dashboard transactions pages (sandbox)', () => {
     expect(page.statusCode).toBe(200);
     expect(listedIds(page.body)).toEqual(await transactionIds(t, alice, 'limit=50'));
     expect(listedIds(page.body)).toHaveLength(4);
-    for (const text of ['Invoice 77', 'Deposit 100', '300 EUR', 'Main EUR (EUR)', 'Savings EUR (EUR)', 'pending', 'completed']) expect(page.body).toContain(text);
+    for (const text of ['Invoice 77', 'Deposit 100', '+300.00 EUR', '\u221225.00 EUR', 'Main EUR (EUR)', 'Savings EUR (EUR)', 'Pending', 'Completed']) expect(page.body).toContain(text);
     expect(page.body).not.toContain('Bob pays');
     for (const field of ['account_id', 'status', 'direction', 'created_from', 'created_to']) {
       expect(page.body).toMatch(new RegExp(`<label for="([a-z-]+)">[^<]*(<span[^>]*>[^<]*</span>)?</label>\\s*<(select|input) id="\\1" name="${field}"`));
@@ -254,8 +254,8 @@ describe('dashboard transactions pages (sandbox)', () => {
 
     const page = await browser.get(`/dashboard/wallet-transfers/${transfer.local_id}`);
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('4.000000 USDC');
-    expect(page.body).toContain('pending');
+    expect(page.body).toContain('\u22124.00 USDC');
+    expect(page.body).toContain('Pending');
     expect(page.body).toContain(`action="/dashboard/wallet-transfers/${transfer.local_id}/settle"`);
     const response = await browser.post(`/dashboard/wallet-transfers/${transfer.local_id}/settle`, { outcome: 'completed' });
     expect(response.statusCode, response.body).toBe(303);
@@ -269,7 +269,7 @@ describe('dashboard transactions pages (sandbox)', () => {
     expect(after.body).not.toContain('/settle"');
 
     // A deposit is not settled: it has no buttons.
-    const depositId = /href="\/dashboard\/wallet-transfers\/([0-9a-f-]{36})"[^<]*<\/a><\/td>\s*<td>deposit in/.exec(walletPage.body)![1]!;
+    const depositId = /href="\/dashboard\/wallet-transfers\/([0-9a-f-]{36})"><time[^>]*>[^<]*<\/time><\/a><\/td>\s*<td data-label="Kind">Deposit in/.exec(walletPage.body)![1]!;
     expect((await browser.get(`/dashboard/wallet-transfers/${depositId}`)).body).not.toContain('/settle"');
   });
 
@@ -379,10 +379,10 @@ describe('dashboard transactions pages in production', () => {
       expect(list.body).toContain('Live invoice');
       const paymentPage = await browser.get(`/dashboard/transactions/${payment.transactionId}`);
       expect(paymentPage.statusCode).toBe(200);
-      expect(paymentPage.body).toContain('pending');
+      expect(paymentPage.body).toContain('Pending');
       const transferPage = await browser.get(`/dashboard/wallet-transfers/${transferId}`);
       expect(transferPage.statusCode).toBe(200);
-      expect(transferPage.body).toContain('pending');
+      expect(transferPage.body).toContain('Pending');
       for (const page of [paymentPage, transferPage]) {
         expect(page.body).not.toContain('/settle"');
         expect(page.body).not.toContain('Settle as');

@@ -180,8 +180,8 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(listed.body).toMatch(/<td>Passport<\/td>\s*<td>passport\.png<\/td>/);
     expect(listed.body).toMatch(/<td>Driving licence<\/td>\s*<td>licence\.pdf<\/td>/);
     const dashboard = await (await signedInBrowser(t, alice.id)).get(`/dashboard/end-users/${user.id}`);
-    expect(dashboard.body).toMatch(/<td>identity<\/td>\s*<td>Passport<\/td>\s*<td>passport\.png<\/td>/);
-    expect(dashboard.body).toMatch(/<td>identity<\/td>\s*<td>Driving licence<\/td>\s*<td>licence\.pdf<\/td>/);
+    expect(dashboard.body).toMatch(/<td data-label="Type">Identity<\/td>\s*<td data-label="Kind">Passport<\/td>\s*<td data-label="File name">passport\.png<\/td>/);
+    expect(dashboard.body).toMatch(/<td data-label="Type">Identity<\/td>\s*<td data-label="Kind">Driving licence<\/td>\s*<td data-label="File name">licence\.pdf<\/td>/);
   });
 
   it.each([

@@ -1,5 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Dialect } from '../../storage/database.js';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type { Database, EndUsersTable } from '../../storage/tables.js';
+import { containsText } from '../../storage/text-search.js';
 
 export type EndUserRow = EndUsersTable;
 type Db = Kysely<Database> | Transaction<Database>;
@@ -27,6 +30,23 @@ export async function providerEndUserIds(db: Db, ids: readonly string[]): Promis
 
 export async function listEndUsers(db: Db, customerId: string): Promise<EndUserRow[]> {
   return db.selectFrom('end_users').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+}
+
+/** What the dashboard's end-user search asks for: one id, or words in a name or the email address. */
+export type EndUserSearch = { id: string } | { text: string } | Record<string, never>;
+
+/** A page of the customer's end users, newest first, that match the search, and how many match in all. */
+export async function pageOfEndUsers(db: Db, dialect: Dialect, customerId: string, search: EndUserSearch, offset: number, limit: number) {
+  let query = db.selectFrom('end_users').where('customer_id', '=', customerId);
+  if ('id' in search) query = query.where('id', '=', search.id);
+  if ('text' in search) {
+    const fullName = sql<string>`coalesce(first_name, '') || ' ' || coalesce(last_name, '')`;
+    const columns = ['first_name', 'last_name', 'company_name', 'email'] as const;
+    query = query.where((eb) =>
+      eb.or([...columns.map((column) => containsText(dialect, eb.ref(column), search.text)), containsText(dialect, fullName, search.text)]),
+    );
+  }
+  return newestFirstPage<EndUserRow>(query, offset, limit);
 }
 
 export async function updateEndUser(trx: Db, customerId: string, id: string, changes: Partial<EndUserRow>): Promise<void> {

@@ -4,7 +4,7 @@ import { customerTimeOf, type Clock, type CustomerClocks } from '../../clock.js'
 import { notFound, validationError, type FieldError } from '../../errors.js';
 import { appendEvent } from '../../events/outbox.js';
 import type { OnCreated } from '../../storage/idempotency-answers.js';
-import { endUserReferenceRandomBytes, ownershipPercentMax, reportSizeMaxBytes } from '../../config/limits.js';
+import { endUserReferenceRandomBytes, ownershipPercentMax, pageLimitMax, reportSizeMaxBytes } from '../../config/limits.js';
 import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
@@ -16,7 +16,7 @@ import type { RegisteredEndUser } from '../../providers/kyc.js';
 import type { AnnouncedAnswers } from '../../providers/sandbox/timers.js';
 import { isCalendarDate } from './calendar-date.js';
 import { presentEndUser } from './presenter.js';
-import { findEndUser, insertEndUser, listEndUsers, updateEndUser, type EndUserRow } from './repository.js';
+import { findEndUser, insertEndUser, listEndUsers, pageOfEndUsers, updateEndUser, type EndUserRow, type EndUserSearch } from './repository.js';
 import type { CreateBusinessInput, CreateIndividualInput, EndUserRecord, UpdateEndUserInput } from './schemas.js';
 
 const riskTierByRating: Record<string, string> = { LOW: 'low_risk', MEDIUM: 'medium_risk', HIGH: 'high_risk' };
@@ -179,9 +179,14 @@ export class EndUserService {
     return (await listEndUsers(this.storage.db, caller.customerId)).map((row) => presentEndUser(row, caller.frOwnerBusinessId));
   }
 
-  /** The caller's end users as stored, oldest first: the dashboard also shows what the record leaves out (verification method, hosted onboarding link). */
-  async listRows(caller: AuthenticatedKey): Promise<EndUserRow[]> {
-    return listEndUsers(this.storage.db, caller.customerId);
+  /**
+   * A page of the caller's end users as stored, newest first, that match the search (the dashboard's list: it also
+   * shows what the record leaves out), with the API's pagination figures.
+   */
+  async pageOfRows(caller: AuthenticatedKey, search: EndUserSearch, page: number, limit: number): Promise<{ rows: EndUserRow[]; pagination: { page: number; limit: number; total: number } }> {
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await pageOfEndUsers(this.storage.db, this.storage.dialect, caller.customerId, search, (page - 1) * size, size);
+    return { rows, pagination: { page, limit: size, total: Number(total) } };
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<EndUserRecord> {

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import { queryTemplate } from '../../storage/query-template.js';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type { Database, FiatAccountsTable } from '../../storage/tables.js';
 
 export type FiatAccountRow = Selectable<FiatAccountsTable>;
@@ -29,6 +30,17 @@ export async function insertFiatAccount(trx: Transaction<Database>, row: Inserta
 
 export async function listFiatAccounts(db: Kysely<Database>, customerId: string): Promise<FiatAccountRow[]> {
   return db.selectFrom('fiat_accounts').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+}
+
+/** The customer's fiat accounts among these ids (another customer's ids find nothing). */
+export async function fiatAccountsWithIds(db: Kysely<Database>, customerId: string, ids: readonly string[]): Promise<FiatAccountRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('fiat_accounts').selectAll().where('customer_id', '=', customerId).where('id', 'in', [...new Set(ids)]).execute();
+}
+
+/** A page of the customer's fiat accounts, newest first, and how many there are (the dashboard's list). */
+export async function pageOfFiatAccounts(db: Kysely<Database>, customerId: string, offset: number, limit: number) {
+  return newestFirstPage<FiatAccountRow>(db.selectFrom('fiat_accounts').where('customer_id', '=', customerId), offset, limit);
 }
 
 /** Sets status and updated_at where the caller's account still has status `from`; false when it no longer has. */

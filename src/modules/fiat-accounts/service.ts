@@ -10,7 +10,7 @@ import type { Storage } from '../../storage/database.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { EndUserService } from '../end-users/index.js';
 import { presentFiatAccount } from '../accounts/index.js';
-import { findFiatAccount, insertFiatAccount, listFiatAccounts, type FiatAccountRow } from './repository.js';
+import { fiatAccountsWithIds, findFiatAccount, insertFiatAccount, listFiatAccounts, pageOfFiatAccounts, type FiatAccountRow } from './repository.js';
 import type { CreateFiatAccountInput, FiatAccountRecord } from './schemas.js';
 
 /** docs/spec.md §4 leaves ibanCountry optional; the default is the natural home of the currency (docs/decisions). */
@@ -85,6 +85,18 @@ export class FiatAccountService {
 
   async list(caller: AuthenticatedKey): Promise<FiatAccountRecord[]> {
     const rows = await listFiatAccounts(this.storage.db, caller.customerId);
+    return rows.map((row) => presentFiatAccount(row, caller.frOwnerBusinessId));
+  }
+
+  /** A page of the caller's fiat accounts, newest first, with the API's pagination figures (the dashboard's list). */
+  async page(caller: AuthenticatedKey, page: number, limit: number): Promise<{ data: FiatAccountRecord[]; pagination: { page: number; limit: number; total: number } }> {
+    const { rows, total } = await pageOfFiatAccounts(this.storage.db, caller.customerId, (page - 1) * limit, limit);
+    return { data: rows.map((row) => presentFiatAccount(row, caller.frOwnerBusinessId)), pagination: { page, limit, total: Number(total) } };
+  }
+
+  /** The caller's fiat accounts among these ids, in no order: the dashboard names the accounts a page shows. */
+  async withIds(caller: AuthenticatedKey, ids: readonly string[]): Promise<FiatAccountRecord[]> {
+    const rows = await fiatAccountsWithIds(this.storage.db, caller.customerId, ids.map((id) => id.toLowerCase()));
     return rows.map((row) => presentFiatAccount(row, caller.frOwnerBusinessId));
   }
 

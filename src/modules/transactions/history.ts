@@ -91,6 +91,8 @@ export interface TransactionFilters {
   reference?: string;
   createdFrom?: string;
   createdTo?: string;
+  /** The amount in base units of the record's currency (the dashboard's search; the API has no such filter). */
+  amountMinor?: bigint;
 }
 
 function filtered(db: Db, customerId: string, filters: TransactionFilters) {
@@ -105,7 +107,27 @@ function filtered(db: Db, customerId: string, filters: TransactionFilters) {
   if (filters.reference !== undefined) query = query.where('reference', '=', filters.reference);
   if (filters.createdFrom !== undefined) query = query.where('created_at', '>=', filters.createdFrom);
   if (filters.createdTo !== undefined) query = query.where('created_at', '<', filters.createdTo);
+  if (filters.amountMinor !== undefined) query = query.where('amount_minor', '=', filters.amountMinor);
   return query;
+}
+
+/**
+ * A batch of the filtered history, newest first, below a position of the customer's sequence (all of it when
+ * `belowSeq` is null): keyset paging, so the thousandth batch costs what the first does. Each record's values are
+ * followed by its sequence number, the position to read the next batch below.
+ */
+export async function filteredTransactionsBelow(
+  storage: Storage,
+  customerId: string,
+  filters: TransactionFilters,
+  belowSeq: bigint | null,
+  limit: number,
+): Promise<Array<{ values: HistoryValues; seq: bigint }>> {
+  let query = filtered(storage.db, customerId, filters).select([...historyColumns, 'customer_seq']);
+  if (belowSeq !== null) query = query.where('customer_seq', '<', belowSeq);
+  const rows = await storage.selectArrays(query.orderBy('customer_seq', 'desc').limit(limit).compile());
+  // PostgreSQL answers a bigint column as text, SQLite as a number or bigint: BigInt takes each.
+  return rows.map((row) => ({ values: row.slice(0, historyColumns.length), seq: BigInt(row[historyColumns.length] as string | number | bigint) }));
 }
 
 /** Filtered history: an exact count and an offset page (docs/transactions.md says what this costs). */

@@ -10,4 +10,4 @@ export async function transactionsPlugin(app: FastifyInstance, { transactions }:
 export { historyValuesOf } from './history.js';
 export { presentTransaction } from './presenter.js';
 export { Pagination, TransactionRecord, type TransactionRecordType, TransactionsQuery, type TransactionsQueryType, reconciliationFilters } from './schemas.js';
-export { TransactionService } from './service.js';
+export { TransactionService, type TransactionSearch } from './service.js';

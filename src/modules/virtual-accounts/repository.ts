@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { queryTemplate } from '../../storage/query-template.js';
+import { newestFirstPage } from '../../storage/newest-first-page.js';
 import type { Database, VirtualAccountsTable } from '../../storage/tables.js';
 
 export type VirtualAccountRow = VirtualAccountsTable;
@@ -31,6 +32,17 @@ export async function insertVirtualAccount(trx: Transaction<Database>, row: Virt
 
 export async function listVirtualAccounts(db: Db, customerId: string): Promise<VirtualAccountRow[]> {
   return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+}
+
+/** The customer's virtual accounts among these ids (another customer's ids find nothing). */
+export async function virtualAccountsWithIds(db: Db, customerId: string, ids: readonly string[]): Promise<VirtualAccountRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('virtual_accounts').selectAll().where('customer_id', '=', customerId).where('id', 'in', [...new Set(ids)]).execute();
+}
+
+/** A page of the customer's virtual accounts, newest first, and how many there are (the dashboard's list). */
+export async function pageOfVirtualAccounts(db: Db, customerId: string, offset: number, limit: number) {
+  return newestFirstPage<VirtualAccountRow>(db.selectFrom('virtual_accounts').where('customer_id', '=', customerId), offset, limit);
 }
 
 /** Sets status and updated_at where the caller's virtual account still has status `from`; false when it no longer has. */

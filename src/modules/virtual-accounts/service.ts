@@ -14,7 +14,7 @@ import { findCustomerFiatAccount, type FiatAccountRow } from '../fiat-accounts/i
 import { ibanCountries } from '../fiat-accounts/index.js';
 import { accountHolderName } from './holder-name.js';
 import { presentVirtualAccount } from '../accounts/index.js';
-import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, type VirtualAccountRow } from './repository.js';
+import { findVirtualAccount, insertVirtualAccount, listVirtualAccounts, pageOfVirtualAccounts, virtualAccountsWithIds, type VirtualAccountRow } from './repository.js';
 import type { CreateVirtualAccountInput, VirtualAccountRecord } from './schemas.js';
 
 /**
@@ -116,6 +116,18 @@ export class VirtualAccountService {
 
   async list(caller: AuthenticatedKey): Promise<VirtualAccountRecord[]> {
     const rows = await listVirtualAccounts(this.storage.db, caller.customerId);
+    return rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId));
+  }
+
+  /** A page of the caller's virtual accounts, newest first, with the API's pagination figures (the dashboard's list). */
+  async page(caller: AuthenticatedKey, page: number, limit: number): Promise<{ data: VirtualAccountRecord[]; pagination: { page: number; limit: number; total: number } }> {
+    const { rows, total } = await pageOfVirtualAccounts(this.storage.db, caller.customerId, (page - 1) * limit, limit);
+    return { data: rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId)), pagination: { page, limit, total: Number(total) } };
+  }
+
+  /** The caller's virtual accounts among these ids, in no order: the dashboard names the accounts a page shows. */
+  async withIds(caller: AuthenticatedKey, ids: readonly string[]): Promise<VirtualAccountRecord[]> {
+    const rows = await virtualAccountsWithIds(this.storage.db, caller.customerId, ids.map((id) => id.toLowerCase()));
     return rows.map((row) => presentVirtualAccount(row, caller.frOwnerBusinessId));
   }
 

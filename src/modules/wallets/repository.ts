@@ -25,6 +25,13 @@ export async function listWallets(db: Db, customerId: string): Promise<WalletRow
   return walletsWithDepositAddress(db, customerId).orderBy('wallets.created_at', 'asc').orderBy('wallets.id', 'asc').execute();
 }
 
+/** A page of the customer's wallets, newest first, and how many there are (the dashboard's list). */
+export async function pageOfWallets(db: Db, customerId: string, offset: number, limit: number): Promise<{ rows: WalletRow[]; total: bigint }> {
+  const counted = await db.selectFrom('wallets').where('customer_id', '=', customerId).select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow();
+  const rows = await walletsWithDepositAddress(db, customerId).orderBy('wallets.created_at', 'desc').orderBy('wallets.id', 'desc').limit(limit).offset(offset).execute();
+  return { rows, total: BigInt(counted.total) };
+}
+
 export async function findWallet(db: Db, customerId: string, id: string): Promise<WalletRow | undefined> {
   return walletsWithDepositAddress(db, customerId).where('wallets.id', '=', id).executeTakeFirst();
 }

@@ -30,6 +30,7 @@ import {
   listWalletBalances,
   listWallets,
   lockWallet,
+  pageOfWallets,
   type WalletAddressRow,
   type WalletRow,
 } from './repository.js';
@@ -110,6 +111,12 @@ export class WalletService {
 
   async list(caller: AuthenticatedKey): Promise<WalletRecord[]> {
     return (await listWallets(this.storage.db, caller.customerId)).map(presentWallet);
+  }
+
+  /** A page of the caller's wallets, newest first, with the API's pagination figures (the dashboard's list). */
+  async page(caller: AuthenticatedKey, page: number, limit: number): Promise<{ data: WalletRecord[]; pagination: { page: number; limit: number; total: number } }> {
+    const { rows, total } = await pageOfWallets(this.storage.db, caller.customerId, (page - 1) * limit, limit);
+    return { data: rows.map(presentWallet), pagination: { page, limit, total: Number(total) } };
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<WalletDetailRecord> {

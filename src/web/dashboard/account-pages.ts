@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { dashboardAccountsPerPage } from '../../config/limits.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
@@ -9,11 +10,13 @@ import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.
 import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/index.js';
 import { DomainError } from '../../errors.js';
 import { formOf, formRefusal, formText } from '../form.js';
+import { moneyText } from '../money-text.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 import { addressId } from './ids.js';
-import { checkListQuery, listQuery, pagerOf } from './lists.js';
+import { endUserName } from './names.js';
+import { checkListQuery, listQuery, pageNumberOf, pagerOf } from './lists.js';
 
 const checkDeposit = bodyChecker<DepositInput>(DepositBody);
 const checkWalletDeposit = bodyChecker<WalletDepositInput>(WalletDepositBody);
@@ -49,10 +52,25 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     }
   };
 
+  /** Three lists, newest first, each paged on its own (`fiat_page`, `virtual_page`, `wallet_page`); the links keep the others' pages. */
   context.get('/accounts', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
-    const [fiat, virtual, walletList] = await Promise.all([fiatAccounts.list(caller), virtualAccounts.list(caller), wallets.wallets.list(caller)]);
-    return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', { fiat, virtual, wallets: walletList });
+    const pages = { fiat_page: 0, virtual_page: 0, wallet_page: 0 };
+    for (const name of Object.keys(pages) as Array<keyof typeof pages>) pages[name] = pageNumberOf(request.query, name);
+    const [fiat, virtual, walletList] = await Promise.all([
+      fiatAccounts.page(caller, pages.fiat_page, dashboardAccountsPerPage),
+      virtualAccounts.page(caller, pages.virtual_page, dashboardAccountsPerPage),
+      wallets.wallets.page(caller, pages.wallet_page, dashboardAccountsPerPage),
+    ]);
+    const keep = Object.fromEntries(Object.entries(pages).map(([name, page]) => [name, page === 1 ? undefined : String(page)]));
+    return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', {
+      fiat: fiat.data,
+      virtual: virtual.data,
+      wallets: walletList.data,
+      fiatPager: pagerOf('/dashboard/accounts', fiat.pagination, keep, 'fiat_page'),
+      virtualPager: pagerOf('/dashboard/accounts', virtual.pagination, keep, 'virtual_page'),
+      walletPager: pagerOf('/dashboard/accounts', walletList.pagination, keep, 'wallet_page'),
+    });
   });
 
   /** An account's page; `?deposit=<transaction id>` (where a deposit redirects) says what arrived. */
@@ -61,7 +79,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     const depositId = formText(formOf(request.query), 'deposit');
     const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.transactions.get(caller, addressId(depositId));
     const master = found.kind === 'virtual' ? await fiatAccounts.get(caller, found.account.master_fiat_account_id) : undefined;
-    const notice = deposit && `Deposit of ${deposit.amount} ${deposit.currency} received; the balance is now ${deposit.balance_after} ${deposit.currency}.`;
+    const notice = deposit && `Deposit of ${moneyText(deposit.amount, deposit.currency)} received; the balance is now ${moneyText(deposit.balance_after, deposit.currency)}.`;
     const data = { ...found, master, notice, depositPath: `/dashboard/accounts/${found.account.id}/deposits`, ...extra };
     return renderPage(services, request, reply, '/dashboard/account', found.account.account_name, data, status);
   };
@@ -83,14 +101,16 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     const transfers = await wallets.transfers.list(caller, wallet.local_id, page, transfersPerPage);
     const depositId = formText(query, 'deposit');
     const deposit: WalletTransferRecord | undefined = depositId === undefined ? undefined : await wallets.transfers.get(caller, addressId(depositId));
-    const notice = deposit && `Deposit of ${deposit.amount} ${deposit.asset} on ${deposit.network} received.`;
+    const notice = deposit && `Deposit of ${moneyText(deposit.amount, deposit.asset)} on ${deposit.network} received.`;
+    // The wallet's end user by name, linked; the id alone when the end user is gone.
+    const endUser = wallet.end_user_id === null ? undefined : await services.endUsers.get(caller, wallet.end_user_id).catch(() => undefined);
     return renderPage(
       services,
       request,
       reply,
       '/dashboard/account-wallet',
       wallet.display_name,
-      { wallet, transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), notice, ...extra },
+      { wallet, endUserName: endUser && endUserName(endUser), transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), notice, ...extra },
       status,
     );
   };

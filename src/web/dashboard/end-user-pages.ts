@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageLimitDefault } from '../../config/limits.js';
 import { bodyChecker } from '../../http/validation.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import type { OnboardingLinks } from '../../modules/end-users/index.js';
@@ -6,9 +7,13 @@ import { presentEndUser } from '../../modules/end-users/index.js';
 import type { EndUserRow } from '../../modules/end-users/index.js';
 import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/index.js';
 import { allowedTransitions } from '../../modules/end-users/index.js';
+import { codeWords } from '../code-words.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';
+import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
+import { searchOf } from './search.js';
+import { endUserName } from './names.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
@@ -16,33 +21,19 @@ const checkVerificationBody = bodyChecker<SandboxVerificationInput>(SandboxVerif
 
 type EndUserParams = { Params: { endUserId: string } };
 
-const statusWords: Record<EndUserStatus, string> = {
-  pending_verification: 'Pending verification',
-  verified: 'Verified',
-  rejected: 'Rejected',
-  review_required: 'Review required',
-};
-
 /** Status is always in words; the colour only repeats it. */
 const statusClasses: Partial<Record<EndUserStatus, string>> = { verified: 'status-ok', rejected: 'status-bad' };
-
-const verificationMethodWords: Record<string, string> = {
-  hosted_kyc: 'Hosted onboarding page',
-  pdf_upload: 'PDF upload',
-  provider_websdk: 'Provider web SDK',
-};
 
 /** The record as the API answers it, with what the dashboard adds: names and states in words, the hosted onboarding link. */
 function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks: OnboardingLinks) {
   const record = presentEndUser(row, caller.frOwnerBusinessId);
-  const personName = [row.first_name, row.middle_name, row.last_name].filter((part) => part !== null && part !== '').join(' ');
   return {
     ...record,
-    name: row.end_user_type === 'BUSINESS' ? (row.company_name ?? '') : personName,
-    type_words: record.end_user_type === 'BUSINESS' ? 'Business' : 'Individual',
-    status_words: statusWords[record.status],
+    name: endUserName(record),
+    type_words: codeWords(record.end_user_type),
+    status_words: codeWords(record.status),
     status_class: statusClasses[record.status] ?? '',
-    verification_method_words: row.verification_method === null ? 'Not set' : (verificationMethodWords[row.verification_method] ?? row.verification_method),
+    verification_method_words: row.verification_method === null ? 'Not set' : codeWords(row.verification_method),
     // Only a hosted_kyc end user has a hosted onboarding link (modules/end-users/onboarding.ts).
     onboarding: onboardingLinks.linkOf(row) ?? null,
   };
@@ -52,11 +43,18 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks:
 export function endUserPages(context: FastifyInstance, services: WebServices): void {
   const sandbox = services.config.apiEnvironment === 'sandbox';
 
+  /** Newest first, a page at a time; the search box takes an id, or words of a name or an email address. */
   context.get('/end-users', pageRoute, async (request, reply) => {
     const caller = request.dashboard!.caller;
-    const rows = await services.endUsers.listRows(caller);
-    const endUsers = rows.reverse().map((row) => endUserView(row, caller, services.onboardingLinks));
-    return renderPage(services, request, reply, '/dashboard/end-users', 'End users', { endUsers });
+    const search = searchOf(request.query, { amounts: false });
+    const { page, limit } = checkListQuery(checkPageQuery, listQuery(request.query, []));
+    const found = await services.endUsers.pageOfRows(caller, search.kind === 'id' ? { id: search.id } : search.kind === 'words' ? { text: search.text } : {}, page ?? 1, limit ?? pageLimitDefault);
+    const q = search.kind === 'none' ? undefined : search.text;
+    return renderPage(services, request, reply, '/dashboard/end-users', 'End users', {
+      endUsers: found.rows.map((row) => endUserView(row, caller, services.onboardingLinks)),
+      pager: pagerOf('/dashboard/end-users', found.pagination, { q, page: undefined, limit: String(found.pagination.limit) }),
+      q: q ?? '',
+    });
   });
 
   const detail = async (request: FastifyRequest<EndUserParams>, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
@@ -70,7 +68,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
         kind_words: document.document_kind === null ? '' : documentKindWords[document.document_kind],
       })),
       // The sandbox offers only the decisions the current status allows.
-      outcomes: sandbox ? allowedTransitions[endUser.status].map((outcome) => ({ outcome, words: statusWords[outcome] })) : [],
+      outcomes: sandbox ? allowedTransitions[endUser.status].map((outcome) => ({ outcome, words: codeWords(outcome) })) : [],
       ...extra,
     }, status);
   };

@@ -1,5 +1,19 @@
+import { Type } from 'typebox';
+import { pageLimitDefault, pageLimitMax, pageMax } from '../../config/limits.js';
 import { DomainError } from '../../errors.js';
+import { bodyChecker } from '../../http/validation.js';
 import { formOf, formProblems, formText } from '../form.js';
+
+/** A list page's own paging (lists the API does not page): as the API's, a larger limit is clamped, not refused. */
+export const checkPageQuery = bodyChecker<{ page?: number; limit?: number }>(
+  Type.Object(
+    {
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: pageMax })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, default: pageLimitDefault, description: `Clamped to ${pageLimitMax}` })),
+    },
+    { additionalProperties: false },
+  ),
+);
 
 /**
  * A list page's query as the API's query schema takes it: an empty field (a filter's "any") is absent; page and
@@ -28,6 +42,16 @@ export function checkListQuery<T>(check: (data: unknown) => T, fields: Record<st
   }
 }
 
+/** A page number of a page with several lists (`fiat_page=2`): 1 when absent, the 400 page when not a page number. */
+export function pageNumberOf(query: unknown, name: string): number {
+  const text = formText(formOf(query), name);
+  if (text === undefined) return 1;
+  if (!/^\d{1,10}$/.test(text) || Number(text) < 1 || Number(text) > pageMax) {
+    throw new DomainError('VALIDATION_ERROR', `This page address is not valid: ${name}: must be a page number from 1 to ${pageMax}.`);
+  }
+  return Number(text);
+}
+
 export interface Pager {
   page: number;
   pages: number;
@@ -38,14 +62,15 @@ export interface Pager {
 
 /**
  * The links to the pages before and after this one (the `/dashboard/pager` template), keeping the parameters that
- * chose it in their order; `page` takes its place among them if listed there, else it comes last.
+ * chose it in their order; `page` (or `pageParameter`, where one page has several lists) takes its place among them
+ * if listed there, else it comes last.
  */
-export function pagerOf(path: string, pagination: { page: number; limit: number; total: number }, keep: Record<string, string | undefined>): Pager {
+export function pagerOf(path: string, pagination: { page: number; limit: number; total: number }, keep: Record<string, string | undefined>, pageParameter = 'page'): Pager {
   const { page, limit, total } = pagination;
   const pages = Math.max(1, Math.ceil(total / limit));
   const href = (target: number) => {
     const params = new URLSearchParams();
-    for (const [name, value] of Object.entries({ ...keep, page: String(target) })) if (value !== undefined) params.set(name, value);
+    for (const [name, value] of Object.entries({ ...keep, [pageParameter]: String(target) })) if (value !== undefined) params.set(name, value);
     return `${path}?${params.toString()}`;
   };
   return { page, pages, total, previous: page > 1 ? href(Math.min(page - 1, pages)) : undefined, next: page < pages ? href(page + 1) : undefined };

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { show } from '../show.js';
 import type { WebServices } from './services.js';
 import { sessionBinding } from './session.js';
 
@@ -35,7 +36,7 @@ export function layoutData(services: WebServices, request: FastifyRequest): Reco
   };
 }
 
-/** Renders a signed-in page inside the layout, with `data` and the layout's own (layoutData). */
+/** Renders a signed-in page inside the layout, with `data`, the layout's own (layoutData) and the formatters (`show`). */
 export function renderPage(services: WebServices, request: FastifyRequest, reply: FastifyReply, template: string, title: string, data: Record<string, unknown> = {}, status = 200) {
-  return reply.code(status).view(template, { ...data, title, ...layoutData(services, request) });
+  return reply.code(status).view(template, { ...data, title, show, ...layoutData(services, request) });
 }

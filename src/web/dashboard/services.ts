@@ -11,6 +11,7 @@ import type { EndUserRecord } from '../../modules/end-users/index.js';
 import type { SandboxVerification } from '../../providers/sandbox/verification.js';
 import type { EventService } from '../../modules/events/index.js';
 import type { FiatAccountService } from '../../modules/fiat-accounts/index.js';
+import type { PayeeServices } from '../../modules/payees/index.js';
 import type { PaymentServices } from '../../modules/payments/index.js';
 import type { TransactionService } from '../../modules/transactions/index.js';
 import type { VirtualAccountService } from '../../modules/virtual-accounts/index.js';
@@ -36,6 +37,7 @@ export interface WebServices {
   fiatAccounts: FiatAccountService;
   virtualAccounts: VirtualAccountService;
   wallets: WalletServices;
+  payees: PayeeServices;
   payments: PaymentServices;
   transactions: TransactionService;
   /** The sandbox's deposits; undefined outside the sandbox. */

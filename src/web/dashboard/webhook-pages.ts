@@ -18,6 +18,7 @@ import {
 } from '../../modules/webhooks/index.js';
 import { formList, formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
+import { timeText } from '../time-text.js';
 import { checkListQuery, listQuery, pagerOf } from './lists.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
@@ -106,7 +107,7 @@ function healthText(health: WebhookHealthRecord): { lastDay: string; autoDisable
   const disable = health.auto_disable;
   if (disable === null) return { lastDay, autoDisable: null };
   const failures = disable.failures_left === 0 ? 'at its next failed attempt' : `after ${disable.failures_left} more failed ${disable.failures_left === 1 ? 'attempt' : 'attempts'}`;
-  const notBefore = disable.seconds_left > 0 ? `, and not before ${disable.not_before} (in ${durationText(disable.seconds_left)})` : '';
+  const notBefore = disable.seconds_left > 0 ? `, and not before ${timeText(disable.not_before)} (in ${durationText(disable.seconds_left)})` : '';
   return { lastDay, autoDisable: `If it keeps failing: ${failures}${notBefore}.` };
 }
 
@@ -233,7 +234,7 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     return afterAction(request, reply, async () => {
       const body = checkReplay(since === undefined ? {} : { since: utcFromLocalInput(since), onlyFailed });
       const result = await services.webhooks.replay(callerOf(request), request.params.webhookId, body.since, body.onlyFailed ?? false);
-      const more = result.next_since === null ? '' : ` There were more: replay from ${result.next_since} to queue the rest.`;
+      const more = result.next_since === null ? '' : ` There were more: replay from ${timeText(result.next_since)} to queue the rest.`;
       const what = onlyFailed ? (result.queued === 1 ? 'failed event' : 'failed events') : result.queued === 1 ? 'event' : 'events';
       return { notice: `${result.queued} ${what} queued for delivery.${more}`, replayed: { ...result, onlyFailed } };
     });
