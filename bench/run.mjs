@@ -15,6 +15,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { inspect } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { Agent, setGlobalDispatcher } from 'undici';
@@ -760,7 +761,7 @@ try {
   await main();
 } catch (error) {
   // fetch's own error says only "fetch failed": what failed is its cause (ECONNRESET, a timeout…).
-  const cause = error instanceof Error && error.cause !== undefined ? `\ncaused by: ${error.cause instanceof Error ? (error.cause.stack ?? String(error.cause)) : String(error.cause)}` : '';
+  const cause = error instanceof Error && error.cause !== undefined ? `\ncaused by: ${error.cause instanceof Error ? (error.cause.stack ?? error.cause.message) : inspect(error.cause)}` : '';
   process.stderr.write(`\nbench failed: ${error instanceof Error ? (error.stack ?? String(error)) : String(error)}${cause}\n`);
   exitCode = 1;
 } finally {
