@@ -31,6 +31,7 @@ import { webhookAttemptDetailsMigration } from './migrations/0024-webhook-attemp
 import { webhookDeliveryClaimsMigration } from './migrations/0025-webhook-delivery-claims.js';
 import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.js';
 import { sandboxTestClocksMigration } from './migrations/0027-sandbox-test-clocks.js';
+import { dashboardFormsMigration } from './migrations/0029-dashboard-forms.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -67,6 +68,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0025-webhook-delivery-claims': webhookDeliveryClaimsMigration(),
     '0026-sandbox-kyc-timers': sandboxKycTimersMigration(),
     '0027-sandbox-test-clocks': sandboxTestClocksMigration(),
+    '0029-dashboard-forms': dashboardFormsMigration(),
   };
 }
 

@@ -12,6 +12,7 @@ import { webhookPages } from './dashboard/webhook-pages.js';
 import { overviewPages } from './dashboard/overview-pages.js';
 import { layoutData } from './dashboard/render.js';
 import type { WebServices } from './dashboard/services.js';
+import { revealPages } from './dashboard/reveal-pages.js';
 import { installSessionGuard } from './dashboard/session.js';
 import { signInPages } from './dashboard/sign-in-pages.js';
 import { refuseJsonBodies } from './form.js';
@@ -40,6 +41,7 @@ export async function registerWebPages(app: FastifyInstance, services: WebServic
       installIdCheck(context);
       signInPages(context, services);
       overviewPages(context, services);
+      revealPages(context, services);
       apiKeyPages(context, services);
       accountPages(context, services);
       transactionPages(context, services);

@@ -105,7 +105,7 @@ describe('dashboard end users', () => {
     await browser.get(`/dashboard/end-users/${user.id}`);
     const refused = await browser.post(`/dashboard/end-users/${user.id}/verification`, { outcome: 'approved' });
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain('outcome: must be one of verified, rejected, review_required');
+    expect(refused.body).toContain('Outcome: must be one of verified, rejected, review_required');
     expect(await statusOf(alice, user.id)).toBe('pending_verification');
   });
 

@@ -169,13 +169,13 @@ describe('dashboard transactions pages (sandbox)', () => {
 
   it('answers filters GET /transactions refuses with a 400 page naming the problem, the form still there', async () => {
     const cases: Array<[query: string, problem: string]> = [
-      ['status=settled', 'status: must be one of pending, completed, failed'],
-      ['direction=sideways', 'direction: must be one of incoming, outgoing'],
-      ['account_id=not-an-id', 'account_id:'],
-      ['created_from=yesterday', 'created_from: must be an RFC 3339 date-time'],
-      ['page=0', 'page: must be &gt;= 1'],
-      ['page=two', 'page: must be integer'],
-      ['limit=0', 'limit: must be &gt;= 1'],
+      ['status=settled', 'Status: must be one of pending, completed, failed'],
+      ['direction=sideways', 'Direction: must be one of incoming, outgoing'],
+      ['account_id=not-an-id', 'Account:'],
+      ['created_from=yesterday', 'Created from: must be an RFC 3339 date-time'],
+      ['page=0', 'Page: must be &gt;= 1'],
+      ['page=two', 'Page: must be integer'],
+      ['limit=0', 'Limit: must be &gt;= 1'],
     ];
     for (const [query, problem] of cases) {
       const page = await browser.get(`/dashboard/transactions?${query}`);
@@ -241,7 +241,7 @@ describe('dashboard transactions pages (sandbox)', () => {
     for (const fields of [{ outcome: 'maybe' }, {}] as Array<Record<string, string>>) {
       const response = await browser.post(`/dashboard/payments/${payment.id}/settle`, fields);
       expect(response.statusCode).toBe(400);
-      expect(response.body).toContain('outcome:');
+      expect(response.body).toContain('Outcome:');
     }
     expect((await t.request({ url: `/payments/${payment.id}`, key: alice.key })).json().data.status).toBe('pending');
   });

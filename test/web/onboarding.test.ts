@@ -307,7 +307,7 @@ describe('hosted onboarding page (sandbox)', () => {
     for (const button of ['value="verified">Verified', 'value="rejected">Rejected', 'value="review_required">Needs review']) expect(page.body).toContain(button);
     const unknown = await postForm(t, `${user.path}/outcome`, { _csrf: csrfOf(page.body), outcome: 'approved' });
     expect(unknown.statusCode).toBe(400);
-    expect(unknown.body).toContain('outcome: must be one of verified, rejected, review_required');
+    expect(unknown.body).toContain('Outcome: must be one of verified, rejected, review_required');
   });
 
   it.each([

@@ -11,6 +11,13 @@ export class InvalidInputError extends Error {
   override name = 'InvalidInputError';
 }
 
+/** Several things wrong with one input at once (the CLI prints them in one line; a form shows each by its field). */
+export class InvalidInputErrors extends InvalidInputError {
+  constructor(readonly problems: readonly InvalidInputError[]) {
+    super(problems.map((problem) => problem.message).join('; '));
+  }
+}
+
 function checkedName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length < 1 || trimmed.length > customerNameLengthMax) {

@@ -9,6 +9,7 @@ import { allowedTransitions } from '../../modules/end-users/index.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText } from '../form.js';
 import { pageRoute } from '../page-route.js';
+import { redirectWithNotice } from './notices.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
@@ -84,7 +85,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
     try {
       const body = checkVerificationBody(outcome === undefined ? {} : { outcome });
       const decided = await services.verification.decide(request.dashboard!.customerId, request.params.endUserId, body.outcome);
-      return await reply.redirect(`/dashboard/end-users/${decided.id}`, 303);
+      return await redirectWithNotice(services, request, reply, `/dashboard/end-users/${decided.id}`, `Verification decided: ${statusWords[decided.status]}.`);
     } catch (error) {
       // A refused outcome (400) or a move the status does not allow (422) is shown on the page; an unknown id is the 404 page.
       const refused = formRefusal(error);

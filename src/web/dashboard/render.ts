@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { FormState } from '../form.js';
+import { takeNotice } from './notices.js';
 import type { WebServices } from './services.js';
 import { sessionBinding } from './session.js';
 
@@ -35,7 +37,12 @@ export function layoutData(services: WebServices, request: FastifyRequest): Reco
   };
 }
 
-/** Renders a signed-in page inside the layout, with `data` and the layout's own (layoutData). */
+/**
+ * Renders a signed-in page inside the layout, with `data` and the layout's own (layoutData); the notice of the form
+ * that redirected here, unless `data` has its own; `form` (FormState) empty unless `data` has a refused one.
+ */
 export function renderPage(services: WebServices, request: FastifyRequest, reply: FastifyReply, template: string, title: string, data: Record<string, unknown> = {}, status = 200) {
-  return reply.code(status).view(template, { ...data, title, ...layoutData(services, request) });
+  const notice = data.notice ?? takeNotice(services, request, reply);
+  // A fresh form (nothing typed, no problems) unless the page shows a refused one.
+  return reply.code(status).view(template, { form: new FormState(), ...data, notice, title, ...layoutData(services, request) });
 }

@@ -3,19 +3,30 @@ import { bodyChecker } from '../../http/validation.js';
 import { SettleBody, type PaymentRecord } from '../../modules/payments/index.js';
 import { TransactionsQuery, type TransactionsQueryType } from '../../modules/transactions/index.js';
 import { SettleWalletTransferBody } from '../../modules/wallets/index.js';
-import { formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
+import { formOf, formRefusal, formText, refusedForm, utcFromLocalInput, type FieldLabels, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { listQuery, pagerOf } from './lists.js';
+import { redirectWithNotice } from './notices.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
 type Outcome = 'completed' | 'failed';
+const outcomeWords: Record<Outcome, string> = { completed: 'completed', failed: 'failed, and what it held is available again' };
 const checkPaymentSettlement = bodyChecker<{ outcome: Outcome }>(SettleBody);
 const checkTransferSettlement = bodyChecker<{ outcome: Outcome }>(SettleWalletTransferBody);
 const checkTransactionsQuery = bodyChecker<TransactionsQueryType>(TransactionsQuery);
 
 /** The filters of GET /transactions that the filter form offers, kept in the page links. */
 const filterNames = ['account_id', 'status', 'direction', 'created_from', 'created_to', 'limit'] as const;
+
+/** The filter form's fields (a refused filter is shown by its field). */
+const filterLabels: FieldLabels = {
+  account_id: { label: 'Account', paths: ['/account_id'], id: 'filter-account' },
+  status: { label: 'Status', paths: ['/status'], id: 'filter-status' },
+  direction: { label: 'Direction', paths: ['/direction'], id: 'filter-direction' },
+  created_from: { label: 'Created from', paths: ['/created_from'], id: 'filter-from' },
+  created_to: { label: 'Created before', paths: ['/created_to'], id: 'filter-to' },
+};
 
 /** The filter values as sent, for the form and the page links. */
 function sentFilters(query: FormBody): Record<string, string> {
@@ -58,9 +69,10 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       for (const name of ['created_from', 'created_to'] as const) if (typeof input[name] === 'string') input[name] = utcFromLocalInput(input[name]);
       checked = checkTransactionsQuery(input);
     } catch (error) {
-      const refused = formRefusal(error);
+      const refused = refusedForm(error, query, filterLabels);
       if (!refused) throw error;
-      return page({ problems: refused.problems, records: [], pager: undefined }, refused.status);
+      const { status, ...shown } = refused;
+      return page({ ...shown, records: [], pager: undefined }, status);
     }
     const listed = await transactions.list(request.dashboard!.caller, checked);
     return page({ records: listed.data, pager: pagerOf('/dashboard/transactions', listed.meta.pagination, filters) });
@@ -90,15 +102,16 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       const caller = request.dashboard!.caller;
       // Looked up first: another customer's payment is a 404 page whatever the form holds.
       const payment = await payments.get(caller, request.params.id);
+      let outcome: Outcome;
       try {
-        const { outcome } = checkPaymentSettlement({ outcome: formText(formOf(request.body), 'outcome') });
+        ({ outcome } = checkPaymentSettlement({ outcome: formText(formOf(request.body), 'outcome') }));
         await paymentSandbox.settlement.settle(caller.customerId, payment.id, outcome);
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;
         return transactionDetail(request, reply, payment.transactionId, { problems: refused.problems }, refused.status);
       }
-      return reply.redirect(`/dashboard/transactions/${payment.transactionId}`, 303);
+      return redirectWithNotice(services, request, reply, `/dashboard/transactions/${payment.transactionId}`, `Payment settled: ${outcomeWords[outcome]}.`);
     });
   }
 
@@ -107,15 +120,16 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     context.post<{ Params: { id: string } }>('/wallet-transfers/:id/settle', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       const transfer = await services.wallets.transfers.get(caller, request.params.id);
+      let outcome: Outcome;
       try {
-        const { outcome } = checkTransferSettlement({ outcome: formText(formOf(request.body), 'outcome') });
+        ({ outcome } = checkTransferSettlement({ outcome: formText(formOf(request.body), 'outcome') }));
         await walletSandbox.settle(caller.customerId, transfer.local_id, outcome);
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;
         return transferDetail(request, reply, transfer.local_id, { problems: refused.problems }, refused.status);
       }
-      return reply.redirect(`/dashboard/wallet-transfers/${transfer.local_id}`, 303);
+      return redirectWithNotice(services, request, reply, `/dashboard/wallet-transfers/${transfer.local_id}`, `Transfer settled: ${outcomeWords[outcome]}.`);
     });
   }
 }
