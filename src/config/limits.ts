@@ -437,6 +437,8 @@ export const dashboardRevealTtlMs = 10 * 60 * 1000;
 export const dashboardNoticeCookieMaxAgeSeconds = 60;
 /** The most text a notice cookie carries (cookies are 4 KB at most; notices are a sentence or two). */
 export const dashboardNoticeLengthMax = 1000;
+/** Hex digits of an asset's SHA-256 in its address (`pages.<hash>.css`): enough that two versions never share one. */
+export const assetHashLength = 16;
 /** Sign-in returns to the page first asked for: an address of at most this many characters (longer: the overview). */
 export const dashboardReturnPathLengthMax = 2000;
 

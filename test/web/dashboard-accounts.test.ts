@@ -240,7 +240,7 @@ describe('dashboard accounts pages (sandbox)', () => {
     for (const { method, url } of requests) {
       const response = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: 'amount=5', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(method === 'GET' ? `/dashboard/sign-in?next=${encodeURIComponent(url)}` : '/dashboard/sign-in');
     }
   });
 });

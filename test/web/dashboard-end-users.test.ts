@@ -174,7 +174,7 @@ describe('dashboard end users', () => {
     ] as const) {
       const response = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: 'outcome=verified', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(method === 'GET' ? `/dashboard/sign-in?next=${encodeURIComponent(url)}` : '/dashboard/sign-in');
     }
     expect(await statusOf(alice, user.id)).toBe('pending_verification');
   });

@@ -491,7 +491,7 @@ describe('dashboard: webhooks and events', () => {
     for (const url of pages) {
       const response = await stranger.get(url);
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(`/dashboard/sign-in?next=${encodeURIComponent(url)}`);
     }
     const token = csrfOf((await browser.get('/dashboard/webhooks')).body);
     const forms = ['/dashboard/webhooks', `/dashboard/webhooks/${created.id}`, `/dashboard/webhooks/${created.id}/active`, `/dashboard/webhooks/${created.id}/rotate-secret`,
