@@ -25,6 +25,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
   let baseUrl: string;
   let browser: Browser;
   let page: Page;
+  const notFound: string[] = [];
   let customerId: string;
   let operatorKey: string;
   let receiver: WebhookReceiver;
@@ -65,6 +66,10 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
     page.on('dialog', (dialog) => void dialog.accept());
+    // Every address the pages load (icon, style sheet, script) answers: no 404 anywhere.
+    page.on('response', (response) => {
+      if (response.status() === 404) notFound.push(response.url());
+    });
     await page.goto(user.sign_in_url);
   }, processTestTimeoutMs);
 
@@ -87,10 +92,13 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
 
     await submit('form.sign-out button');
     expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
+    // A page asked for while signed out is where sign-in returns to.
+    await page.goto(`${baseUrl}/dashboard/webhooks`);
+    expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
     await page.type('#email', 'ada@example.com');
     await page.type('#password', password);
     await submit('button[type="submit"]');
-    expect(await page.$eval('h1', (heading) => heading.textContent)).toBe('Overview');
+    expect(await page.$eval('h1', (heading) => heading.textContent)).toBe('Webhooks');
   }, processTestTimeoutMs);
 
   it('creates a key that works against the API, then revokes it and the API refuses it', async () => {
@@ -100,8 +108,14 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await submit('form.stacked button[type="submit"]');
     const key = await page.$eval('#new-key-value', (input) => (input as unknown as { value: string }).value);
     expect(key).toMatch(/^sk_test_/);
+    expect(await page.$eval('.notice', (notice) => notice.textContent)).toContain('created');
     expect((await api('GET', '/fiat-accounts', key)).status).toBe(200);
     expect((await api('GET', '/end-users', key)).status).toBe(403);
+    // The key was shown once: a reload says so, shows no key and makes none.
+    await page.reload();
+    expect(await page.$('#new-key-value')).toBeNull();
+    expect(await page.$eval('main', (main) => main.textContent)).toContain('already been shown');
+    await page.goto(`${baseUrl}/dashboard/api-keys`);
     await screenshot('api-keys');
 
     // The revoke button of the new key asks for confirmation (accepted above), then the key is refused at once.
@@ -194,6 +208,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     // The link opens nothing once used.
     expect((await fetch(`${baseUrl}${linkPath}`)).status).toBe(404);
     await person.close();
+    expect(notFound).toEqual([]);
   }, processTestTimeoutMs);
 
   it('renders the API reference at /docs under its Content-Security-Policy, and tries an operation from it', async () => {
