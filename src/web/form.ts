@@ -37,7 +37,7 @@ export function formList(form: FormBody, name: string, options: { lines?: boolea
  * A field of a form as a person sees it: its label, and where its problems come from — the API body's field paths
  * (`/eventTypes`, which also takes `/eventTypes/0`) and the operator services' option names (`--allow-ip`).
  */
-export interface FieldLabel {
+interface FieldLabel {
   label: string;
   paths?: readonly string[];
   /** The input's id when it is not the field's name (two forms on one page). */

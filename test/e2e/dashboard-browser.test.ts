@@ -198,15 +198,18 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await (fileInput as unknown as { uploadFile(file: string): Promise<void> }).uploadFile(scan);
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('form[enctype="multipart/form-data"] button')]);
     expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('passport.pdf');
+    expect(await onboarding.$eval('.notice', (notice) => notice.textContent)).toContain('Received: your Passport (passport.pdf)');
     if (screenshotsDir && label === 'SQLite') await onboarding.screenshot({ path: path.join(screenshotsDir, 'onboarding.png'), fullPage: true });
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('button[value="verified"]')]);
-    expect(await onboarding.$eval('h1', (heading) => heading.textContent)).toBe('Thank you');
+    expect(await onboarding.$eval('h1', (heading) => heading.textContent)).toBe('Verification complete');
 
     expect((await api('GET', `/end-users/${endUser.id}`, operatorKey)).body.data.status).toBe('verified');
     const documents = (await api('GET', `/end-users/${endUser.id}/documents`, operatorKey)).body.data as Array<{ file_name: string }>;
     expect(documents.map((document) => document.file_name)).toEqual(['passport.pdf']);
-    // The link opens nothing once used.
-    expect((await fetch(`${baseUrl}${linkPath}`)).status).toBe(404);
+    // Reopened once used, the link says it is complete: no form, nothing of the person.
+    await onboarding.reload();
+    expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('Your identity is verified.');
+    expect(await onboarding.$('form')).toBeNull();
     await person.close();
     expect(notFound).toEqual([]);
   }, processTestTimeoutMs);

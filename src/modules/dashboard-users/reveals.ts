@@ -7,10 +7,10 @@ import type { DashboardRevealsTable } from '../../storage/tables.js';
 import { insertReveal, takeReveal } from './repository.js';
 import type { DashboardSession } from './service.js';
 
-export type RevealKind = DashboardRevealsTable['kind'];
+type RevealKind = DashboardRevealsTable['kind'];
 
 /** What a reveal page shows: the secret, what it belongs to. */
-export interface Reveal {
+interface Reveal {
   kind: RevealKind;
   subjectId: string;
   secret: string;

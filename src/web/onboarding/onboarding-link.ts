@@ -44,19 +44,29 @@ export function linkNotValid(): DomainError {
   return new DomainError('NOT_FOUND', 'This link is no longer valid. Ask the company that sent it to you for a new one.');
 }
 
-export async function openOnboardingLink(services: Pick<WebServices, 'customers' | 'endUsers' | 'clock' | 'onboardingLinks'>, params: LinkParams): Promise<OnboardingVisit> {
+/**
+ * The visit of a valid link. A completed link opens only with `completed` (the page then says it is complete, and
+ * shows nothing of the person: reading it, never its forms), and does so after its expiry too: whoever holds the
+ * whole link was its recipient, and "complete" tells them more than "no longer valid".
+ */
+export async function openOnboardingLink(
+  services: Pick<WebServices, 'customers' | 'endUsers' | 'clock' | 'onboardingLinks'>,
+  params: LinkParams,
+  options: { completed?: boolean } = {},
+): Promise<OnboardingVisit> {
   const token = params.token + (params.tokenTail ?? '');
   const endUser = await services.endUsers.findByOnboardingLink(token, params.secret);
   const linkHash = endUser?.onboarding_secret_hash ?? endUser?.onboarding_token_hash;
   const pagePath = endUser && services.onboardingLinks.pathOf(endUser);
+  const completed = endUser !== undefined && endUser.onboarding_completed_at !== null;
   if (
     !endUser ||
     endUser.verification_method !== 'hosted_kyc' ||
     !linkHash ||
     !pagePath ||
     endUser.onboarding_expires_at === null ||
-    endUser.onboarding_completed_at !== null ||
-    services.clock.now().toISOString() >= endUser.onboarding_expires_at
+    (completed && options.completed !== true) ||
+    (!completed && services.clock.now().toISOString() >= endUser.onboarding_expires_at)
   ) {
     throw linkNotValid();
   }
