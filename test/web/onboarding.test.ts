@@ -377,6 +377,59 @@ describe('hosted onboarding page (sandbox)', () => {
     }
   });
 
+  it('the dashboard makes a new link (the old one opens nothing, a completed page opens again) and shows or downloads the upload', async () => {
+    const user = await hostedEndUser(t, alice, { onboarding_url_token: 'case-renew' });
+    expect((await upload(t, user, { name: 'scan 1.pdf', type: 'application/pdf', bytes: pdfFile })).statusCode).toBe(303);
+    const page = await t.app.inject({ url: user.path });
+    expect((await postForm(t, `${user.path}/outcome`, { _csrf: csrfOf(page.body), outcome: 'review_required' })).statusCode).toBe(303);
+    const browser = await signedInBrowser(t, alice.id, 'renew@example.com');
+
+    const endUserPage = await browser.get(`/dashboard/end-users/${user.id}`);
+    expect(endUserPage.body).toContain(`action="/dashboard/end-users/${user.id}/onboarding-link"`);
+    const renewed = await browser.submit(`/dashboard/end-users/${user.id}/onboarding-link`);
+    expect(renewed.redirectedTo).toBe(`/dashboard/end-users/${user.id}`);
+    expect(renewed.body).toContain('A new onboarding link is ready');
+    const link = (await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data;
+    const newPath = new URL(link.url).pathname;
+    expect(newPath).not.toBe(user.path);
+    expect(link.completed_at).toBeNull();
+    expect(link.onboarding_url_token).not.toBe('case-renew');
+    expect(renewed.body).toContain(link.url);
+    // The old link opens nothing; the new one opens the page, to upload more (the status still allows a decision).
+    expect((await t.app.inject({ url: user.path })).statusCode).toBe(404);
+    const reopened = await t.app.inject({ url: newPath });
+    expect(reopened.statusCode).toBe(200);
+    expect(reopened.body).toContain('Upload an identity document');
+    // A reload of the page the form led to makes no newer link.
+    await browser.get(renewed.redirectedTo!);
+    expect((await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data.url).toBe(link.url);
+
+    // The upload, shown in the browser or downloaded, as uploaded.
+    const [document] = await documentsOf(t, alice, user.id);
+    expect(renewed.body).toContain(`href="/dashboard/documents/${document!.id}/file"`);
+    const shown = await browser.get(`/dashboard/documents/${document!.id}/file`);
+    expect(shown.statusCode).toBe(200);
+    expect(shown.headers['content-type']).toBe('application/pdf');
+    expect(shown.headers['content-disposition']).toBe("inline; filename*=UTF-8''scan%201.pdf");
+    expect(shown.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(shown.headers['x-content-type-options']).toBe('nosniff');
+    expect(shown.rawPayload.equals(pdfFile)).toBe(true);
+    const downloaded = await browser.get(`/dashboard/documents/${document!.id}/file?download=1`);
+    expect(downloaded.headers['content-disposition']).toBe("attachment; filename*=UTF-8''scan%201.pdf");
+
+    // Another customer's document and end user answer like unknown ones.
+    const bob = await t.createCustomer('Bob GmbH');
+    const bobs = await signedInBrowser(t, bob.id, 'bob-renew@example.com');
+    expect((await bobs.get(`/dashboard/documents/${document!.id}/file`)).statusCode).toBe(404);
+    await bobs.get('/dashboard');
+    expect((await bobs.post(`/dashboard/end-users/${user.id}/onboarding-link`)).statusCode).toBe(404);
+    expect((await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data.url).toBe(link.url);
+    // An end user without a hosted page has no link to renew.
+    const plain = await createIndividual(t, alice, { verificationMethod: 'pdf_upload' });
+    await browser.get('/dashboard');
+    expect((await browser.post(`/dashboard/end-users/${plain.id}/onboarding-link`)).statusCode).toBe(404);
+  });
+
   it('answers every link that opens nothing (unknown, wrong secret, wrong token, used, expired, over-long) with one identical 404 page', async () => {
     const used = await hostedEndUser(t, alice);
     expect((await upload(t, used)).statusCode).toBe(303);
