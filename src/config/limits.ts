@@ -437,6 +437,9 @@ export const dashboardRevealTtlMs = 10 * 60 * 1000;
 export const dashboardNoticeCookieMaxAgeSeconds = 60;
 /** The most text a notice cookie carries (cookies are 4 KB at most; notices are a sentence or two). */
 export const dashboardNoticeLengthMax = 1000;
+/** A customer's display name on its hosted onboarding page, and its logo's URL (docs/dashboard.md "Settings"). */
+export const customerDisplayNameLengthMax = 100;
+export const customerLogoUrlLengthMax = 2048;
 /** Hex digits of an asset's SHA-256 in its address (`pages.<hash>.css`): enough that two versions never share one. */
 export const assetHashLength = 16;
 /** Sign-in returns to the page first asked for: an address of at most this many characters (longer: the overview). */

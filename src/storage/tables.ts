@@ -17,6 +17,9 @@ interface CustomersTable {
   /** Bytes of the customer's stored document files, against DOCUMENT_STORAGE_QUOTA_BYTES. */
   stored_document_bytes: Generated<bigint>;
   created_at: string;
+  /** How the hosted onboarding page names the customer, and the logo it shows (migration 0029); null: none set. */
+  display_name: string | null;
+  logo_url: string | null;
 }
 
 export interface ApiKeysTable {

@@ -14,6 +14,7 @@ import { layoutData } from './dashboard/render.js';
 import type { WebServices } from './dashboard/services.js';
 import { revealPages } from './dashboard/reveal-pages.js';
 import { installSessionGuard } from './dashboard/session.js';
+import { settingsPages } from './dashboard/settings-pages.js';
 import { signInPages } from './dashboard/sign-in-pages.js';
 import { refuseJsonBodies } from './form.js';
 import { registerOnboardingPages } from './onboarding/pages.js';
@@ -47,6 +48,7 @@ export async function registerWebPages(app: FastifyInstance, services: WebServic
       transactionPages(context, services);
       endUserPages(context, services);
       webhookPages(context, services);
+      settingsPages(context, services);
     },
     { prefix: '/dashboard' },
   );

@@ -7,11 +7,15 @@ import type { Migration } from 'kysely/migration';
  *   or without one.
  * - `dashboard_reveals`: a secret to show once (a new API key, a webhook signing secret), sealed, kept for minutes
  *   against the SHA-256 of a one-time id and the session it was made in; the reveal page deletes it as it shows it.
+ * - `customers.display_name`, `customers.logo_url`: how the customer's hosted onboarding page names it and the logo it
+ *   shows, set in the dashboard's settings; null: the customer's name, no logo.
  */
 export function dashboardFormsMigration(): Migration {
   return {
     async up(db) {
       await db.schema.alterTable('api_keys').addColumn('name', 'text').execute();
+      await db.schema.alterTable('customers').addColumn('display_name', 'text').execute();
+      await db.schema.alterTable('customers').addColumn('logo_url', 'text').execute();
       await db.schema
         .createTable('dashboard_reveals')
         .addColumn('id_hash', 'text', (col) => col.primaryKey())

@@ -12,6 +12,7 @@ const sections = [
   { href: '/dashboard/end-users', label: 'End users' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/events', label: 'Events' },
+  { href: '/dashboard/settings', label: 'Settings' },
 ];
 
 /** The section a path belongs to: the longest section path it starts with. */

@@ -28,8 +28,10 @@ export interface OnboardingVisit {
   endUser: EndUserRow;
   /** The services' caller: the end user's customer, so the API's own checks (ownership, quota) apply. */
   caller: AuthenticatedKey;
-  /** The customer's name: the person must see who is asking for their documents. */
+  /** The customer's name (its display name when set): the person must see who is asking for their documents. */
   companyName: string;
+  /** The customer's logo, if it set one on an origin still allowed (ONBOARDING_LOGO_ORIGINS); null otherwise. */
+  logoUrl: string | null;
   /** What the page's form tokens are bound to: the link itself (by its hash, as stored), nothing else. */
   formBinding: string;
   /** The link's path, as issued: the page's forms post below it. */
@@ -50,7 +52,7 @@ export function linkNotValid(): DomainError {
  * whole link was its recipient, and "complete" tells them more than "no longer valid".
  */
 export async function openOnboardingLink(
-  services: Pick<WebServices, 'customers' | 'endUsers' | 'clock' | 'onboardingLinks'>,
+  services: Pick<WebServices, 'config' | 'customers' | 'endUsers' | 'clock' | 'onboardingLinks'>,
   params: LinkParams,
   options: { completed?: boolean } = {},
 ): Promise<OnboardingVisit> {
@@ -72,10 +74,14 @@ export async function openOnboardingLink(
   }
   const customer = await services.customers.get(endUser.customer_id);
   if (!customer) throw linkNotValid();
+  const branding = await services.customers.branding(customer.id);
+  // A logo set while its origin was allowed shows only while it still is: the page's policy names allowed origins only.
+  const logoUrl = branding.logo_url !== null && services.config.onboardingLogoOrigins.includes(new URL(branding.logo_url).origin) ? branding.logo_url : null;
   return {
     endUser,
     caller: { id: `onboarding:${endUser.id}`, customerId: customer.id, frOwnerBusinessId: customer.fr_owner_business_id, scopes: ['*'] },
-    companyName: customer.name,
+    companyName: branding.display_name ?? customer.name,
+    logoUrl,
     formBinding: `onboarding:${linkHash}`,
     pagePath,
   };

@@ -11,7 +11,7 @@ import type { WebServices } from '../dashboard/services.js';
 import { formOf, formProblems, formText, refuseJsonBodies } from '../form.js';
 import { installPageErrors } from '../page-errors.js';
 import { pageRoute } from '../page-route.js';
-import { installPageHeaders } from '../page-headers.js';
+import { contentSecurityPolicy, installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { documentFormLimits, fileSizeMaxMegabytes, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
@@ -101,9 +101,16 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
   const uploadedDocuments = async (visit: OnboardingVisit) =>
     (await services.documents.listOfEndUser(visit.caller, visit.endUser.id)).filter((document) => personUploadTypes.has(document.document_type));
 
+  /** The customer's logo is an image from its own origin: the page's policy allows exactly that origin's images. */
+  const allowLogo = (reply: FastifyReply, visit: OnboardingVisit) => {
+    if (visit.logoUrl !== null) reply.header('content-security-policy', contentSecurityPolicy({ 'img-src': `'self' ${new URL(visit.logoUrl).origin}` }));
+  };
+
   const page = async (reply: FastifyReply, visit: OnboardingVisit, extra: Record<string, unknown> = {}, status = 200) => {
     const documents = await uploadedDocuments(visit);
+    allowLogo(reply, visit);
     return reply.code(status).view('/onboarding/page', {
+      logoUrl: visit.logoUrl,
       title: 'Verify your identity',
       sandbox,
       csrf: services.formTokens.issue(visit.formBinding),
@@ -125,7 +132,9 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
    */
   const outcomePage = (reply: FastifyReply, visit: OnboardingVisit) => {
     const status = visit.endUser.status as EndUserStatus;
+    allowLogo(reply, visit);
     return reply.view('/onboarding/done', {
+      logoUrl: visit.logoUrl,
       title: visit.endUser.onboarding_completed_at === null ? 'Verification decided' : 'Verification complete',
       sandbox,
       companyName: visit.companyName,
