@@ -343,7 +343,7 @@ describe('dashboard transactions pages (sandbox)', () => {
     for (const { method, url } of requests) {
       const response = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: 'outcome=completed', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(method === 'GET' ? `/dashboard/sign-in?next=${encodeURIComponent(url)}` : '/dashboard/sign-in');
     }
     expect((await t.request({ url: `/payments/${alices.payment.id}`, key: alice.key })).json().data.status).toBe('pending');
   });
