@@ -78,6 +78,12 @@ describe('dashboard end users', () => {
     expect(await statusOf(alice, user.id)).toBe('review_required');
     const reviewPage = await browser.get(`/dashboard/end-users/${user.id}`);
     expect(reviewPage.body).toContain('Review required');
+    expect(reviewPage.body).toContain('<p class="notice" role="status">Verification decided: Review required.</p>');
+    // A reload decides nothing again and says nothing again.
+    const events = async () => (await t.request({ url: '/events?type=end_user.review_required&limit=100', key: alice.key })).json().meta.pagination.total;
+    const count = await events();
+    expect((await browser.get(`/dashboard/end-users/${user.id}`)).body).not.toContain('Verification decided');
+    expect(await events()).toBe(count);
     // Only the moves the status allows are offered.
     expect(reviewPage.body).not.toContain('name="outcome" value="review_required"');
 

@@ -249,9 +249,13 @@ describe('dashboard sign-in and sessions', () => {
     expect((await browser.get(path)).body).toContain('link@example.com');
     const short = await browser.post(path, { password: 'short', password_confirmation: 'short' });
     expect(short.statusCode).toBe(400);
-    expect(short.body).toContain('must be 12-200 characters');
+    expect(short.body).toContain('<a href="#password">New password: must be 12-200 characters</a>');
+    expect(short.body).toMatch(/<input id="password"[^>]* aria-invalid="true" aria-describedby="password-problem">/);
+    // A password is never sent back into the page.
+    expect(short.body).not.toContain('value="short"');
     const differ = await browser.post(path, { password: testPassword, password_confirmation: `${testPassword}!` });
     expect(differ.statusCode).toBe(400);
+    expect(differ.body).toContain('New password: differs from its confirmation');
     expect((await browser.post(path, { password: testPassword, password_confirmation: testPassword })).statusCode).toBe(303);
     expect((await browser.get('/dashboard')).statusCode).toBe(200);
 

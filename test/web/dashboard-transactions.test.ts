@@ -214,6 +214,11 @@ describe('dashboard transactions pages (sandbox)', () => {
 
     const page = await browser.get(String(response.headers.location));
     expect(page.body).not.toContain('/settle"');
+    expect(page.body).toContain('<p class="notice" role="status">Payment settled: completed.</p>');
+    // A reload shows the page again, without the notice, and moves nothing.
+    const reloaded = await browser.get(String(response.headers.location));
+    expect(reloaded.body).not.toContain('Payment settled');
+    expect(await fiatBalance(t, alice, savings.id)).toBe(savingsBefore + 10);
     // Settling twice is refused with the API's reason, on the same page.
     const again = await browser.post(`/dashboard/payments/${payment.id}/settle`, { outcome: 'failed' });
     expect(again.statusCode).toBe(422);

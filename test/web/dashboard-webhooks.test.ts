@@ -401,6 +401,14 @@ describe('dashboard: webhooks and events', () => {
     expect(garbled.body).toContain('Since: must be an RFC 3339 date-time');
     expect(garbled.body).toMatch(/<input id="since"[^>]*value="yesterday"[^>]* aria-invalid="true" aria-describedby="since-problem">/);
 
+    // A replay that stopped at its bound redirects with where the rest starts: the page offers to queue it.
+    const rest = await browser.get(`/dashboard/webhooks/${created.id}?rest_since=2026-11-26T10:00:00.123Z&only_failed=true`);
+    expect(rest.body).toContain('Queue the rest, from 2026-11-26T10:00:00.123Z');
+    expect(rest.body).toContain('<input type="hidden" name="since" value="2026-11-26T10:00:00.123Z">');
+    expect(rest.body).toContain('<input type="hidden" name="only_failed" value="true">');
+    // Anything else there is no date: no such form.
+    expect((await browser.get(`/dashboard/webhooks/${created.id}?rest_since=%22%3E%3Cscript%3E`)).body).not.toContain('Queue the rest');
+
     await browser.submit(`/dashboard/webhooks/${created.id}/active`, { is_active: 'false' });
     const whileDisabled = await browser.submit(`/dashboard/webhooks/${created.id}/replay`, { since });
     expect(whileDisabled.statusCode).toBe(422);

@@ -3,12 +3,13 @@ import { dashboardSignInAttemptsMax, dashboardSignInWindowMs } from '../../confi
 import { DomainError } from '../../errors.js';
 import { addressKey } from '../../http/rate-limit.js';
 import type { DashboardUserRow } from '../../modules/dashboard-users/index.js';
-import { formOf, formProblems, formText } from '../form.js';
+import { FormState, formOf, formProblems, formText, refusedForm, type FieldLabels } from '../form.js';
 import { pageRoute, signedOutPageRoute } from '../page-route.js';
 import { returnPath } from './return-path.js';
 import type { WebServices } from './services.js';
 import { clearSessionCookie, sessionCookie, setSessionCookie, signedOutBinding } from './session.js';
 
+const passwordLabels: FieldLabels = { password: { label: 'New password', paths: ['/password'] } };
 
 /**
  * Sign-in, the one-time link on which a user chooses a password, and sign-out (docs/dashboard.md). Sign-in
@@ -55,8 +56,8 @@ export function signInPages(context: FastifyInstance, services: WebServices): vo
     }
   });
 
-  const linkForm = (request: FastifyRequest, reply: FastifyReply, status: number, email: string, problems?: string[]) =>
-    reply.code(status).view('/dashboard/choose-password', { title: 'Choose a password', email, problems, csrf: services.formTokens.issue(signedOutBinding(request, reply)) });
+  const linkForm = (request: FastifyRequest, reply: FastifyReply, status: number, email: string, refused?: { form: FormState; problems: FormState['summary'] }) =>
+    reply.code(status).view('/dashboard/choose-password', { title: 'Choose a password', email, form: new FormState(), ...refused, csrf: services.formTokens.issue(signedOutBinding(request, reply)) });
 
   context.get<{ Params: { token: string } }>('/link/:token', signedOutPageRoute, async (request, reply) => {
     const user = await services.users.linkUser(request.params.token);
@@ -72,8 +73,10 @@ export function signInPages(context: FastifyInstance, services: WebServices): vo
       return await startSession(request, reply, await services.users.setPasswordWithLink(request.params.token, password, confirmation));
     } catch (error) {
       const user = error instanceof DomainError && error.code === 'VALIDATION_ERROR' ? await services.users.linkUser(request.params.token) : undefined;
-      if (!user) throw error;
-      return linkForm(request, reply, 400, user.email, formProblems(error));
+      // Passwords are never sent back into the page: the form keeps nothing typed, and says what is wrong by the field.
+      const refused = user && refusedForm(error, {}, passwordLabels);
+      if (!user || !refused) throw error;
+      return linkForm(request, reply, 400, user.email, refused);
     }
   });
 
