@@ -55,7 +55,7 @@ import { PollingWorker } from './workers/polling-worker.js';
 import { Reaper } from './workers/reaper.js';
 import { startupPhaseDone } from './startup-phases.js';
 import { CustomerService } from './modules/customers/index.js';
-import { DashboardUserService } from './modules/dashboard-users/index.js';
+import { DashboardReveals, DashboardUserService } from './modules/dashboard-users/index.js';
 import { FormTokens } from './web/form-tokens.js';
 import { registerWebPages } from './web/plugin.js';
 import { reaperBatchRows, reaperIntervalMs, workerPollIntervalMs } from './config/limits.js';
@@ -406,6 +406,7 @@ async function registerDashboard(base: Foundation, apiKeys: ApiKeyService, { con
     customers: new CustomerService(storage, clock),
     formTokens: new FormTokens(await base.serverSecrets.get('dashboard-forms')),
     users: dashboardUsers,
+    reveals: new DashboardReveals(storage, clock, new SecretBox(await base.serverSecrets.get('dashboard-reveals'))),
     apiKeys,
     endUsers: context.endUsers,
     onboardingLinks,

@@ -67,10 +67,11 @@ export function listCustomers(page: number, limit: number) {
   return withStorage((storage) => new CustomerService(storage, systemClock).list(page, limit));
 }
 
-export function createKey(options: { customer: string; scope: string[]; allowIp: string[]; expiresAt?: string }) {
+export function createKey(options: { customer: string; name?: string; scope: string[]; allowIp: string[]; expiresAt?: string }) {
   return withStorage((storage, config) =>
     apiKeys(storage, config).create({
       customerId: options.customer,
+      ...(options.name !== undefined ? { name: options.name } : {}),
       scopes: options.scope,
       allowedIps: options.allowIp,
       ...(options.expiresAt !== undefined ? { expiresAt: checkExpiresAt(options.expiresAt) } : {}),

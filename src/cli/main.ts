@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { pageDefault, pageLimitDefault, pageLimitMax, pageMax } from '../config/limits.js';
+import { apiKeyNameLengthMax, pageDefault, pageLimitDefault, pageLimitMax, pageMax } from '../config/limits.js';
 import type { SetFeeScheduleInput } from '../modules/fees/index.js';
 
 /**
@@ -147,12 +147,13 @@ function buildProgram(): Command {
       .command('create')
       .description('create an API key; the full key is printed only here')
       .requiredOption('--customer <id>', 'customer id')
+      .option('--name <text>', `a name for the key, shown in lists (at most ${apiKeyNameLengthMax} characters)`)
       .option('--scope <scope>', 'scope, repeatable (default *)', collect, [])
       .option('--allow-ip <cidr>', 'allowed IPv4/IPv6 address or CIDR range, repeatable (default: any)', collect, [])
       .option('--expires-at <iso>', 'expiry as an ISO 8601 date-time')
-      .action((options: { customer: string; scope: string[]; allowIp: string[]; expiresAt?: string }) => run((code) => code.createKey(options))),
-    'keys create --customer 0195c2a4-…',
-    '# { "id", "key": "sk_test_…", "prefix", "scopes": ["*"], "allowed_ips": [], "expires_at": null, … }',
+      .action((options: { customer: string; name?: string; scope: string[]; allowIp: string[]; expiresAt?: string }) => run((code) => code.createKey(options))),
+    'keys create --customer 0195c2a4-… --name "CI deploys"',
+    '# { "id", "name": "CI deploys", "key": "sk_test_…", "prefix", "scopes": ["*"], "allowed_ips": [], "expires_at": null, … }',
     'keys create --customer 0195c2a4-… --scope payments:read --scope payments:write --allow-ip 203.0.113.0/24 --expires-at 2027-01-01T00:00:00Z',
   );
   withExamples(

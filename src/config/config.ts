@@ -67,6 +67,8 @@ export interface Config {
   readonly eventRetentionMs: number;
   /** Where browsers reach this server (sign-in and onboarding links start with it); no trailing slash. */
   readonly publicUrl: string;
+  /** The https origins a customer's onboarding logo may be loaded from (none: no logos). */
+  readonly onboardingLogoOrigins: readonly string[];
   /** Dashboard sessions end after this long without a request, and this long after sign-in whatever happens. */
   readonly dashboardSessionIdleMs: number;
   readonly dashboardSessionMaxMs: number;
@@ -125,6 +127,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: settings.WEBHOOK_TIMEOUT_MS,
     eventRetentionMs: settings.EVENT_RETENTION_DAYS * 86_400_000,
     publicUrl: settings.PUBLIC_URL ?? `http://localhost:${settings.PORT}`,
+    onboardingLogoOrigins: Object.freeze([...settings.ONBOARDING_LOGO_ORIGINS]),
     dashboardSessionIdleMs: settings.DASHBOARD_SESSION_IDLE_MINUTES * 60_000,
     dashboardSessionMaxMs: settings.DASHBOARD_SESSION_MAX_HOURS * 3_600_000,
     secretsMasterKeys: masterKeys(settings),

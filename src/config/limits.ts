@@ -55,6 +55,8 @@ export const accountStatusCacheTtlMs = 2_000;
 export const apiKeyLastUsedWriteIntervalMs = 60_000;
 export const apiKeyScopesMax = 50;
 export const apiKeyAllowedIpsMax = 100;
+/** A key's optional name ("CI deploys"), shown in lists: one line of at most this many characters. */
+export const apiKeyNameLengthMax = 100;
 
 /** CSRF tokens are HMACs over a time window; a token is accepted in its window and the next. */
 export const csrfWindowSeconds = 3600;
@@ -438,6 +440,22 @@ export const dashboardAccountChoicesMax = 100;
 export const dashboardAccountsPerPage = 20;
 /** Characters of the dashboard's search boxes: the longest thing searched for is an email address (254). */
 export const dashboardSearchLengthMax = 254;
+/**
+ * A secret shown once (a new API key, a webhook signing secret) waits this long for its reveal page, sealed: long
+ * enough for a slow redirect, short enough that an abandoned one does not linger (docs/dashboard.md "Forms").
+ */
+export const dashboardRevealTtlMs = 10 * 60 * 1000;
+/** The notice carried across a redirect lives in a cookie this long: it is read by the very next page. */
+export const dashboardNoticeCookieMaxAgeSeconds = 60;
+/** The most text a notice cookie carries (cookies are 4 KB at most; notices are a sentence or two). */
+export const dashboardNoticeLengthMax = 1000;
+/** A customer's display name on its hosted onboarding page, and its logo's URL (docs/dashboard.md "Settings"). */
+export const customerDisplayNameLengthMax = 100;
+export const customerLogoUrlLengthMax = 2048;
+/** Hex digits of an asset's SHA-256 in its address (`pages.<hash>.css`): enough that two versions never share one. */
+export const assetHashLength = 16;
+/** Sign-in returns to the page first asked for: an address of at most this many characters (longer: the overview). */
+export const dashboardReturnPathLengthMax = 2000;
 
 /** Hosted onboarding (docs/dashboard.md "Hosted onboarding"): how long an issued link opens the page. */
 export const onboardingLinkTtlMs = 7 * 24 * 60 * 60 * 1000;

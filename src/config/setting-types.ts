@@ -165,6 +165,26 @@ export const origins: SettingType<true | string[]> = {
   show: (value) => (value === true ? '*' : value.join(',')),
 };
 
+/** https origins (scheme, host and port as a browser writes them), comma-separated; none by default. */
+export const httpsOrigins: SettingType<string[]> = {
+  parse(value) {
+    return list(value).map((origin) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(origin);
+      } catch {
+        url = undefined;
+      }
+      if (!url || url.protocol !== 'https:' || url.origin !== origin) {
+        throw new InvalidValue('must be comma-separated https origins such as https://cdn.example.com (host and port, lower case, no path)', origin);
+      }
+      return origin;
+    });
+  },
+  accepts: 'https origins, comma-separated',
+  show: (value) => value.join(','),
+};
+
 /** Fastify's trustProxy: `false` (the socket address), `true`, a hop count, or proxy addresses/CIDRs. */
 export const trustProxy: SettingType<boolean | number | string[]> = {
   parse(value) {

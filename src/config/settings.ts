@@ -53,7 +53,7 @@ import {
   webhookTimeoutMsMax,
   webhookTimeoutMsMin,
 } from './limits.js';
-import { boolean, durations, httpUrl, integer, InvalidValue, masterKeyFile, masterKeys, oneOf, orOff, origins, postgresUrl, standardWebhooksSecret, text, trustProxy, type SettingType } from './setting-types.js';
+import { boolean, durations, httpsOrigins, httpUrl, integer, InvalidValue, masterKeyFile, masterKeys, oneOf, orOff, origins, postgresUrl, standardWebhooksSecret, text, trustProxy, type SettingType } from './setting-types.js';
 
 /**
  * Every environment variable the server and the CLI read, declared once: its kind of value (parser, bounds), its
@@ -123,6 +123,14 @@ export const settings = {
     defaultText: 'unset (none)',
     doc: 'Other browser origins that may call the API, as browsers send them (`https://app.example.com,https://admin.example.com:8443`), or `*` for any. Unset: same-origin only.',
     see: { page: 'docs/operations.md', heading: 'Cross-origin requests' },
+  }),
+  ONBOARDING_LOGO_ORIGINS: setting({
+    section: 'Server',
+    type: httpsOrigins,
+    default: [],
+    defaultText: 'unset (none)',
+    doc: 'Where customers may host the logo their hosted onboarding page shows (`https://cdn.example.com`): a logo URL set in the dashboard must be on one of these; the page\'s policy then loads images from that origin alone. Unset: no logos.',
+    see: { page: 'docs/dashboard.md', heading: 'Hosted onboarding' },
   }),
   SHUTDOWN_TIMEOUT_MS: setting({
     section: 'Server',

@@ -4,7 +4,8 @@
  *
  * - the one-time sign-in link's token (`/dashboard/link/{token}`: a password can be chosen with it) and the hosted
  *   onboarding token (`/onboarding/{token}`: an end user's personal data and documents) — every path segment after
- *   those prefixes, however the slashes and letters are percent-encoded, but the page's own action names;
+ *   those prefixes, however the slashes and letters are percent-encoded, but the page's own action names; and the
+ *   one-time id of a dashboard reveal page (`/dashboard/reveal/{id}`: it shows a new secret once);
  * - every query parameter named like a credential (`api_key`, `access_token`, `X-CSRF-Token`, `client_secret`,
  *   `password`, `signature`…, in any case, percent-encoded or not), any parameter that holds an API key, and any
  *   whose value is a sign-in or onboarding link (`?next=/onboarding/…`);
@@ -38,7 +39,7 @@ export function loggedHeaders(headers: Record<string, string | string[] | undefi
 
 // Most URLs and headers have no query, no escape, no token page and no key: they are logged as they are without
 // further work.
-const mayHoldCredentials = /[?%;\\]|onboarding|link|sk_/i;
+const mayHoldCredentials = /[?%;\\]|onboarding|link|reveal|sk_/i;
 
 /** An absolute URL (a Referer) with its path and query logged as a request's would be. */
 function loggedReferrer(value: string): string {
@@ -62,7 +63,7 @@ function spelled(character: string): string {
 const slashes = `(?:${spelled('/')}|${spelled('\\')})+`;
 const word = (text: string) => [...text].map(spelled).join('');
 /** The prefixes whose next segment is a token, wherever they occur in the path (a version prefix may precede them). */
-const tokenPagePrefix = new RegExp(`${slashes}(?:${word('dashboard')}${slashes}${word('link')}|${word('onboarding')})(?=${slashes})`, 'i');
+const tokenPagePrefix = new RegExp(`${slashes}(?:${word('dashboard')}${slashes}(?:${word('link')}|${word('reveal')})|${word('onboarding')})(?=${slashes})`, 'i');
 const segmentSeparator = new RegExp(slashes, 'i');
 
 /** The hosted onboarding page's own sub-paths (web/onboarding/pages.ts): kept so the log says which form was sent. */

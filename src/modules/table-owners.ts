@@ -26,6 +26,7 @@ export const tableOwners: Readonly<Record<keyof Database, TableOwner>> = {
   dashboard_users: { owner: module('dashboard-users') },
   dashboard_sign_in_links: { owner: module('dashboard-users') },
   dashboard_sessions: { owner: module('dashboard-users') },
+  dashboard_reveals: { owner: module('dashboard-users') },
   end_users: { owner: module('end-users') },
   documents: { owner: module('documents') },
   document_files: { owner: 'src/storage/files.ts' },

@@ -32,6 +32,7 @@ import { webhookDeliveryClaimsMigration } from './migrations/0025-webhook-delive
 import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.js';
 import { sandboxTestClocksMigration } from './migrations/0027-sandbox-test-clocks.js';
 import { testClockSchedulesMigration } from './migrations/0028-test-clock-schedules.js';
+import { dashboardFormsMigration } from './migrations/0029-dashboard-forms.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -69,6 +70,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0026-sandbox-kyc-timers': sandboxKycTimersMigration(),
     '0027-sandbox-test-clocks': sandboxTestClocksMigration(),
     '0028-test-clock-schedules': testClockSchedulesMigration(),
+    '0029-dashboard-forms': dashboardFormsMigration(),
   };
 }
 

@@ -10,8 +10,8 @@ import type { Dialect, Storage } from './database.js';
 import { makePrivate, privateFileMode } from './files.js';
 import { SecretBox } from './secret-box.js';
 
-/** The secrets of a deployment: the keys of CSRF tokens, dashboard form tokens, webhook signing secrets, hosted onboarding link secrets and stored answers that hold a secret. */
-export const serverSecretNames = ['csrf', 'dashboard-forms', 'idempotency-answers', 'onboarding-links', 'webhook-signing-secrets'] as const;
+/** The secrets of a deployment: the keys of CSRF tokens, dashboard form tokens, secrets the dashboard shows once, webhook signing secrets, hosted onboarding link secrets and stored answers that hold a secret. */
+export const serverSecretNames = ['csrf', 'dashboard-forms', 'dashboard-reveals', 'idempotency-answers', 'onboarding-links', 'webhook-signing-secrets'] as const;
 export type ServerSecretName = (typeof serverSecretNames)[number];
 
 /** The embedded sandbox's own master key, in DATA_DIR beside the database file. */

@@ -17,6 +17,9 @@ interface CustomersTable {
   /** Bytes of the customer's stored document files, against DOCUMENT_STORAGE_QUOTA_BYTES. */
   stored_document_bytes: Generated<bigint>;
   created_at: string;
+  /** How the hosted onboarding page names the customer, and the logo it shows (migration 0029); null: none set. */
+  display_name: string | null;
+  logo_url: string | null;
 }
 
 export interface ApiKeysTable {
@@ -31,6 +34,8 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   last_used_at: string | null;
   created_at: string;
+  /** A person's name for the key (migration 0029); null when none was given. */
+  name: string | null;
 }
 
 export interface FiatAccountsTable {
@@ -598,6 +603,20 @@ export interface DashboardSessionsTable {
   expires_at: string;
 }
 
+/** A secret to show once on the dashboard (migration 0029, docs/dashboard.md "Forms"). */
+export interface DashboardRevealsTable {
+  /** SHA-256 of the one-time id in the reveal page's address. */
+  id_hash: string;
+  /** The session it was made in: another session's reveal is unknown. */
+  session_id_hash: string;
+  kind: 'api_key' | 'webhook_secret' | 'webhook_rotated_secret';
+  /** The key's or the subscription's id, for the page's links and words. */
+  subject_id: string;
+  sealed_secret: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   api_keys: ApiKeysTable;
@@ -633,4 +652,5 @@ export interface Database {
   dashboard_users: DashboardUsersTable;
   dashboard_sign_in_links: DashboardSignInLinksTable;
   dashboard_sessions: DashboardSessionsTable;
+  dashboard_reveals: DashboardRevealsTable;
 }

@@ -26,7 +26,8 @@ const pageContentSecurityPolicy = contentSecurityPolicy();
 
 export function installPageHeaders(context: FastifyInstance, policy = pageContentSecurityPolicy): void {
   context.addHook('onSend', async (_request, reply) => {
-    reply.header('content-security-policy', policy);
+    // A response that names a stricter or its own policy (a stored document, a page with a customer's logo) keeps it.
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', policy);
     reply.header('x-frame-options', 'DENY');
     reply.header('referrer-policy', 'no-referrer');
     reply.header('cross-origin-opener-policy', 'same-origin');

@@ -12,7 +12,9 @@ import { webhookPages } from './dashboard/webhook-pages.js';
 import { overviewPages } from './dashboard/overview-pages.js';
 import { layoutData } from './dashboard/render.js';
 import type { WebServices } from './dashboard/services.js';
+import { revealPages } from './dashboard/reveal-pages.js';
 import { installSessionGuard } from './dashboard/session.js';
+import { settingsPages } from './dashboard/settings-pages.js';
 import { signInPages } from './dashboard/sign-in-pages.js';
 import { refuseJsonBodies } from './form.js';
 import { registerOnboardingPages } from './onboarding/pages.js';
@@ -40,11 +42,13 @@ export async function registerWebPages(app: FastifyInstance, services: WebServic
       installIdCheck(context);
       signInPages(context, services);
       overviewPages(context, services);
+      revealPages(context, services);
       apiKeyPages(context, services);
       accountPages(context, services);
       transactionPages(context, services);
       endUserPages(context, services);
       webhookPages(context, services);
+      settingsPages(context, services);
     },
     { prefix: '/dashboard' },
   );

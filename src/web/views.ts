@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import type { FastifyInstance } from 'fastify';
+import { assetUrls } from './assets.js';
 
 /**
  * Templates are Eta files under src/web/views, read from there whether the code runs from src/ (tests) or dist/
@@ -17,5 +18,7 @@ export async function installViews(context: FastifyInstance): Promise<void> {
     viewExt: 'eta',
     // Templates are compiled once and kept (they do not change while the server runs).
     production: true,
+    // Every page links the assets by their content-hashed addresses (`it.assets['pages.css']`).
+    defaultContext: { assets: assetUrls },
   });
 }

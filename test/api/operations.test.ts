@@ -356,6 +356,8 @@ describe('log redaction', () => {
       [`/onboarding/x/${a}`, '/onboarding/[redacted]/[redacted]'],
       [`/onboarding/${a}/${b}/${c}`, '/onboarding/[redacted]/[redacted]/[redacted]'],
       [`/dashboard/link/${a}/${b}`, '/dashboard/link/[redacted]/[redacted]'],
+      [`/dashboard/reveal/${a}`, '/dashboard/reveal/[redacted]'],
+      [`/dashboard/%72eveal/${a}`, '/dashboard/%72eveal/[redacted]'],
       [`/onboarding%2F${a}`, '/onboarding/[redacted]'],
       [`/onboarding%2f${a}%2Fsubmit`, '/onboarding/[redacted]/submit'],
       [`/dashboard%2Flink%2F${a}`, '/dashboard%2Flink/[redacted]'],

@@ -43,6 +43,7 @@ function expectOneLineFailure(result: ProcessResult): string {
 
 interface KeyOutput {
   id: string;
+  name: string | null;
   key: string;
   prefix: string;
   scopes: string[];
@@ -90,7 +91,17 @@ describe.concurrent('customer-api CLI', { timeout: processTestTimeoutMs }, () =>
     expect(created.scopes).toEqual(['*']);
     expect(created.allowed_ips).toEqual([]);
     expect(created.expires_at).toBeNull();
+    expect(created.name).toBeNull();
     expect(created.revoked_at).toBeNull();
+  });
+
+  it('names a key with --name (trimmed), listed with it; a name of 101 characters is refused', async () => {
+    const created = await cliJson<KeyOutput>(['keys', 'create', '--customer', customer.id, '--name', '  CI deploys '], env);
+    expect(created.name).toBe('CI deploys');
+    const listed = JSON.parse((await cli(['keys', 'list', '--customer', customer.id], env)).stdout) as { data: Array<{ id: string; name: string | null }> };
+    expect(listed.data.find((key) => key.id === created.id)?.name).toBe('CI deploys');
+    const message = expectOneLineFailure(await cli(['keys', 'create', '--customer', customer.id, '--name', 'x'.repeat(101)], env));
+    expect(message).toContain('--name must be at most 100 characters');
   });
 
   it('issues a different key every time', async () => {

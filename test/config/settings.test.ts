@@ -107,6 +107,9 @@ describe('reading the settings', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe(true);
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://b.example:8080' }).corsOrigins).toEqual(['https://a.example', 'http://b.example:8080']);
     expect(refusal({ CORS_ORIGINS: 'https://a.example,https://b.example/' })).toMatch(/^CORS_ORIGINS must be \* or comma-separated origins .*, got "https:\/\/b\.example\/"$/);
+    expect(loadConfig({}).onboardingLogoOrigins).toEqual([]);
+    expect(loadConfig({ ONBOARDING_LOGO_ORIGINS: 'https://cdn.example, https://img.example:8443' }).onboardingLogoOrigins).toEqual(['https://cdn.example', 'https://img.example:8443']);
+    for (const value of ['*', 'http://cdn.example', 'https://cdn.example/logos']) expect(refusal({ ONBOARDING_LOGO_ORIGINS: value })).toMatch(/^ONBOARDING_LOGO_ORIGINS must be comma-separated https origins/);
     const config = loadConfig({ WEBHOOK_RETRY_DELAYS: '1ms, 2s,3m,4h,5d' });
     expect(config.webhookRetryDelaysMs).toEqual([1, 2000, 180_000, 4 * 3_600_000, 5 * 86_400_000]);
     expect(config.webhookDisableAfter).toEqual({ failures: 6, failingMs: 5 * 86_400_000 });
@@ -128,6 +131,7 @@ describe('reading the settings', () => {
       API_ENVIRONMENT: 'x',
       LOG_LEVEL: 'x',
       CORS_ORIGINS: 'x',
+      ONBOARDING_LOGO_ORIGINS: 'http://cdn.example',
       SHUTDOWN_TIMEOUT_MS: 'x',
       DATABASE_URL: 'mysql://admin:hunter2@db/x',
       DATABASE_POOL_SIZE: 'x',

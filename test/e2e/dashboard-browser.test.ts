@@ -26,6 +26,7 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
   let baseUrl: string;
   let browser: Browser;
   let page: Page;
+  const notFound: string[] = [];
   let customerId: string;
   let operatorKey: string;
   let receiver: WebhookReceiver;
@@ -66,6 +67,10 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
     page.on('dialog', (dialog) => void dialog.accept());
+    // Every address the pages load (icon, style sheet, script) answers: no 404 anywhere.
+    page.on('response', (response) => {
+      if (response.status() === 404) notFound.push(response.url());
+    });
     await page.goto(user.sign_in_url);
   }, processTestTimeoutMs);
 
@@ -88,10 +93,13 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
 
     await submit('form.sign-out button');
     expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
+    // A page asked for while signed out is where sign-in returns to.
+    await page.goto(`${baseUrl}/dashboard/webhooks`);
+    expect(new URL(page.url()).pathname).toBe('/dashboard/sign-in');
     await page.type('#email', 'ada@example.com');
     await page.type('#password', password);
     await submit('button[type="submit"]');
-    expect(await page.$eval('h1', (heading) => heading.textContent)).toBe('Overview');
+    expect(await page.$eval('h1', (heading) => heading.textContent)).toBe('Webhooks');
   }, processTestTimeoutMs);
 
   it('creates a key that works against the API, then revokes it and the API refuses it', async () => {
@@ -101,8 +109,14 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await submit('form.stacked button[type="submit"]');
     const key = await page.$eval('#new-key-value', (input) => (input as unknown as { value: string }).value);
     expect(key).toMatch(/^sk_test_/);
+    expect(await page.$eval('.notice', (notice) => notice.textContent)).toContain('created');
     expect((await api('GET', '/fiat-accounts', key)).status).toBe(200);
     expect((await api('GET', '/end-users', key)).status).toBe(403);
+    // The key was shown once: a reload says so, shows no key and makes none.
+    await page.reload();
+    expect(await page.$('#new-key-value')).toBeNull();
+    expect(await page.$eval('main', (main) => main.textContent)).toContain('already been shown');
+    await page.goto(`${baseUrl}/dashboard/api-keys`);
     await screenshot('api-keys');
 
     // The revoke button of the new key asks for confirmation (accepted above), then the key is refused at once.
@@ -185,16 +199,20 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await (fileInput as unknown as { uploadFile(file: string): Promise<void> }).uploadFile(scan);
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('form[enctype="multipart/form-data"] button')]);
     expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('passport.pdf');
+    expect(await onboarding.$eval('.notice', (notice) => notice.textContent)).toContain('Received: your Passport (passport.pdf)');
     if (screenshotsDir && label === 'SQLite') await onboarding.screenshot({ path: path.join(screenshotsDir, 'onboarding.png'), fullPage: true });
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('button[value="verified"]')]);
-    expect(await onboarding.$eval('h1', (heading) => heading.textContent)).toBe('Thank you');
+    expect(await onboarding.$eval('h1', (heading) => heading.textContent)).toBe('Verification complete');
 
     expect((await api('GET', `/end-users/${endUser.id}`, operatorKey)).body.data.status).toBe('verified');
     const documents = (await api('GET', `/end-users/${endUser.id}/documents`, operatorKey)).body.data as Array<{ file_name: string }>;
     expect(documents.map((document) => document.file_name)).toEqual(['passport.pdf']);
-    // The link opens nothing once used.
-    expect((await fetch(`${baseUrl}${linkPath}`)).status).toBe(404);
+    // Reopened once used, the link says it is complete: no form, nothing of the person.
+    await onboarding.reload();
+    expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('Your identity is verified.');
+    expect(await onboarding.$('form')).toBeNull();
     await person.close();
+    expect(notFound).toEqual([]);
   }, processTestTimeoutMs);
 
   it('passes an axe-core scan with no violation on every page type, at 1280 and 390 px, and never scrolls sideways on a phone', async () => {

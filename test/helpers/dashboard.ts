@@ -63,6 +63,17 @@ export class DashboardBrowser {
       }),
     );
   }
+
+  /**
+   * Posts like `post`, and follows a 303 (the Post/Redirect/Get of every form that acted) with a GET, as a browser
+   * does: answers the page shown after the form, with the address it was redirected to as `redirectedTo`.
+   */
+  async submit(url: string, fields: Record<string, string | string[]> = {}): Promise<LightMyRequestResponse & { redirectedTo?: string }> {
+    const posted = await this.post(url, fields);
+    if (posted.statusCode !== 303) return posted;
+    const redirectedTo = String(posted.headers.location);
+    return Object.assign(await this.get(redirectedTo), { redirectedTo });
+  }
 }
 
 export function dashboardUsers(test: TestApp): DashboardUserService {

@@ -23,6 +23,18 @@ describe('dashboard API keys', () => {
   });
   afterAll(async () => t.close());
 
+  /** Posts the create form; it redirects (303) to the single-use reveal page, which shows the key. */
+  async function createThroughForm(fields: Record<string, string | string[]>) {
+    await browser.get('/dashboard/api-keys');
+    const posted = await browser.post('/dashboard/api-keys', fields);
+    expect(posted.statusCode, posted.body.slice(0, 2000)).toBe(303);
+    const location = String(posted.headers.location);
+    expect(location).toMatch(/^\/dashboard\/reveal\/[A-Za-z0-9_-]{43}$/);
+    const revealed = await browser.get(location);
+    expect(revealed.statusCode).toBe(200);
+    return { key: shownKey(revealed.body), location, page: revealed.body };
+  }
+
   const keyCount = async (customerId: string) =>
     Number((await t.storage.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('count')).where('customer_id', '=', customerId).executeTakeFirstOrThrow()).count);
 
@@ -38,18 +50,16 @@ describe('dashboard API keys', () => {
   });
 
   it('creates a key with scopes, allow-list and expiry, shows it once, and the key works against the API', async () => {
-    await browser.get('/dashboard/api-keys');
-    const created = await browser.post('/dashboard/api-keys', {
+    const { key } = await createThroughForm({
       access: 'scopes',
       scopes: ['fiat-accounts:read', 'webhooks:write'],
       allowed_ips: '127.0.0.1\n10.0.0.0/8',
       expires_at: '2099-01-31T12:00',
     });
-    expect(created.statusCode).toBe(201);
-    const key = shownKey(created.body);
-    expect(created.body).toContain('fiat-accounts:read, webhooks:write');
-    expect(created.body).toContain('127.0.0.1/32, 10.0.0.0/8');
-    expect(created.body).toContain('2099-01-31T12:00:00.000Z');
+    const listed = (await browser.get('/dashboard/api-keys')).body;
+    expect(listed).toContain('fiat-accounts:read, webhooks:write');
+    expect(listed).toContain('127.0.0.1/32, 10.0.0.0/8');
+    expect(listed).toContain('2099-01-31T12:00:00.000Z');
 
     expect((await t.request({ url: '/fiat-accounts', key })).statusCode).toBe(200);
     expect((await t.request({ url: '/end-users', key })).statusCode).toBe(403);
@@ -59,8 +69,7 @@ describe('dashboard API keys', () => {
   });
 
   it('creates a key with every scope by default', async () => {
-    await browser.get('/dashboard/api-keys');
-    const key = shownKey((await browser.post('/dashboard/api-keys', { access: 'all' })).body);
+    const { key } = await createThroughForm({ access: 'all' });
     expect((await t.request({ url: '/end-users', key })).statusCode).toBe(200);
   });
 
@@ -83,26 +92,105 @@ describe('dashboard API keys', () => {
     expect(past.body).toContain('must be in the future');
     const badDate = await browser.post('/dashboard/api-keys', { access: 'all', expires_at: 'tomorrow' });
     expect(badDate.statusCode).toBe(400);
-    // An impossible day is not rolled over into the next month; a long value is not echoed whole.
+    // An impossible day is not rolled over into the next month; a long value is not echoed whole in the problem
+    // (the field keeps it as typed).
     expect((await browser.post('/dashboard/api-keys', { access: 'all', expires_at: '2030-02-30T10:00' })).statusCode).toBe(400);
     const long = await browser.post('/dashboard/api-keys', { access: 'all', expires_at: '9'.repeat(5000) });
     expect(long.statusCode).toBe(400);
-    expect(long.body).not.toContain('9'.repeat(100));
+    expect(/<p class="field-problem" id="expires_at-problem">([^<]*)<\/p>/.exec(long.body)?.[1]).not.toContain('9'.repeat(100));
+    expect(/<div class="problems"[\s\S]*?<\/div>/.exec(long.body)?.[0]).not.toContain('9'.repeat(100));
     expect(await keyCount(alice.id)).toBe(before);
   });
 
   it('revokes a key: the API refuses it at once', async () => {
-    await browser.get('/dashboard/api-keys');
-    const key = shownKey((await browser.post('/dashboard/api-keys', { access: 'all' })).body);
+    const { key } = await createThroughForm({ access: 'all' });
     expect((await t.request({ url: '/fiat-accounts', key })).statusCode).toBe(200);
     const id = (await t.storage.db.selectFrom('api_keys').select('id').where('prefix', '=', key.slice(0, 12)).executeTakeFirstOrThrow()).id;
     const redirect = await browser.post(`/dashboard/api-keys/${id}/revoke`);
     expect(redirect.statusCode).toBe(303);
-    expect(redirect.headers.location).toBe(`/dashboard/api-keys?revoked=${id}`);
+    expect(redirect.headers.location).toBe('/dashboard/api-keys');
     const revoked = await browser.get(String(redirect.headers.location));
     expect(revoked.body).toContain(`Key ${key.slice(0, 12)}… is revoked`);
     expect(revoked.body).toMatch(/Revoked <time datetime="\d{4}-/);
+    // The notice is shown once: a reload shows the list without it, and revokes nothing more.
+    const reloaded = await browser.get('/dashboard/api-keys');
+    expect(reloaded.body).not.toContain('is revoked;');
     expect((await t.request({ url: '/fiat-accounts', key })).statusCode).toBe(401);
+  });
+
+  it('shows a new key once: reloading its reveal page says it was shown and creates nothing', async () => {
+    const { key, location } = await createThroughForm({ access: 'all', name: 'CI deploys' });
+    const count = await keyCount(alice.id);
+    const reload = await browser.get(location);
+    expect(reload.statusCode).toBe(410);
+    expect(reload.body).toContain('already been shown');
+    expect(reload.body).not.toContain(key);
+    // Reloading the list (the page the browser was on) creates nothing either.
+    expect((await browser.get('/dashboard/api-keys')).body).not.toContain(key);
+    expect(await keyCount(alice.id)).toBe(count);
+    // The secret is stored sealed, never in clear, and is gone once shown.
+    expect(await t.storage.db.selectFrom('dashboard_reveals').selectAll().execute()).toEqual([]);
+  });
+
+  it("does not show a reveal to another session, nor one past its time", async () => {
+    await browser.get('/dashboard/api-keys');
+    const posted = await browser.post('/dashboard/api-keys', { access: 'all' });
+    const location = String(posted.headers.location);
+    const stored = await t.storage.db.selectFrom('dashboard_reveals').selectAll().executeTakeFirstOrThrow();
+    expect(stored.sealed_secret).not.toContain('sk_test_');
+    const other = await signedInBrowser(t, alice.id, 'second@example.com');
+    const elsewhere = await other.get(location);
+    expect(elsewhere.statusCode).toBe(410);
+    expect(elsewhere.body).not.toContain('sk_test_');
+    t.clock.advance(11 * 60_000);
+    const late = await browser.get(location);
+    expect(late.statusCode).toBe(410);
+    expect(late.body).not.toMatch(/value="sk_test_/);
+  });
+
+  it('names a key: the name is shown in the list and in the notice', async () => {
+    const { page } = await createThroughForm({ access: 'all', name: '  CI deploys  ' });
+    expect(page).toMatch(/Key sk_test_\S+… \(CI deploys\) created\./);
+    const listed = (await browser.get('/dashboard/api-keys')).body;
+    expect(listed).toContain('<td>CI deploys</td>');
+    expect((await t.storage.db.selectFrom('api_keys').select('name').where('name', '=', 'CI deploys').execute()).length).toBeGreaterThan(0);
+  });
+
+  it('refuses a form with every problem at once, each by its field, and keeps what was typed', async () => {
+    const before = await keyCount(alice.id);
+    await browser.get('/dashboard/api-keys');
+    const refused = await browser.post('/dashboard/api-keys', {
+      name: 'x'.repeat(101),
+      access: 'scopes',
+      scopes: ['payments:read'],
+      allowed_ips: '10.0.0.0/33',
+      expires_at: 'soon',
+    });
+    expect(refused.statusCode).toBe(400);
+    const html = refused.body;
+    // Every problem in the list at the top, in words with the field's label, linked to the field.
+    expect(html).toContain('<a href="#name">Name: must be at most 100 characters</a>');
+    expect(html).toMatch(/<a href="#allowed_ips">IP allow-list: &quot;10.0.0.0\/33&quot; is not/);
+    expect(html).toMatch(/<a href="#expires_at">Expires at: &quot;soon/);
+    // And each next to its field, which points at it.
+    expect(html).toMatch(/<input id="name"[^>]* aria-invalid="true" aria-describedby="name-problem">/);
+    expect(html).toContain('<p class="field-problem" id="name-problem">must be at most 100 characters</p>');
+    expect(html).toMatch(/<textarea id="allowed_ips"[^>]* aria-invalid="true" aria-describedby="allowed_ips-problem">10.0.0.0\/33<\/textarea>/);
+    expect(html).toMatch(/<input id="expires_at"[^>]*value="soon" aria-invalid="true"/);
+    // What was typed and chosen stays.
+    expect(html).toContain(`value="${'x'.repeat(101)}"`);
+    expect(html).toMatch(/value="scopes" checked/);
+    expect(html).toMatch(/value="payments:read" checked/);
+    expect(html).not.toMatch(/value="payments:write" checked/);
+    expect(html).not.toMatch(/#\/|\/allowedIps/);
+    expect(await keyCount(alice.id)).toBe(before);
+  });
+
+  it('refuses a name of more than one line', async () => {
+    await browser.get('/dashboard/api-keys');
+    const refused = await browser.post('/dashboard/api-keys', { access: 'all', name: 'two\nlines' });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('Name: must be one line of text');
   });
 
   it("answers 404 for another customer's key id, and leaves that key working", async () => {

@@ -78,6 +78,12 @@ describe('dashboard end users', () => {
     expect(await statusOf(alice, user.id)).toBe('review_required');
     const reviewPage = await browser.get(`/dashboard/end-users/${user.id}`);
     expect(reviewPage.body).toContain('Review required');
+    expect(reviewPage.body).toContain('<p class="notice" role="status">Verification decided: Review required.</p>');
+    // A reload decides nothing again and says nothing again.
+    const events = async () => (await t.request({ url: '/events?type=end_user.review_required&limit=100', key: alice.key })).json().meta.pagination.total;
+    const count = await events();
+    expect((await browser.get(`/dashboard/end-users/${user.id}`)).body).not.toContain('Verification decided');
+    expect(await events()).toBe(count);
     // Only the moves the status allows are offered.
     expect(reviewPage.body).not.toContain('name="outcome" value="review_required"');
 
@@ -105,7 +111,7 @@ describe('dashboard end users', () => {
     await browser.get(`/dashboard/end-users/${user.id}`);
     const refused = await browser.post(`/dashboard/end-users/${user.id}/verification`, { outcome: 'approved' });
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain('outcome: must be one of verified, rejected, review_required');
+    expect(refused.body).toContain('Outcome: must be one of verified, rejected, review_required');
     expect(await statusOf(alice, user.id)).toBe('pending_verification');
   });
 
@@ -174,7 +180,7 @@ describe('dashboard end users', () => {
     ] as const) {
       const response = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: 'outcome=verified', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(method === 'GET' ? `/dashboard/sign-in?next=${encodeURIComponent(url)}` : '/dashboard/sign-in');
     }
     expect(await statusOf(alice, user.id)).toBe('pending_verification');
   });

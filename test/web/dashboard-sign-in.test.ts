@@ -36,12 +36,58 @@ describe('dashboard sign-in and sessions', () => {
     return fresh;
   }
 
-  it('sends a browser without a session to the sign-in page from every page', async () => {
+  it('sends a browser without a session to the sign-in page from every page, saying which page to return to', async () => {
     for (const url of ['/dashboard', '/dashboard/api-keys', '/dashboard/accounts', '/dashboard/transactions', '/dashboard/end-users', '/dashboard/webhooks', '/dashboard/events']) {
       const response = await t.app.inject({ url });
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(url === '/dashboard' ? '/dashboard/sign-in' : `/dashboard/sign-in?next=${encodeURIComponent(url)}`);
     }
+  });
+
+  it('returns after sign-in to the page first asked for, its query kept', async () => {
+    await dashboardUsers(t).create(alice.id, 'return@example.com').then(async (created) => {
+      const setup = new DashboardBrowser(t);
+      const path = new URL(created.sign_in_url).pathname;
+      await setup.get(path);
+      await setup.post(path, { password: testPassword, password_confirmation: testPassword });
+    });
+    const browser = new DashboardBrowser(t);
+    const asked = await browser.get('/dashboard/transactions?status=pending&limit=5');
+    expect(asked.headers.location).toBe('/dashboard/sign-in?next=%2Fdashboard%2Ftransactions%3Fstatus%3Dpending%26limit%3D5');
+    const form = await browser.get(String(asked.headers.location));
+    expect(form.body).toContain('<input type="hidden" name="next" value="/dashboard/transactions?status=pending&amp;limit=5">');
+    // From addresses of their own: the sign-in limit counts per address, and other tests sign in from the default one.
+    const wrong = await browser.post('/dashboard/sign-in', { email: 'return@example.com', password: 'not the password at all', next: '/dashboard/transactions?status=pending&limit=5' }, {}, { remoteAddress: '192.0.2.201' });
+    expect(wrong.body).toContain('name="next" value="/dashboard/transactions?status=pending&amp;limit=5"');
+    const signedIn = await browser.post('/dashboard/sign-in', { email: 'return@example.com', password: testPassword, next: '/dashboard/transactions?status=pending&limit=5' }, {}, { remoteAddress: '192.0.2.202' });
+    expect(signedIn.statusCode).toBe(303);
+    expect(signedIn.headers.location).toBe('/dashboard/transactions?status=pending&limit=5');
+
+    // Another site named as `next` in the posted form is dropped: the overview instead.
+    const elsewhere = new DashboardBrowser(t);
+    await elsewhere.get('/dashboard/sign-in');
+    const redirected = await elsewhere.post('/dashboard/sign-in', { email: 'return@example.com', password: testPassword, next: '//evil.example/dashboard' }, {}, { remoteAddress: '192.0.2.203' });
+    expect(redirected.statusCode).toBe(303);
+    expect(redirected.headers.location).toBe('/dashboard');
+  });
+
+  it.each([
+    'https://evil.example/dashboard',
+    '//evil.example/dashboard',
+    '/\\evil.example/dashboard',
+    '/dashboard/../evil',
+    '/dashboard/%2e%2e/evil',
+    'javascript:alert(1)',
+    '/dashboardevil',
+    '/dashboard/sign-in',
+    '/dashboard/link/abc',
+    '/docs',
+    '/dashboard\r\nLocation: https://evil.example',
+    `/dashboard/${'x'.repeat(2001)}`,
+  ])('never offers to return after sign-in to %s (no open redirect)', async (next) => {
+    const form = await new DashboardBrowser(t).get(`/dashboard/sign-in?${new URLSearchParams({ next }).toString()}`);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).not.toContain('name="next"');
   });
 
   it('never opens the dashboard with an API key, and never answers the JSON API for a session cookie', async () => {
@@ -203,9 +249,13 @@ describe('dashboard sign-in and sessions', () => {
     expect((await browser.get(path)).body).toContain('link@example.com');
     const short = await browser.post(path, { password: 'short', password_confirmation: 'short' });
     expect(short.statusCode).toBe(400);
-    expect(short.body).toContain('must be 12-200 characters');
+    expect(short.body).toContain('<a href="#password">New password: must be 12-200 characters</a>');
+    expect(short.body).toMatch(/<input id="password"[^>]* aria-invalid="true" aria-describedby="password-problem">/);
+    // A password is never sent back into the page.
+    expect(short.body).not.toContain('value="short"');
     const differ = await browser.post(path, { password: testPassword, password_confirmation: `${testPassword}!` });
     expect(differ.statusCode).toBe(400);
+    expect(differ.body).toContain('New password: differs from its confirmation');
     expect((await browser.post(path, { password: testPassword, password_confirmation: testPassword })).statusCode).toBe(303);
     expect((await browser.get('/dashboard')).statusCode).toBe(200);
 

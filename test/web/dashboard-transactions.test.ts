@@ -169,13 +169,13 @@ describe('dashboard transactions pages (sandbox)', () => {
 
   it('answers filters GET /transactions refuses with a 400 page naming the problem, the form still there', async () => {
     const cases: Array<[query: string, problem: string]> = [
-      ['status=settled', 'status: must be one of pending, completed, failed'],
-      ['direction=sideways', 'direction: must be one of incoming, outgoing'],
-      ['account_id=not-an-id', 'account_id:'],
-      ['created_from=yesterday', 'created_from: must be an RFC 3339 date-time'],
-      ['page=0', 'page: must be &gt;= 1'],
-      ['page=two', 'page: must be integer'],
-      ['limit=0', 'limit: must be &gt;= 1'],
+      ['status=settled', 'Status: must be one of pending, completed, failed'],
+      ['direction=sideways', 'Direction: must be one of incoming, outgoing'],
+      ['account_id=not-an-id', 'Account:'],
+      ['created_from=yesterday', 'Created from: must be an RFC 3339 date-time'],
+      ['page=0', 'Page: must be &gt;= 1'],
+      ['page=two', 'Page: must be integer'],
+      ['limit=0', 'Limit: must be &gt;= 1'],
     ];
     for (const [query, problem] of cases) {
       const page = await browser.get(`/dashboard/transactions?${query}`);
@@ -214,6 +214,11 @@ describe('dashboard transactions pages (sandbox)', () => {
 
     const page = await browser.get(String(response.headers.location));
     expect(page.body).not.toContain('/settle"');
+    expect(page.body).toContain('<p class="notice" role="status">Payment settled: completed.</p>');
+    // A reload shows the page again, without the notice, and moves nothing.
+    const reloaded = await browser.get(String(response.headers.location));
+    expect(reloaded.body).not.toContain('Payment settled');
+    expect(await fiatBalance(t, alice, savings.id)).toBe(savingsBefore + 10);
     // Settling twice is refused with the API's reason, on the same page.
     const again = await browser.post(`/dashboard/payments/${payment.id}/settle`, { outcome: 'failed' });
     expect(again.statusCode).toBe(422);
@@ -241,7 +246,7 @@ describe('dashboard transactions pages (sandbox)', () => {
     for (const fields of [{ outcome: 'maybe' }, {}] as Array<Record<string, string>>) {
       const response = await browser.post(`/dashboard/payments/${payment.id}/settle`, fields);
       expect(response.statusCode).toBe(400);
-      expect(response.body).toContain('outcome:');
+      expect(response.body).toContain('Outcome:');
     }
     expect((await t.request({ url: `/payments/${payment.id}`, key: alice.key })).json().data.status).toBe('pending');
   });
@@ -343,7 +348,7 @@ describe('dashboard transactions pages (sandbox)', () => {
     for (const { method, url } of requests) {
       const response = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: 'outcome=completed', headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}) });
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(method === 'GET' ? `/dashboard/sign-in?next=${encodeURIComponent(url)}` : '/dashboard/sign-in');
     }
     expect((await t.request({ url: `/payments/${alices.payment.id}`, key: alice.key })).json().data.status).toBe('pending');
   });

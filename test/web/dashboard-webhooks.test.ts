@@ -50,15 +50,17 @@ describe('dashboard: webhooks and events', () => {
   /** Creates a subscription through the dashboard form; answers its id and the secret shown once. */
   async function createThroughForm(fields: Record<string, string | string[]>) {
     await browser.get('/dashboard/webhooks');
-    const response = await browser.post('/dashboard/webhooks', fields);
-    expect(response.statusCode, response.body.slice(0, 2000)).toBe(201);
+    const response = await browser.submit('/dashboard/webhooks', fields);
+    expect(response.statusCode, response.body.slice(0, 2000)).toBe(200);
+    expect(response.redirectedTo).toMatch(/^\/dashboard\/reveal\//);
     const id = /href="\/dashboard\/webhooks\/([0-9a-f-]{36})">Open the subscription/.exec(response.body)![1]!;
-    return { id, secret: secretOn(response.body), page: response.body };
+    return { id, secret: secretOn(response.body), page: response.body, revealedAt: response.redirectedTo! };
   }
 
   it('creates a subscription from the form, shows its whole secret once, and the API lists it', async () => {
-    const { id, secret, page } = await createThroughForm({ url: receiver.url(), description: 'Ledger <sync>', event_types: ['payment.created', 'end_user.created'] });
+    const { id, secret, page, revealedAt } = await createThroughForm({ url: receiver.url(), description: 'Ledger <sync>', event_types: ['payment.created', 'end_user.created'] });
     expect(page).toContain('shown only this once');
+    expect(page).toContain(`Subscription to ${receiver.url()} created.`);
     expect(page).toContain('data-copy="new-secret-value"');
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
 
@@ -75,6 +77,13 @@ describe('dashboard: webhooks and events', () => {
     expect(list.body).not.toContain(secret);
     expect(tableRows(list.body).find((row) => row.includes(receiver.url()))).toContain('Active');
     expect((await browser.get(`/dashboard/webhooks/${id}`)).body).not.toContain(secret);
+    // A reload of the reveal page creates no second subscription and shows the secret no more.
+    const count = (await t.request({ url: '/webhooks', key: alice.key })).json().data.length;
+    const reloaded = await browser.get(revealedAt);
+    expect(reloaded.statusCode).toBe(410);
+    expect(reloaded.body).toContain('already been shown');
+    expect(reloaded.body).not.toContain(secret);
+    expect((await t.request({ url: '/webhooks', key: alice.key })).json().data.length).toBe(count);
     await removeThroughApi(alice, id);
   });
 
@@ -88,21 +97,21 @@ describe('dashboard: webhooks and events', () => {
     const before = (await t.request({ url: '/webhooks', key: alice.key })).json().data.length;
     await browser.get('/dashboard/webhooks');
     const cases: Array<[Record<string, string | string[]>, string]> = [
-      [{ url: receiver.url('/kept'), description: 'kept too' }, 'eventTypes: must NOT have fewer than 1 items'],
-      [{ event_types: 'payee.created' }, 'url: is required'],
-      [{ url: 'ftp://example.com/hook', event_types: 'payee.created' }, 'url:'],
-      [{ url: receiver.url(), event_types: 'payment.refunded' }, 'eventTypes.0: must be one of'],
-      [{ url: receiver.url(), event_types: 'payee.created', description: 'x'.repeat(501) }, 'description: must NOT have more than 500 characters'],
-      [{ url: receiver.url(), event_types: 'payee.created', description: 'Ledger \u202Ecnys' }, 'description: must not contain U+202E (a bidirectional control character)'],
-      [{ url: receiver.url(), event_types: 'payee.created', description: 'Ledger\r\nsync' }, 'description: must not contain U+000D (a line break)'],
+      [{ url: receiver.url('/kept'), description: 'kept too' }, '<a href="#event_types">Event types: must NOT have fewer than 1 items</a>'],
+      [{ event_types: 'payee.created' }, '<a href="#url">Receiver URL: is required</a>'],
+      [{ url: 'ftp://example.com/hook', event_types: 'payee.created' }, 'Receiver URL:'],
+      [{ url: receiver.url(), event_types: 'payment.refunded' }, 'Event types: must be one of'],
+      [{ url: receiver.url(), event_types: 'payee.created', description: 'x'.repeat(501) }, 'Description: must NOT have more than 500 characters'],
+      [{ url: receiver.url(), event_types: 'payee.created', description: 'Ledger \u202Ecnys' }, 'Description: must not contain U+202E (a bidirectional control character)'],
+      [{ url: receiver.url(), event_types: 'payee.created', description: 'Ledger\r\nsync' }, 'Description: must not contain U+000D (a line break)'],
     ];
     for (const [fields, reason] of cases) {
-      const response = await browser.post('/dashboard/webhooks', fields);
+      const response = await browser.submit('/dashboard/webhooks', fields);
       expect(response.statusCode, JSON.stringify(fields).slice(0, 80)).toBe(400);
       expect(response.body).toContain('role="alert"');
       expect(response.body).toContain(reason);
     }
-    const first = await browser.post('/dashboard/webhooks', cases[0]![0]);
+    const first = await browser.submit('/dashboard/webhooks', cases[0]![0]);
     expect(first.body).toContain(`value="${receiver.url('/kept')}"`);
     expect(first.body).toContain('value="kept too"');
     expect((await t.request({ url: '/webhooks', key: alice.key })).json().data).toHaveLength(before);
@@ -124,18 +133,18 @@ describe('dashboard: webhooks and events', () => {
     const page = await browser.get(`/dashboard/webhooks/${created.id}`);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('value="payee.created" checked');
-    const saved = await browser.post(`/dashboard/webhooks/${created.id}`, { url: receiver.url('/moved'), description: 'After', event_types: ['end_user.created', 'payment.completed'] });
+    const saved = await browser.submit(`/dashboard/webhooks/${created.id}`, { url: receiver.url('/moved'), description: 'After', event_types: ['end_user.created', 'payment.completed'] });
     expect(saved.statusCode).toBe(200);
     expect(saved.body).toContain('Saved.');
     expect((await apiWebhook(alice, created.id)).json().data).toMatchObject({ url: receiver.url('/moved'), description: 'After', event_types: ['end_user.created', 'payment.completed'] });
 
-    const refused = await browser.post(`/dashboard/webhooks/${created.id}`, { url: receiver.url('/moved'), description: 'Typed', event_types: 'nope' });
+    const refused = await browser.submit(`/dashboard/webhooks/${created.id}`, { url: receiver.url('/moved'), description: 'Typed', event_types: 'nope' });
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain('eventTypes.0: must be one of');
+    expect(refused.body).toContain('Event types: must be one of');
     expect(refused.body).toContain('value="Typed"');
     expect((await apiWebhook(alice, created.id)).json().data.description).toBe('After');
 
-    await browser.post(`/dashboard/webhooks/${created.id}`, { url: receiver.url('/moved'), description: '', event_types: 'end_user.created' });
+    await browser.submit(`/dashboard/webhooks/${created.id}`, { url: receiver.url('/moved'), description: '', event_types: 'end_user.created' });
     expect((await apiWebhook(alice, created.id)).json().data).toMatchObject({ description: '', event_types: ['end_user.created'] });
     await removeThroughApi(alice, created.id);
   });
@@ -143,7 +152,7 @@ describe('dashboard: webhooks and events', () => {
   it('disables and enables a subscription; a disabled one refuses a test event with WEBHOOK_DISABLED', async () => {
     const created = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
     await browser.get(`/dashboard/webhooks/${created.id}`);
-    const disabled = await browser.post(`/dashboard/webhooks/${created.id}/active`, { is_active: 'false' });
+    const disabled = await browser.submit(`/dashboard/webhooks/${created.id}/active`, { is_active: 'false' });
     expect(disabled.statusCode).toBe(200);
     expect(disabled.body).toContain('Disabled: nothing is sent to it');
     expect(disabled.body).toContain('Disabled</span> since');
@@ -151,18 +160,18 @@ describe('dashboard: webhooks and events', () => {
     expect((await apiWebhook(alice, created.id)).json().data).toMatchObject({ is_active: false, disabled_reason: 'disabled by request' });
 
     // A page opened before it was disabled still offers the test: the refusal is shown as a problem.
-    const test = await browser.post(`/dashboard/webhooks/${created.id}/test`);
+    const test = await browser.submit(`/dashboard/webhooks/${created.id}/test`);
     expect(test.statusCode).toBe(422);
     expect(test.body).toContain('This subscription is disabled');
 
-    const enabled = await browser.post(`/dashboard/webhooks/${created.id}/active`, { is_active: 'true' });
+    const enabled = await browser.submit(`/dashboard/webhooks/${created.id}/active`, { is_active: 'true' });
     expect(enabled.statusCode).toBe(200);
     expect(enabled.body).toContain('Enabled:');
     expect((await apiWebhook(alice, created.id)).json().data).toMatchObject({ is_active: true, disabled_at: null, disabled_reason: null });
 
-    const nonsense = await browser.post(`/dashboard/webhooks/${created.id}/active`, { is_active: 'maybe' });
+    const nonsense = await browser.submit(`/dashboard/webhooks/${created.id}/active`, { is_active: 'maybe' });
     expect(nonsense.statusCode).toBe(400);
-    expect(nonsense.body).toContain('isActive: must be boolean');
+    expect(nonsense.body).toContain('Is active: must be boolean');
     await removeThroughApi(alice, created.id);
   });
 
@@ -170,15 +179,21 @@ describe('dashboard: webhooks and events', () => {
     const { id, secret } = await createThroughForm({ url: receiver.url('/rotated'), event_types: 'payee.created' });
     await browser.get(`/dashboard/webhooks/${id}`);
     expect(browser.lastPage).toMatch(/rotate-secret" data-confirm="[^"]+"/);
-    const rotated = await browser.post(`/dashboard/webhooks/${id}/rotate-secret`);
+    const rotated = await browser.submit(`/dashboard/webhooks/${id}/rotate-secret`);
     expect(rotated.statusCode).toBe(200);
     const newSecret = secretOn(rotated.body);
     expect(newSecret).toMatch(/^whsec_/);
     expect(newSecret).not.toBe(secret);
     expect(newSecret.startsWith((await apiWebhook(alice, id)).json().data.signing_secret_prefix)).toBe(true);
     expect((await browser.get(`/dashboard/webhooks/${id}`)).body).not.toContain(newSecret);
+    // Reloading the reveal page shows no secret and rotates nothing.
+    const prefix = (await apiWebhook(alice, id)).json().data.signing_secret_prefix;
+    const again = await browser.get(rotated.redirectedTo!);
+    expect(again.statusCode).toBe(410);
+    expect(again.body).not.toContain(newSecret);
+    expect((await apiWebhook(alice, id)).json().data.signing_secret_prefix).toBe(prefix);
 
-    await browser.post(`/dashboard/webhooks/${id}/test`);
+    await browser.submit(`/dashboard/webhooks/${id}/test`);
     await deliverDue(t);
     const received = receiver.received.filter((request) => request.path === '/rotated');
     expect(received).toHaveLength(1);
@@ -192,11 +207,14 @@ describe('dashboard: webhooks and events', () => {
   it('a test event is queued, and its delivery shows in the table with status, code and attempts', async () => {
     const created = await subscribe(t, alice, { url: receiver.url('/tested'), eventTypes: ['payee.created'] });
     await browser.get(`/dashboard/webhooks/${created.id}`);
-    const queued = await browser.post(`/dashboard/webhooks/${created.id}/test`);
+    const queued = await browser.submit(`/dashboard/webhooks/${created.id}/test`);
     expect(queued.statusCode).toBe(200);
     expect(queued.body).toContain('is queued for this subscription');
     const eventId = /A webhook\.test event \(([0-9a-f-]{36})\) is queued/.exec(queued.body)![1]!;
     expect(tableRows(queued.body)).toEqual([expect.stringMatching(new RegExp(`^Pending Webhook test ${eventId} 0 — —`))]);
+    // A reload after the post shows the same one delivery: no second test event.
+    expect(queued.redirectedTo).toBe(`/dashboard/webhooks/${created.id}`);
+    expect(tableRows((await browser.get(queued.redirectedTo!)).body)).toHaveLength(1);
 
     receiver.answer = () => ({ status: 503 });
     await deliverDue(t);
@@ -260,7 +278,7 @@ describe('dashboard: webhooks and events', () => {
     expect(tableRows((await browser.get(`/dashboard/webhooks/${created.id}?status=failed`)).body)).toEqual(['No deliveries of this status here.']);
 
     // Sent again now, without waiting for its retry.
-    const retried = await browser.post(`/dashboard/webhooks/${created.id}/deliveries/${deliveryId}/retry`);
+    const retried = await browser.submit(`/dashboard/webhooks/${created.id}/deliveries/${deliveryId}/retry`);
     expect(retried.statusCode).toBe(200);
     expect(retried.body).toContain(`Delivery ${deliveryId} is due again now`);
     await deliverDue(t);
@@ -268,7 +286,7 @@ describe('dashboard: webhooks and events', () => {
     expect(healthy.body).toContain('<span class="status-ok">Active</span>');
     expect(healthy.body).toContain(`<dt>Last success</dt><dd><time datetime="${t.clock.now().toISOString()}"`);
     expect(tableRows(healthy.body)[0]).toMatch(/^Succeeded Webhook test .* 3 200 /);
-    const unknown = await browser.post(`/dashboard/webhooks/${created.id}/deliveries/${unknownId}/retry`);
+    const unknown = await browser.submit(`/dashboard/webhooks/${created.id}/deliveries/${unknownId}/retry`);
     expect(unknown.statusCode).toBe(404);
     await removeThroughApi(alice, created.id);
   });
@@ -279,11 +297,11 @@ describe('dashboard: webhooks and events', () => {
     t.clock.advance(30_500);
     const page = await browser.get(`/dashboard/webhooks/${created.id}`);
     const earliest = /id="since" name="since" type="datetime-local" required value="[^"]+" min="([^"]+)"/.exec(page.body)![1]!;
-    const replayed = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since: earliest });
+    const replayed = await browser.submit(`/dashboard/webhooks/${created.id}/replay`, { since: earliest });
     expect(replayed.statusCode, replayed.body.slice(0, 2000)).toBe(200);
     expect(replayed.body).toMatch(/\d+ events? queued for delivery\./);
     await deliverDue(t);
-    const onlyFailed = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since: earliest, only_failed: 'true' });
+    const onlyFailed = await browser.submit(`/dashboard/webhooks/${created.id}/replay`, { since: earliest, only_failed: 'true' });
     expect(onlyFailed.statusCode).toBe(200);
     expect(onlyFailed.body).toContain('0 failed events queued for delivery.');
     await removeThroughApi(alice, created.id);
@@ -312,13 +330,13 @@ describe('dashboard: webhooks and events', () => {
     expect(events.body).toContain('href="/dashboard/events?type=webhook.test&amp;page=2&amp;limit=1" rel="next"');
 
     const refused: Array<[string, string]> = [
-      [`/dashboard/webhooks/${created.id}?page=0`, 'page: must be &gt;= 1'],
-      [`/dashboard/webhooks/${created.id}?page=x`, 'page: must be integer'],
-      [`/dashboard/webhooks/${created.id}?limit=0`, 'limit: must be &gt;= 1'],
-      [`/dashboard/webhooks/${created.id}?status=bounced`, 'status: must be one of pending, succeeded, failed'],
-      ['/dashboard/events?page=-1', 'page: must be integer'],
-      ['/dashboard/events?page=1000000001', 'page: must be &lt;= 1000000000'],
-      [`/dashboard/events?type=${'t'.repeat(65)}`, 'type: must NOT have more than 64 characters'],
+      [`/dashboard/webhooks/${created.id}?page=0`, 'Page: must be &gt;= 1'],
+      [`/dashboard/webhooks/${created.id}?page=x`, 'Page: must be integer'],
+      [`/dashboard/webhooks/${created.id}?limit=0`, 'Limit: must be &gt;= 1'],
+      [`/dashboard/webhooks/${created.id}?status=bounced`, 'Status: must be one of pending, succeeded, failed'],
+      ['/dashboard/events?page=-1', 'Page: must be integer'],
+      ['/dashboard/events?page=1000000001', 'Page: must be &lt;= 1000000000'],
+      [`/dashboard/events?type=${'t'.repeat(65)}`, 'Type: must NOT have more than 64 characters'],
     ];
     for (const [url, reason] of refused) {
       const response = await browser.get(url);
@@ -363,23 +381,36 @@ describe('dashboard: webhooks and events', () => {
     const page = await browser.get(`/dashboard/webhooks/${created.id}`);
     expect(page.body).toContain('<label for="since">Since <span class="hint">(UTC)</span></label>');
 
-    const replayed = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since });
+    const replayed = await browser.submit(`/dashboard/webhooks/${created.id}/replay`, { since });
     expect(replayed.statusCode).toBe(200);
     expect(expected).toBeGreaterThan(0);
     expect(replayed.body).toContain(`${expected} ${expected === 1 ? 'event' : 'events'} queued for delivery.`);
     const deliveries = (await t.request({ url: `/webhooks/${created.id}/deliveries`, key: alice.key })).json().data;
     expect(deliveries).toHaveLength(expected);
     expect(tableRows(replayed.body).every((row) => row.startsWith('Pending End user: created'))).toBe(true);
+    // Reloading the page the replay redirected to queues nothing more, and says nothing again.
+    const reloaded = await browser.get(replayed.redirectedTo!);
+    expect(reloaded.body).not.toContain('queued for delivery.');
+    expect((await t.request({ url: `/webhooks/${created.id}/deliveries`, key: alice.key })).json().data).toHaveLength(expected);
 
-    const tooOld = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since: minutesAgo(t, 31 * 86_400_000) });
+    const tooOld = await browser.submit(`/dashboard/webhooks/${created.id}/replay`, { since: minutesAgo(t, 31 * 86_400_000) });
     expect(tooOld.statusCode).toBe(400);
-    expect(tooOld.body).toContain('since: must be within the last 30 days');
-    const garbled = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since: 'yesterday' });
+    expect(tooOld.body).toContain('<a href="#since">Since: must be within the last 30 days</a>');
+    const garbled = await browser.submit(`/dashboard/webhooks/${created.id}/replay`, { since: 'yesterday' });
     expect(garbled.statusCode).toBe(400);
-    expect(garbled.body).toContain('since: must be an RFC 3339 date-time');
+    expect(garbled.body).toContain('Since: must be an RFC 3339 date-time');
+    expect(garbled.body).toMatch(/<input id="since"[^>]*value="yesterday"[^>]* aria-invalid="true" aria-describedby="since-problem">/);
 
-    await browser.post(`/dashboard/webhooks/${created.id}/active`, { is_active: 'false' });
-    const whileDisabled = await browser.post(`/dashboard/webhooks/${created.id}/replay`, { since });
+    // A replay that stopped at its bound redirects with where the rest starts: the page offers to queue it.
+    const rest = await browser.get(`/dashboard/webhooks/${created.id}?rest_since=2026-11-26T10:00:00.123Z&only_failed=true`);
+    expect(rest.body).toContain('Queue the rest, from 2026-11-26T10:00:00.123Z');
+    expect(rest.body).toContain('<input type="hidden" name="since" value="2026-11-26T10:00:00.123Z">');
+    expect(rest.body).toContain('<input type="hidden" name="only_failed" value="true">');
+    // Anything else there is no date: no such form.
+    expect((await browser.get(`/dashboard/webhooks/${created.id}?rest_since=%22%3E%3Cscript%3E`)).body).not.toContain('Queue the rest');
+
+    await browser.submit(`/dashboard/webhooks/${created.id}/active`, { is_active: 'false' });
+    const whileDisabled = await browser.submit(`/dashboard/webhooks/${created.id}/replay`, { since });
     expect(whileDisabled.statusCode).toBe(422);
     expect(whileDisabled.body).toContain('This subscription is disabled');
     await removeThroughApi(alice, created.id);
@@ -390,9 +421,9 @@ describe('dashboard: webhooks and events', () => {
     await t.request({ method: 'POST', url: `/webhooks/${created.id}/test`, key: alice.key, csrf: true });
     const page = await browser.get(`/dashboard/webhooks/${created.id}`);
     expect(page.body).toMatch(new RegExp(`action="/dashboard/webhooks/${created.id}/delete" data-confirm="Delete this subscription`));
-    const deleted = await browser.post(`/dashboard/webhooks/${created.id}/delete`);
-    expect(deleted.statusCode).toBe(303);
-    expect(deleted.headers.location).toBe('/dashboard/webhooks');
+    const deleted = await browser.submit(`/dashboard/webhooks/${created.id}/delete`);
+    expect(deleted.redirectedTo).toBe('/dashboard/webhooks');
+    expect(deleted.body).toContain(`The subscription to ${receiver.url('/deleted')} is deleted.`);
     expect((await apiWebhook(alice, created.id)).statusCode).toBe(404);
     expect((await browser.get('/dashboard/webhooks')).body).not.toContain(receiver.url('/deleted'));
     expect((await browser.get(`/dashboard/webhooks/${created.id}`)).statusCode).toBe(404);
@@ -413,7 +444,7 @@ describe('dashboard: webhooks and events', () => {
     const before = (await apiWebhook(alice, created.id)).json().data;
     for (const [url, fields] of forms) {
       for (const token of ['', 'f'.repeat(64)]) {
-        const response = await browser.post(url, { ...fields, _csrf: token });
+        const response = await browser.submit(url, { ...fields, _csrf: token });
         expect(response.statusCode, url).toBe(403);
         expect(response.body).toContain('The form was out of date');
       }
@@ -445,7 +476,7 @@ describe('dashboard: webhooks and events', () => {
     ];
     const answer = async ([method, url, fields]: [string, string, Record<string, string>]) => {
       if (method === 'POST') await browser.get('/dashboard/webhooks');
-      const response = method === 'GET' ? await browser.get(url) : await browser.post(url, fields);
+      const response = method === 'GET' ? await browser.get(url) : await browser.submit(url, fields);
       return { status: response.statusCode, body: response.body.replace(/[0-9a-f]{64}/g, 'token') };
     };
     const foreign = routes(theirs.id, theirEvent);
@@ -468,7 +499,7 @@ describe('dashboard: webhooks and events', () => {
     for (const url of pages) {
       const response = await stranger.get(url);
       expect(response.statusCode, url).toBe(303);
-      expect(response.headers.location).toBe('/dashboard/sign-in');
+      expect(response.headers.location).toBe(`/dashboard/sign-in?next=${encodeURIComponent(url)}`);
     }
     const token = csrfOf((await browser.get('/dashboard/webhooks')).body);
     const forms = ['/dashboard/webhooks', `/dashboard/webhooks/${created.id}`, `/dashboard/webhooks/${created.id}/active`, `/dashboard/webhooks/${created.id}/rotate-secret`,

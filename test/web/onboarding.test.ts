@@ -12,6 +12,7 @@ import { createTestApp, type TestApp, type TestCustomer } from '../helpers/test-
 const pngFile = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(120, 0x41)]);
 const pdfFile = Buffer.from('%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n', 'latin1');
 const linkNotValid = 'This link is no longer valid';
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 interface UploadedFile {
   name: string;
@@ -147,7 +148,7 @@ describe('hosted onboarding page (sandbox)', () => {
     const user = await hostedEndUser(t, alice);
     const uploaded = await upload(t, user, { name: '<b>Ada & Co.png', type: 'image/png', bytes: pngFile });
     expect(uploaded.statusCode).toBe(303);
-    expect(uploaded.headers.location).toBe(user.path);
+    expect(uploaded.headers.location).toMatch(new RegExp(`^${escapeRegExp(user.path)}\\?uploaded=[0-9a-f-]{36}$`));
     const pdf = await upload(t, user, { name: 'C:\\scans\\id-card.pdf', type: 'application/pdf', bytes: pdfFile });
     expect(pdf.statusCode).toBe(303);
 
@@ -160,6 +161,17 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(page.body).toContain('&lt;b&gt;Ada &amp; Co.png');
     expect(page.body).not.toContain('<b>Ada');
     expect(page.body).toContain('id-card.pdf');
+    expect(page.body).not.toContain('Received:');
+
+    // The page it redirects to confirms the upload, by its kind and file name; a reload stores nothing more.
+    const confirmed = await t.app.inject({ url: String(pdf.headers.location) });
+    expect(confirmed.body).toContain('<p class="notice" role="status">Received: your Passport (id-card.pdf). Upload another, or finish below.</p>');
+    expect(await documentsOf(t, alice, user.id)).toHaveLength(2);
+    // Another end user's document id in the address confirms nothing.
+    const other = await hostedEndUser(t, alice);
+    const foreign = await t.app.inject({ url: `${other.path}?uploaded=${documents[1]!.id}` });
+    expect(foreign.statusCode).toBe(200);
+    expect(foreign.body).not.toContain('Received:');
   });
 
   it('keeps the kind of document chosen on the page: GET /documents/{id}, the page\'s list and the dashboard show it', async () => {
@@ -307,25 +319,36 @@ describe('hosted onboarding page (sandbox)', () => {
     for (const button of ['value="verified">Verified', 'value="rejected">Rejected', 'value="review_required">Needs review']) expect(page.body).toContain(button);
     const unknown = await postForm(t, `${user.path}/outcome`, { _csrf: csrfOf(page.body), outcome: 'approved' });
     expect(unknown.statusCode).toBe(400);
-    expect(unknown.body).toContain('outcome: must be one of verified, rejected, review_required');
+    expect(unknown.body).toContain('Outcome: must be one of verified, rejected, review_required');
   });
 
   it.each([
     ['verified', 'Verified'],
     ['rejected', 'Rejected'],
     ['review_required', 'Under review'],
-  ])('applies the sandbox decision %s, thanks the person, and the link opens nothing after', async (outcome, words) => {
+  ])('applies the sandbox decision %s, then the link says it is complete with the outcome, and takes nothing more', async (outcome, words) => {
     const user = await hostedEndUser(t, alice);
     expect((await upload(t, user)).statusCode).toBe(303);
     const page = await t.app.inject({ url: user.path });
     const decided = await postForm(t, `${user.path}/outcome`, { _csrf: csrfOf(page.body), outcome });
-    expect(decided.statusCode).toBe(200);
-    expect(decided.body).toContain('Thank you');
-    expect(decided.body).toContain(`the status is now ${words}`);
+    expect(decided.statusCode).toBe(303);
+    expect(decided.headers.location).toBe(user.path);
     expect(await statusOf(t, alice, user.id)).toBe(outcome);
 
+    // Reopened (a reload after the decision, or later): complete, with the outcome, not "no longer valid", and
+    // nothing of the person's details nor a form.
+    const reopened = await t.app.inject({ url: user.path });
+    expect(reopened.statusCode).toBe(200);
+    expect(reopened.body).toContain('<h1>Verification complete</h1>');
+    expect(reopened.body).toContain(`<dt>Verification status</dt><dd>${words}</dd>`);
+    expect(reopened.body).not.toContain(linkNotValid);
+    expect(reopened.body).not.toContain('<form');
+    expect(reopened.body).not.toContain('Ada');
+    t.clock.advance(onboardingLinkTtlMs);
+    expect((await t.app.inject({ url: user.path })).body).toContain('<h1>Verification complete</h1>');
+    t.clock.advance(-onboardingLinkTtlMs);
+
     for (const response of [
-      await t.app.inject({ url: user.path }),
       await postForm(t, `${user.path}/outcome`, { _csrf: csrfOf(page.body), outcome: 'verified' }),
       await postMultipart(t, `${user.path}/documents`, [['_csrf', csrfOf(page.body)], ['identity_document', 'passport']], { name: 'late.png', type: 'image/png', bytes: pngFile }),
     ]) {
@@ -333,13 +356,85 @@ describe('hosted onboarding page (sandbox)', () => {
       expect(response.body).toContain(linkNotValid);
     }
     expect(await documentsOf(t, alice, user.id)).toHaveLength(1);
+    expect(await statusOf(t, alice, user.id)).toBe(outcome);
+  });
+
+  it('shows an end user decided elsewhere (the dashboard, the API) the outcome, not a request to verify, and takes no upload', async () => {
+    for (const [outcome, message] of [['verified', 'Your identity is verified.'], ['rejected', 'Your identity could not be verified.']] as const) {
+      const user = await hostedEndUser(t, alice);
+      const before = await t.app.inject({ url: user.path });
+      expect((await t.request({ method: 'POST', url: `/sandbox/end-users/${user.id}/verification`, key: alice.key, body: { outcome }, csrf: true })).statusCode).toBe(200);
+      const page = await t.app.inject({ url: user.path });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain('<h1>Verification decided</h1>');
+      expect(page.body).toContain(message);
+      expect(page.body).not.toContain('Upload an identity document');
+      expect(page.body).not.toContain('<form');
+      // A form of the page opened before the decision stores nothing: back to the page, which says why.
+      const late = await postMultipart(t, `${user.path}/documents`, [['_csrf', csrfOf(before.body)], ['identity_document', 'passport']], { name: 'late.png', type: 'image/png', bytes: pngFile });
+      expect(late.statusCode).toBe(303);
+      expect(await documentsOf(t, alice, user.id)).toEqual([]);
+    }
+  });
+
+  it('the dashboard makes a new link (the old one opens nothing, a completed page opens again) and shows or downloads the upload', async () => {
+    const user = await hostedEndUser(t, alice, { onboarding_url_token: 'case-renew' });
+    expect((await upload(t, user, { name: 'scan 1.pdf', type: 'application/pdf', bytes: pdfFile })).statusCode).toBe(303);
+    const page = await t.app.inject({ url: user.path });
+    expect((await postForm(t, `${user.path}/outcome`, { _csrf: csrfOf(page.body), outcome: 'review_required' })).statusCode).toBe(303);
+    const browser = await signedInBrowser(t, alice.id, 'renew@example.com');
+
+    const endUserPage = await browser.get(`/dashboard/end-users/${user.id}`);
+    expect(endUserPage.body).toContain(`action="/dashboard/end-users/${user.id}/onboarding-link"`);
+    const renewed = await browser.submit(`/dashboard/end-users/${user.id}/onboarding-link`);
+    expect(renewed.redirectedTo).toBe(`/dashboard/end-users/${user.id}`);
+    expect(renewed.body).toContain('A new onboarding link is ready');
+    const link = (await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data;
+    const newPath = new URL(link.url).pathname;
+    expect(newPath).not.toBe(user.path);
+    expect(link.completed_at).toBeNull();
+    expect(link.onboarding_url_token).not.toBe('case-renew');
+    expect(renewed.body).toContain(link.url);
+    // The old link opens nothing; the new one opens the page, to upload more (the status still allows a decision).
+    expect((await t.app.inject({ url: user.path })).statusCode).toBe(404);
+    const reopened = await t.app.inject({ url: newPath });
+    expect(reopened.statusCode).toBe(200);
+    expect(reopened.body).toContain('Upload an identity document');
+    // A reload of the page the form led to makes no newer link.
+    await browser.get(renewed.redirectedTo!);
+    expect((await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data.url).toBe(link.url);
+
+    // The upload, shown in the browser or downloaded, as uploaded.
+    const [document] = await documentsOf(t, alice, user.id);
+    expect(renewed.body).toContain(`href="/dashboard/documents/${document!.id}/file"`);
+    const shown = await browser.get(`/dashboard/documents/${document!.id}/file`);
+    expect(shown.statusCode).toBe(200);
+    expect(shown.headers['content-type']).toBe('application/pdf');
+    expect(shown.headers['content-disposition']).toBe("inline; filename*=UTF-8''scan%201.pdf");
+    expect(shown.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(shown.headers['x-content-type-options']).toBe('nosniff');
+    expect(shown.rawPayload.equals(pdfFile)).toBe(true);
+    const downloaded = await browser.get(`/dashboard/documents/${document!.id}/file?download=1`);
+    expect(downloaded.headers['content-disposition']).toBe("attachment; filename*=UTF-8''scan%201.pdf");
+
+    // Another customer's document and end user answer like unknown ones.
+    const bob = await t.createCustomer('Bob GmbH');
+    const bobs = await signedInBrowser(t, bob.id, 'bob-renew@example.com');
+    expect((await bobs.get(`/dashboard/documents/${document!.id}/file`)).statusCode).toBe(404);
+    await bobs.get('/dashboard');
+    expect((await bobs.post(`/dashboard/end-users/${user.id}/onboarding-link`)).statusCode).toBe(404);
+    expect((await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data.url).toBe(link.url);
+    // An end user without a hosted page has no link to renew.
+    const plain = await createIndividual(t, alice, { verificationMethod: 'pdf_upload' });
+    await browser.get('/dashboard');
+    expect((await browser.post(`/dashboard/end-users/${plain.id}/onboarding-link`)).statusCode).toBe(404);
   });
 
   it('answers every link that opens nothing (unknown, wrong secret, wrong token, used, expired, over-long) with one identical 404 page', async () => {
     const used = await hostedEndUser(t, alice);
     expect((await upload(t, used)).statusCode).toBe(303);
     const csrf = csrfOf((await t.app.inject({ url: used.path })).body);
-    expect((await postForm(t, `${used.path}/outcome`, { _csrf: csrf, outcome: 'rejected' })).statusCode).toBe(200);
+    expect((await postForm(t, `${used.path}/outcome`, { _csrf: csrf, outcome: 'rejected' })).statusCode).toBe(303);
     const expiring = await hostedEndUser(t, alice);
     t.clock.advance(onboardingLinkTtlMs - 1000);
     expect((await t.app.inject({ url: expiring.path })).statusCode).toBe(200);
@@ -352,8 +447,9 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.body).toContain(linkNotValid);
     const secret = open.secret;
+    // A used link is complete, not unknown (the test above); an expired one that was never completed opens nothing.
+    expect((await t.app.inject({ url: used.path })).body).toContain('Verification complete');
     const variants = [
-      used.path,
       expiring.path,
       `/onboarding/case-8.${secret}`,
       `/onboarding/CASE-7.${secret}`,
@@ -395,7 +491,7 @@ describe('hosted onboarding page (sandbox)', () => {
       // The page's forms post to the link itself.
       const uploaded = await upload(t, created);
       expect(uploaded.statusCode, token).toBe(303);
-      expect(uploaded.headers.location).toBe(created.path);
+      expect(uploaded.headers.location).toMatch(new RegExp(`^${escapeRegExp(created.path)}\\?uploaded=[0-9a-f-]{36}$`));
     }
 
     const before = (await t.request({ url: '/end-users', key: alice.key })).json().data.length;
@@ -454,7 +550,7 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(page.body).toContain(`action="${legacy.path}/documents"`);
     const uploaded = await upload(t, legacy);
     expect(uploaded.statusCode).toBe(303);
-    expect(uploaded.headers.location).toBe(legacy.path);
+    expect(uploaded.headers.location).toMatch(new RegExp(`^${escapeRegExp(legacy.path)}\\?uploaded=[0-9a-f-]{36}$`));
     expect(await documentsOf(t, alice, user.id)).toHaveLength(1);
 
     const unknown = await t.app.inject({ url: `/onboarding/${randomBytes(32).toString('base64url')}` });
@@ -515,9 +611,10 @@ describe('hosted onboarding page (production)', () => {
 
     expect((await postForm(t, `${user.path}/submit`, {})).statusCode).toBe(403);
     const submitted = await postForm(t, `${user.path}/submit`, { _csrf: csrfOf(page.body) });
-    expect(submitted.statusCode).toBe(200);
-    expect(submitted.body).toContain('sent for review');
+    expect(submitted.statusCode).toBe(303);
+    const complete = await t.app.inject({ url: String(submitted.headers.location) });
+    expect(complete.body).toContain('Your documents have been sent for review.');
     expect(await statusOf(t, alice, user.id)).toBe('pending_verification');
-    expect((await t.app.inject({ url: user.path })).statusCode).toBe(404);
+    expect((await postForm(t, `${user.path}/submit`, { _csrf: csrfOf(page.body) })).statusCode).toBe(404);
   });
 });

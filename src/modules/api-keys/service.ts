@@ -4,6 +4,7 @@ import { customerNow, serverTimeOnly, type Clock, type CustomerClocks } from '..
 import type { ApiEnvironment } from '../../config/config.js';
 import {
   apiKeyAllowedIpsMax,
+  apiKeyNameLengthMax,
   apiKeyCacheEntriesMax,
   apiKeyCacheTtlMs,
   apiKeyDisplayPrefixLength,
@@ -16,7 +17,7 @@ import {
 import { DomainError, notFound } from '../../errors.js';
 import type { ExpiringCache, ReadCaches } from '../../storage/cache.js';
 import type { Storage } from '../../storage/database.js';
-import { InvalidInputError } from '../customers/index.js';
+import { InvalidInputError, InvalidInputErrors } from '../customers/index.js';
 import { findCustomerById } from '../customers/index.js';
 import { formatCidr, ipAllowed, parseCidr, type CidrRange } from './ip-allowlist.js';
 import { findApiKeyByHash, insertApiKey, listApiKeys, revokeApiKey, touchApiKey, type ApiKeyRow } from './repository.js';
@@ -34,6 +35,8 @@ export interface AuthenticatedKey {
 export interface ApiKeyView {
   id: string;
   customer_id: string;
+  /** A person's name for the key, or null. */
+  name: string | null;
   prefix: string;
   environment: string;
   scopes: Scope[];
@@ -46,6 +49,8 @@ export interface ApiKeyView {
 
 export interface CreateKeyInput {
   customerId: string;
+  /** Optional; trimmed, one line of at most apiKeyNameLengthMax characters. */
+  name?: string;
   scopes?: string[];
   allowedIps?: string[];
   expiresAt?: string;
@@ -66,6 +71,7 @@ function present(row: ApiKeyRow): ApiKeyView {
   return {
     id: row.id,
     customer_id: row.customer_id,
+    name: row.name,
     prefix: row.prefix,
     environment: row.environment,
     scopes: JSON.parse(row.scopes) as Scope[],
@@ -75,6 +81,80 @@ function present(row: ApiKeyRow): ApiKeyView {
     last_used_at: row.last_used_at,
     created_at: row.created_at,
   };
+}
+
+/** A key's name as stored: trimmed, null when empty; more than one line or too long is refused. */
+function checkedName(text: string | undefined): string | null {
+  const name = text?.trim() ?? '';
+  if (name === '') return null;
+  if (name.length > apiKeyNameLengthMax) throw new InvalidInputError(`--name must be at most ${apiKeyNameLengthMax} characters`);
+  if (/\p{Cc}/u.test(name)) throw new InvalidInputError('--name must be one line of text, without control characters');
+  return name;
+}
+
+function checkedScopes(input: string[] | undefined): string[] {
+  const scopes = input && input.length > 0 ? [...new Set(input)] : ['*'];
+  if (scopes.length > apiKeyScopesMax) throw new InvalidInputError(`--scope: at most ${apiKeyScopesMax} scopes`);
+  const unknownScope = scopes.find((scope) => !isScope(scope));
+  if (unknownScope) throw new InvalidInputError(`--scope "${unknownScope}" is unknown (see docs/authentication.md)`);
+  return scopes;
+}
+
+function checkedAllowedIps(input: string[] | undefined): string[] {
+  const allowedIps = (input ?? []).map((value) => {
+    const range = parseCidr(value);
+    if (!range) throw new InvalidInputError(`--allow-ip "${value}" is not an IPv4 or IPv6 address or CIDR range`);
+    return formatCidr(range);
+  });
+  if (allowedIps.length > apiKeyAllowedIpsMax) throw new InvalidInputError(`--allow-ip: at most ${apiKeyAllowedIpsMax} allowed IP ranges`);
+  return allowedIps;
+}
+
+function checkedExpiry(input: string | undefined): string | null {
+  if (input === undefined) return null;
+  const parsed = new Date(input);
+  if (Number.isNaN(parsed.getTime())) throw new InvalidInputError(`--expires-at "${input}" is not an ISO 8601 date-time`);
+  // Expiry is stored as ISO text and compared as text (tables.ts); after year 9999 toISOString writes
+  // "+010000-…", which sorts before every real date, so the key would be refused from its first use.
+  if (parsed.getUTCFullYear() > timestampYearMax) throw new InvalidInputError(`--expires-at "${input}" is after the year 9999`);
+  return parsed.toISOString();
+}
+
+/**
+ * The fields of a new key as stored, every one checked so that a form shows all its problems at once: one problem
+ * throws it, several throw them together (InvalidInputErrors).
+ */
+function checkedKeyInput(input: Omit<CreateKeyInput, 'customerId'>) {
+  const problems: InvalidInputError[] = [];
+  const checked = <T>(check: () => T, fallback: T): T => {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      problems.push(error);
+      return fallback;
+    }
+  };
+  const fields = {
+    name: checked(() => checkedName(input.name), null),
+    scopes: checked(() => checkedScopes(input.scopes), []),
+    allowedIps: checked(() => checkedAllowedIps(input.allowedIps), []),
+    expiresAt: checked(() => checkedExpiry(input.expiresAt), null),
+  };
+  if (problems.length === 1) throw problems[0]!;
+  if (problems.length > 1) throw new InvalidInputErrors(problems);
+  return fields;
+}
+
+/** What is wrong with a new key's fields, without making it (the dashboard's form adds its own problems to these). */
+export function keyInputProblems(input: Omit<CreateKeyInput, 'customerId'>): InvalidInputError | undefined {
+  try {
+    checkedKeyInput(input);
+    return undefined;
+  } catch (error) {
+    if (error instanceof InvalidInputError) return error;
+    throw error;
+  }
 }
 
 type KeyRow = NonNullable<Awaited<ReturnType<typeof findApiKeyByHash>>>;
@@ -108,25 +188,7 @@ export class ApiKeyService {
   async create(input: CreateKeyInput): Promise<ApiKeyView & { key: string }> {
     const customer = await findCustomerById(this.storage.db, input.customerId.toLowerCase());
     if (!customer) throw new InvalidInputError(`no customer with id ${input.customerId}`);
-    const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : ['*'];
-    if (scopes.length > apiKeyScopesMax) throw new InvalidInputError(`at most ${apiKeyScopesMax} scopes`);
-    const unknownScope = scopes.find((scope) => !isScope(scope));
-    if (unknownScope) throw new InvalidInputError(`unknown scope "${unknownScope}" (see docs/authentication.md)`);
-    const allowedIps = (input.allowedIps ?? []).map((value) => {
-      const range = parseCidr(value);
-      if (!range) throw new InvalidInputError(`--allow-ip "${value}" is not an IPv4 or IPv6 address or CIDR range`);
-      return formatCidr(range);
-    });
-    if (allowedIps.length > apiKeyAllowedIpsMax) throw new InvalidInputError(`at most ${apiKeyAllowedIpsMax} allowed IP ranges`);
-    let expiresAt: string | null = null;
-    if (input.expiresAt !== undefined) {
-      const parsed = new Date(input.expiresAt);
-      if (Number.isNaN(parsed.getTime())) throw new InvalidInputError(`--expires-at "${input.expiresAt}" is not an ISO 8601 date-time`);
-      // Expiry is stored as ISO text and compared as text (tables.ts); after year 9999 toISOString writes
-      // "+010000-…", which sorts before every real date, so the key would be refused from its first use.
-      if (parsed.getUTCFullYear() > timestampYearMax) throw new InvalidInputError(`--expires-at "${input.expiresAt}" is after the year 9999`);
-      expiresAt = parsed.toISOString();
-    }
+    const { name, scopes, allowedIps, expiresAt } = checkedKeyInput(input);
     const key = `${keyPrefixByEnvironment[this.environment]}${randomBytes(apiKeyRandomBytes).toString('base64url')}`;
     const row: ApiKeyRow = {
       id: newId(),
@@ -140,6 +202,7 @@ export class ApiKeyService {
       revoked_at: null,
       last_used_at: null,
       created_at: this.clock.now().toISOString(),
+      name,
     };
     await insertApiKey(this.storage.db, row);
     return { ...present(row), key };

@@ -1,2 +1,2 @@
 export { type CustomerRow, addStoredDocumentBytes, lockCustomer, storedDocumentBytes, transactionCount } from './repository.js';
-export { CustomerService, InvalidInputError, findCustomerById } from './service.js';
+export { CustomerService, InvalidInputError, InvalidInputErrors, findCustomerById } from './service.js';

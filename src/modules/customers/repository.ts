@@ -17,6 +17,20 @@ export async function insertCustomer(db: Kysely<Database>, row: CustomerRow): Pr
   await db.insertInto('customers').values(row).execute();
 }
 
+/** How the customer's hosted onboarding page presents it (migration 0029). */
+export interface CustomerBranding {
+  display_name: string | null;
+  logo_url: string | null;
+}
+
+export async function findCustomerBranding(db: Kysely<Database>, id: string): Promise<CustomerBranding | undefined> {
+  return db.selectFrom('customers').select(['display_name', 'logo_url']).where('id', '=', id).executeTakeFirst();
+}
+
+export async function updateCustomerBranding(db: Kysely<Database>, id: string, branding: CustomerBranding): Promise<void> {
+  await db.updateTable('customers').set(branding).where('id', '=', id).execute();
+}
+
 export async function findCustomer(db: Kysely<Database>, id: string): Promise<CustomerRow | undefined> {
   return db.selectFrom('customers').select(customerColumns).where('id', '=', id).executeTakeFirst();
 }

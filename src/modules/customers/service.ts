@@ -1,14 +1,22 @@
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
-import { customerNameLengthMax, pageLimitMax } from '../../config/limits.js';
+import { customerDisplayNameLengthMax, customerLogoUrlLengthMax, customerNameLengthMax, pageLimitMax } from '../../config/limits.js';
 import type { Kysely } from 'kysely';
 import type { Storage } from '../../storage/database.js';
 import type { Database } from '../../storage/tables.js';
 import { providerId } from '../../providers/provider-ids.js';
-import { findCustomer, findCustomerByName, insertCustomer, listCustomers, type CustomerRow } from './repository.js';
+import { validationError, type FieldError } from '../../errors.js';
+import { findCustomer, findCustomerBranding, findCustomerByName, insertCustomer, listCustomers, updateCustomerBranding, type CustomerBranding, type CustomerRow } from './repository.js';
 
 export class InvalidInputError extends Error {
   override name = 'InvalidInputError';
+}
+
+/** Several things wrong with one input at once (the CLI prints them in one line; a form shows each by its field). */
+export class InvalidInputErrors extends InvalidInputError {
+  constructor(readonly problems: readonly InvalidInputError[]) {
+    super(problems.map((problem) => problem.message).join('; '));
+  }
 }
 
 function checkedName(name: string): string {
@@ -26,6 +34,37 @@ function checkedName(name: string): string {
  */
 export async function findCustomerById(db: Kysely<Database>, id: string): Promise<CustomerRow | undefined> {
   return findCustomer(db, id);
+}
+
+/** What a customer may set of its branding: both optional (empty: none). */
+export interface BrandingInput {
+  displayName?: string;
+  logoUrl?: string;
+}
+
+/**
+ * The branding as stored, every problem found at once: a display name of one line within its bound; a logo URL that
+ * is https, on one of the allowed origins (ONBOARDING_LOGO_ORIGINS: the page's policy loads images from that origin
+ * only), without credentials, within its bound.
+ */
+function checkedBranding(input: BrandingInput, logoOrigins: readonly string[]): CustomerBranding {
+  const problems: FieldError[] = [];
+  const displayName = input.displayName?.trim() ?? '';
+  if (displayName.length > customerDisplayNameLengthMax) problems.push({ location: 'body', path: '/display_name', reason: `must be at most ${customerDisplayNameLengthMax} characters` });
+  else if (/\p{Cc}/u.test(displayName)) problems.push({ location: 'body', path: '/display_name', reason: 'must be one line of text, without control characters' });
+  const logoText = input.logoUrl?.trim() ?? '';
+  let logoUrl: string | null = null;
+  if (logoText !== '') {
+    const url = URL.canParse(logoText) ? new URL(logoText) : undefined;
+    const allowed = logoOrigins.length === 0 ? 'no logo host is allowed on this server (ONBOARDING_LOGO_ORIGINS)' : `must be on ${logoOrigins.join(' or ')}`;
+    if (logoText.length > customerLogoUrlLengthMax) problems.push({ location: 'body', path: '/logo_url', reason: `must be at most ${customerLogoUrlLengthMax} characters` });
+    else if (!url || url.protocol !== 'https:') problems.push({ location: 'body', path: '/logo_url', reason: 'must be an https URL' });
+    else if (url.username !== '' || url.password !== '') problems.push({ location: 'body', path: '/logo_url', reason: 'must not carry a user name or password' });
+    else if (!logoOrigins.includes(url.origin)) problems.push({ location: 'body', path: '/logo_url', reason: allowed });
+    else logoUrl = url.href;
+  }
+  if (problems.length > 0) throw validationError(problems, 'The settings are not valid.');
+  return { display_name: displayName === '' ? null : displayName, logo_url: logoUrl };
 }
 
 export class CustomerService {
@@ -47,6 +86,18 @@ export class CustomerService {
 
   async get(id: string): Promise<CustomerRow | undefined> {
     return findCustomer(this.storage.db, id.toLowerCase());
+  }
+
+  /** How the customer's hosted onboarding page presents it: display name and logo, each null when not set. */
+  async branding(id: string): Promise<CustomerBranding> {
+    return (await findCustomerBranding(this.storage.db, id.toLowerCase())) ?? { display_name: null, logo_url: null };
+  }
+
+  /** Sets the branding (the dashboard's settings); refused with every problem at once, nothing written. */
+  async setBranding(id: string, input: BrandingInput, logoOrigins: readonly string[]): Promise<CustomerBranding> {
+    const branding = checkedBranding(input, logoOrigins);
+    await updateCustomerBranding(this.storage.db, id.toLowerCase(), branding);
+    return branding;
   }
 
   /** The oldest customer of this name (trimmed, exact), if any. */

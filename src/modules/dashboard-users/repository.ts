@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Storage } from '../../storage/database.js';
-import type { Database, DashboardSessionsTable, DashboardSignInLinksTable, DashboardUsersTable } from '../../storage/tables.js';
+import type { Database, DashboardRevealsTable, DashboardSessionsTable, DashboardSignInLinksTable, DashboardUsersTable } from '../../storage/tables.js';
 import { deleteDue } from '../../workers/claim.js';
 
 export type DashboardUserRow = DashboardUsersTable;
@@ -81,13 +81,24 @@ export async function deleteUnusedLinks(db: Kysely<Database>, userId: string): P
   await db.deleteFrom('dashboard_sign_in_links').where('user_id', '=', userId).where('used_at', 'is', null).execute();
 }
 
+export async function insertReveal(db: Kysely<Database>, row: DashboardRevealsTable): Promise<void> {
+  await db.insertInto('dashboard_reveals').values(row).execute();
+}
+
+/** Deletes the session's reveal of this id and answers it: of two requests taking it at once, one gets it. */
+export async function takeReveal(db: Kysely<Database>, idHash: string, sessionIdHash: string): Promise<DashboardRevealsTable | undefined> {
+  return db.deleteFrom('dashboard_reveals').where('id_hash', '=', idHash).where('session_id_hash', '=', sessionIdHash).returningAll().executeTakeFirst();
+}
+
 /**
  * The reaper's batch (workers/reaper.ts): up to `limit` sessions past their absolute end, `limit` idle since
- * `idleSince` and `limit` links past their expiry, each picked from its own index; how many rows went.
+ * `idleSince`, `limit` links and `limit` unshown reveals past their expiry, each picked from its own index; how many
+ * rows went.
  */
 export async function deleteExpired(storage: Storage, now: string, idleSince: string, limit: number): Promise<number> {
   const ended = await deleteDue(storage, { table: 'dashboard_sessions', key: ['id_hash'], due: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit });
   const idle = await deleteDue(storage, { table: 'dashboard_sessions', key: ['id_hash'], due: sql`last_seen_at <= ${idleSince}`, orderBy: 'last_seen_at', limit });
   const links = await deleteDue(storage, { table: 'dashboard_sign_in_links', key: ['token_hash'], due: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit });
-  return ended + idle + links;
+  const reveals = await deleteDue(storage, { table: 'dashboard_reveals', key: ['id_hash'], due: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit });
+  return ended + idle + links + reveals;
 }

@@ -90,7 +90,7 @@ function checkPassword(password: string, confirmation: string): void {
     password.length < dashboardPasswordLengthMin || password.length > dashboardPasswordLengthMax
       ? `must be ${dashboardPasswordLengthMin}-${dashboardPasswordLengthMax} characters`
       : password !== confirmation
-        ? 'and its confirmation differ'
+        ? 'differs from its confirmation'
         : undefined;
   if (reason) throw validationError([{ location: 'body', path: '/password', reason }], `The password ${reason}.`);
 }

@@ -79,6 +79,13 @@ export class DocumentService {
     return presentDocument(row);
   }
 
+  /** A document with its file's bytes, for the dashboard to show or download (docs/dashboard.md "End users"). */
+  async withContent(caller: AuthenticatedKey, id: string): Promise<{ document: DocumentRecord; bytes: Buffer }> {
+    const row = await findDocument(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('document');
+    return { document: presentDocument(row), bytes: await this.files.get(row.storage_path) };
+  }
+
   /** Every document of one end user (uploads and end-user reports), oldest first. */
   async listOfEndUser(caller: AuthenticatedKey, endUserId: string): Promise<DocumentRecord[]> {
     const endUser = await this.endUsers.require(caller, endUserId);

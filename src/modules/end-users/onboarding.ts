@@ -98,3 +98,16 @@ export async function findEndUserByLegacyOnboardingToken(db: Kysely<Database>, t
 export async function markOnboardingCompleted(db: Kysely<Database>, endUserId: string, at: Date): Promise<void> {
   await db.updateTable('end_users').set({ onboarding_completed_at: at.toISOString() }).where('id', '=', endUserId).where('onboarding_completed_at', 'is', null).execute();
 }
+
+/**
+ * A new link for the end user's hosted page (the dashboard's "new link"): a new server-issued token — the secret is
+ * the end user's own, so the token is what tells the new link from the old, which opens nothing from now on —
+ * seven days from now, and the page open again if it was completed. A link issued before secrets existed ends too.
+ */
+export async function replaceOnboardingLink(db: Kysely<Database>, endUserId: string, columns: OnboardingColumns): Promise<void> {
+  await db
+    .updateTable('end_users')
+    .set({ ...columns, onboarding_token_hash: null, onboarding_completed_at: null })
+    .where('id', '=', endUserId)
+    .execute();
+}

@@ -9,7 +9,7 @@ import type { Provisioning } from '../../providers/provisioning.js';
 import type { Storage } from '../../storage/database.js';
 import { recordWithFiles, type FileStore } from '../../storage/files.js';
 import type { AuthenticatedKey } from '../api-keys/index.js';
-import { findEndUserByLegacyOnboardingToken, findEndUserByOnboardingLink, markOnboardingCompleted, type OnboardingLinks } from './onboarding.js';
+import { findEndUserByLegacyOnboardingToken, findEndUserByOnboardingLink, markOnboardingCompleted, replaceOnboardingLink, type OnboardingLinks } from './onboarding.js';
 import { assertWithinStorageQuota, insertStoredDocuments, storedDocumentRow } from '../documents/index.js';
 import { checkFile, type CheckedFile } from '../documents/index.js';
 import type { RegisteredEndUser } from '../../providers/kyc.js';
@@ -83,6 +83,17 @@ export class EndUserService {
   /** The person is done on the hosted page: from now on its link opens nothing. */
   async completeOnboarding(endUserId: string): Promise<void> {
     await markOnboardingCompleted(this.storage.db, endUserId, this.clock.now());
+  }
+
+  /**
+   * A new hosted onboarding link for one of the caller's hosted_kyc end users (the old one opens nothing after);
+   * 404 for an end user without a hosted page, as GET /end-users/{id}/onboarding-link answers.
+   */
+  async renewOnboardingLink(caller: AuthenticatedKey, id: string): Promise<EndUserRow> {
+    const row = await this.require(caller, id);
+    if (row.verification_method !== 'hosted_kyc') throw notFound('hosted onboarding page');
+    await replaceOnboardingLink(this.storage.db, row.id, this.onboardingLinks.columns(row.id, 'hosted_kyc', undefined, this.clock.now()));
+    return this.require(caller, id);
   }
 
   /** `onCreated` runs in the transaction that writes the end user (an Idempotency-Key's answer is stored there). */

@@ -9,12 +9,12 @@ import type { TransactionRecordType } from '../../modules/transactions/index.js'
 import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
 import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/index.js';
 import { DomainError } from '../../errors.js';
-import { formOf, formRefusal, formText } from '../form.js';
+import { formOf, formText, refusedForm, type FieldLabels } from '../form.js';
 import { moneyText } from '../money-text.js';
+import { redirectWithNotice } from './notices.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
-import { addressId } from './ids.js';
 import { endUserName } from './names.js';
 import { checkListQuery, listQuery, pageNumberOf, pagerOf } from './lists.js';
 
@@ -29,6 +29,17 @@ type AccountOfCustomer = { kind: 'fiat'; account: FiatAccountRecord } | { kind: 
 
 /** The path of an account's page: fiat and virtual accounts share the deposit route but not their page. */
 const accountPath = (kind: AccountOfCustomer['kind'], id: string) => `/dashboard/accounts/${kind}/${id}`;
+
+const depositLabels: FieldLabels = {
+  amount: { label: 'Amount', paths: ['/amount'], id: 'deposit-amount' },
+  reference: { label: 'Reference', paths: ['/reference'], id: 'deposit-reference' },
+  counterparty_name: { label: "Sender's name", paths: ['/counterpartyName'], id: 'deposit-counterparty' },
+};
+
+const walletDepositLabels: FieldLabels = {
+  pair: { label: 'Asset and network', paths: ['/asset', '/network'], id: 'wallet-deposit-pair' },
+  amount: { label: 'Amount', paths: ['/amount'], id: 'wallet-deposit-amount' },
+};
 
 /** A number typed in a form as the JSON number the API takes; anything else stays text for the schema to refuse. */
 function formNumber(text: string | undefined): number | string | undefined {
@@ -73,14 +84,11 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     });
   });
 
-  /** An account's page; `?deposit=<transaction id>` (where a deposit redirects) says what arrived. */
+  /** An account's page (and its deposit form, as typed when refused). */
   const accountPage = async (request: FastifyRequest, reply: FastifyReply, found: AccountOfCustomer, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
-    const depositId = formText(formOf(request.query), 'deposit');
-    const deposit: TransactionRecordType | undefined = depositId === undefined ? undefined : await services.transactions.get(caller, addressId(depositId));
     const master = found.kind === 'virtual' ? await fiatAccounts.get(caller, found.account.master_fiat_account_id) : undefined;
-    const notice = deposit && `Deposit of ${moneyText(deposit.amount, deposit.currency)} received; the balance is now ${moneyText(deposit.balance_after, deposit.currency)}.`;
-    const data = { ...found, master, notice, depositPath: `/dashboard/accounts/${found.account.id}/deposits`, ...extra };
+    const data = { ...found, master, depositPath: `/dashboard/accounts/${found.account.id}/deposits`, ...extra };
     return renderPage(services, request, reply, '/dashboard/account', found.account.account_name, data, status);
   };
 
@@ -92,16 +100,13 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     accountPage(request, reply, { kind: 'virtual', account: await virtualAccounts.get(request.dashboard!.caller, request.params.id) }),
   );
 
-  /** A wallet's page: balances, addresses, its transfers and deposits (paginated); `?deposit=<transfer id>` as above. */
+  /** A wallet's page: balances, addresses, its transfers and deposits (paginated). */
   const walletPage = async (request: FastifyRequest, reply: FastifyReply, walletId: string, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
     const wallet = await wallets.wallets.get(caller, walletId);
     const query = formOf(request.query);
     const { page } = checkListQuery(checkTransfersQuery, listQuery(query, []));
     const transfers = await wallets.transfers.list(caller, wallet.local_id, page, transfersPerPage);
-    const depositId = formText(query, 'deposit');
-    const deposit: WalletTransferRecord | undefined = depositId === undefined ? undefined : await wallets.transfers.get(caller, addressId(depositId));
-    const notice = deposit && `Deposit of ${moneyText(deposit.amount, deposit.asset)} on ${deposit.network} received.`;
     // The wallet's end user by name, linked; the id alone when the end user is gone.
     const endUser = wallet.end_user_id === null ? undefined : await services.endUsers.get(caller, wallet.end_user_id).catch(() => undefined);
     return renderPage(
@@ -110,7 +115,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       reply,
       '/dashboard/account-wallet',
       wallet.display_name,
-      { wallet, endUserName: endUser && endUserName(endUser), transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), notice, ...extra },
+      { wallet, endUserName: endUser && endUserName(endUser), transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), ...extra },
       status,
     );
   };
@@ -133,12 +138,13 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
         });
         deposit = (await deposits.deposit(caller, found.account.id, body)).record;
       } catch (error) {
-        const refused = formRefusal(error);
+        const refused = refusedForm(error, form, depositLabels);
         if (!refused) throw error;
-        return accountPage(request, reply, found, { problems: refused.problems, sent: form }, refused.status);
+        return accountPage(request, reply, found, refused, refused.status);
       }
-      // Redirected, so that reloading the page shows the deposit again rather than making a second one.
-      return reply.redirect(`${accountPath(found.kind, found.account.id)}?deposit=${deposit.id}`, 303);
+      // Redirected, so that reloading the page shows the account rather than making a second deposit.
+      const notice = `Deposit of ${moneyText(deposit.amount, deposit.currency)} received; the balance is now ${moneyText(deposit.balance_after, deposit.currency)}.`;
+      return redirectWithNotice(services, request, reply, accountPath(found.kind, found.account.id), notice);
     });
   }
 
@@ -155,11 +161,11 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
         const body = checkWalletDeposit({ asset: asset || undefined, network, amount: formText(form, 'amount') });
         deposit = (await walletSandbox.deposit(caller, wallet.local_id, body)).record;
       } catch (error) {
-        const refused = formRefusal(error);
+        const refused = refusedForm(error, form, walletDepositLabels);
         if (!refused) throw error;
-        return walletPage(request, reply, wallet.local_id, { problems: refused.problems, sent: form }, refused.status);
+        return walletPage(request, reply, wallet.local_id, refused, refused.status);
       }
-      return reply.redirect(`/dashboard/accounts/wallets/${wallet.local_id}?deposit=${deposit.local_id}`, 303);
+      return redirectWithNotice(services, request, reply, `/dashboard/accounts/wallets/${wallet.local_id}`, `Deposit of ${moneyText(deposit.amount, deposit.asset)} on ${deposit.network} received.`);
     });
   }
 }

@@ -14,8 +14,12 @@ import { pageRoute } from '../page-route.js';
 import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
 import { searchOf } from './search.js';
 import { endUserName } from './names.js';
+import { redirectWithNotice } from './notices.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
+
+/** A stored file shown inline loads nothing else and cannot be framed (the browser's own image or PDF viewer shows it). */
+const documentPolicy = "default-src 'none'; img-src 'self'; object-src 'self'; frame-ancestors 'none'";
 
 const checkVerificationBody = bodyChecker<SandboxVerificationInput>(SandboxVerificationBody);
 
@@ -75,6 +79,25 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
 
   context.get<EndUserParams>('/end-users/:endUserId', pageRoute, async (request, reply) => detail(request, reply));
 
+  // A new hosted onboarding link (lost, expired, or the person must come back): the old one opens nothing after.
+  context.post<EndUserParams>('/end-users/:endUserId/onboarding-link', pageRoute, async (request, reply) => {
+    const renewed = await services.endUsers.renewOnboardingLink(request.dashboard!.caller, request.params.endUserId);
+    const link = services.onboardingLinks.linkOf(renewed);
+    return redirectWithNotice(services, request, reply, `/dashboard/end-users/${renewed.id}`, `A new onboarding link is ready, valid until ${link?.expires_at ?? ''}; the previous link no longer opens the page.`);
+  });
+
+  /**
+   * A document's file, as uploaded: shown in the browser (PDF, JPEG, PNG: the only types an upload may have, checked
+   * against their content), or downloaded with `?download=1`. Sandboxed by its own policy: nothing in it runs.
+   */
+  context.get<{ Params: { documentId: string }; Querystring: { download?: string } }>('/documents/:documentId/file', pageRoute, async (request, reply) => {
+    const { document, bytes } = await services.documents.withContent(request.dashboard!.caller, request.params.documentId);
+    const disposition = request.query.download === undefined ? 'inline' : 'attachment';
+    reply.header('content-disposition', `${disposition}; filename*=UTF-8''${encodeURIComponent(document.file_name)}`);
+    reply.header('content-security-policy', documentPolicy);
+    return reply.type(document.mime_type).send(bytes);
+  });
+
   // Deciding a verification by hand is a sandbox simulation (docs/architecture.md, Sandbox simulation); production has no such route.
   if (!sandbox) return;
   context.post<EndUserParams>('/end-users/:endUserId/verification', pageRoute, async (request, reply) => {
@@ -82,7 +105,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
     try {
       const body = checkVerificationBody(outcome === undefined ? {} : { outcome });
       const decided = await services.verification.decide(request.dashboard!.customerId, request.params.endUserId, body.outcome);
-      return await reply.redirect(`/dashboard/end-users/${decided.id}`, 303);
+      return await redirectWithNotice(services, request, reply, `/dashboard/end-users/${decided.id}`, `Verification decided: ${statusWords[decided.status]}.`);
     } catch (error) {
       // A refused outcome (400) or a move the status does not allow (422) is shown on the page; an unknown id is the 404 page.
       const refused = formRefusal(error);

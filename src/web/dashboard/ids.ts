@@ -14,7 +14,7 @@ export function isRecordId(text: string): boolean {
  * reaches the database: the API's schemas keep it out there, and PostgreSQL fails on some (a NUL byte) where
  * SQLite finds nothing — a 500 on one database, a 404 on the other.
  */
-export function addressId(text: string): string {
+function addressId(text: string): string {
   if (!uuidPattern.test(text)) throw new DomainError('NOT_FOUND', 'There is nothing at this address, or it is not yours to see.');
   return text;
 }

@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { show } from '../show.js';
+import { FormState } from '../form.js';
+import { takeNotice } from './notices.js';
 import type { WebServices } from './services.js';
 import { sessionBinding } from './session.js';
 
@@ -11,6 +13,7 @@ const sections = [
   { href: '/dashboard/end-users', label: 'End users' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/events', label: 'Events' },
+  { href: '/dashboard/settings', label: 'Settings' },
 ];
 
 /** The section a path belongs to: the longest section path it starts with. */
@@ -36,7 +39,12 @@ export function layoutData(services: WebServices, request: FastifyRequest): Reco
   };
 }
 
-/** Renders a signed-in page inside the layout, with `data`, the layout's own (layoutData) and the formatters (`show`). */
+/**
+ * Renders a signed-in page inside the layout, with `data`, the layout's own (layoutData) and the formatters (`show`); the notice of the form
+ * that redirected here, unless `data` has its own; `form` (FormState) empty unless `data` has a refused one.
+ */
 export function renderPage(services: WebServices, request: FastifyRequest, reply: FastifyReply, template: string, title: string, data: Record<string, unknown> = {}, status = 200) {
-  return reply.code(status).view(template, { ...data, title, show, ...layoutData(services, request) });
+  const notice = data.notice ?? takeNotice(services, request, reply);
+  // A fresh form (nothing typed, no problems) unless the page shows a refused one.
+  return reply.code(status).view(template, { form: new FormState(), ...data, notice, title, show, ...layoutData(services, request) });
 }

@@ -2,7 +2,7 @@ import type { Config } from '../../config/config.js';
 import type { Clock } from '../../clock.js';
 import type { ApiKeyService } from '../../modules/api-keys/index.js';
 import type { CustomerService } from '../../modules/customers/index.js';
-import type { DashboardUserService } from '../../modules/dashboard-users/index.js';
+import type { DashboardReveals, DashboardUserService } from '../../modules/dashboard-users/index.js';
 import type { DepositService } from '../../modules/deposits/index.js';
 import type { DocumentService } from '../../modules/documents/index.js';
 import type { OnboardingLinks } from '../../modules/end-users/index.js';
@@ -29,6 +29,8 @@ export interface WebServices {
   customers: CustomerService;
   formTokens: FormTokens;
   users: DashboardUserService;
+  /** Secrets shown once, on their reveal page (docs/dashboard.md "Forms"). */
+  reveals: DashboardReveals;
   apiKeys: ApiKeyService;
   endUsers: EndUserService;
   onboardingLinks: OnboardingLinks;

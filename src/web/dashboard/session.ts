@@ -4,6 +4,7 @@ import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import type { DashboardSession } from '../../modules/dashboard-users/index.js';
 import { DomainError } from '../../errors.js';
 import { cookieSecure } from '../page-headers.js';
+import { signInPathFor } from './return-path.js';
 import type { WebServices } from './services.js';
 import { dashboardFormCookieMaxAgeSeconds, dashboardTokenRandomBytes } from '../../config/limits.js';
 
@@ -61,7 +62,8 @@ export function installSessionGuard(context: FastifyInstance, services: WebServi
       const customer = session && (await services.customers.get(session.customerId));
       if (!session || !customer) {
         if (request.cookies[sessionCookie] !== undefined) clearSessionCookie(request, reply);
-        return reply.redirect('/dashboard/sign-in', 303);
+        // A page asked for is returned to after sign-in; a form sent without a session is not sent again.
+        return reply.redirect(request.method === 'GET' ? signInPathFor(request.url) : '/dashboard/sign-in', 303);
       }
       const caller: AuthenticatedKey = { id: `dashboard:${session.userId}`, customerId: customer.id, frOwnerBusinessId: customer.fr_owner_business_id, scopes: ['*'] };
       request.dashboard = { ...session, caller };

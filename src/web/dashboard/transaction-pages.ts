@@ -9,16 +9,18 @@ import { SettleBody, type PaymentRecord } from '../../modules/payments/index.js'
 import { TransactionsQuery, type TransactionRecordType, type TransactionSearch, type TransactionsQueryType } from '../../modules/transactions/index.js';
 import { SettleWalletTransferBody } from '../../modules/wallets/index.js';
 import { csvLine } from '../csv.js';
-import { formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
 import { plainAmountText } from '../money-text.js';
+import { formOf, formRefusal, formText, refusedForm, utcFromLocalInput, type FieldLabels, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { listQuery, pagerOf } from './lists.js';
 import { isRecordId } from './ids.js';
 import { searchOf, type Search } from './search.js';
+import { redirectWithNotice } from './notices.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
 type Outcome = 'completed' | 'failed';
+const outcomeWords: Record<Outcome, string> = { completed: 'completed', failed: 'failed, and what it held is available again' };
 const checkPaymentSettlement = bodyChecker<{ outcome: Outcome }>(SettleBody);
 const checkTransferSettlement = bodyChecker<{ outcome: Outcome }>(SettleWalletTransferBody);
 const checkTransactionsQuery = bodyChecker<TransactionsQueryType>(TransactionsQuery);
@@ -31,6 +33,15 @@ const exportColumns = [
   'created_at', 'id', 'transaction_type', 'status', 'direction', 'amount', 'currency', 'fee_amount', 'fee_currency', 'balance_after',
   'account_id', 'account_name', 'virtual_account_id', 'reference', 'description', 'counterparty_name', 'counterparty_account', 'payment_id', 'completed_at',
 ] as const;
+
+/** The filter form's fields (a refused filter is shown by its field). */
+const filterLabels: FieldLabels = {
+  account_id: { label: 'Account', paths: ['/account_id'], id: 'filter-account' },
+  status: { label: 'Status', paths: ['/status'], id: 'filter-status' },
+  direction: { label: 'Direction', paths: ['/direction'], id: 'filter-direction' },
+  created_from: { label: 'Created from', paths: ['/created_from'], id: 'filter-from' },
+  created_to: { label: 'Created before', paths: ['/created_to'], id: 'filter-to' },
+};
 
 /** The filter values as sent (and the search), for the form, the page links and the export link. */
 function sentFilters(query: FormBody): Record<string, string> {
@@ -118,9 +129,10 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     try {
       wanted = historyQuery(request);
     } catch (error) {
-      const refused = formRefusal(error);
+      const refused = refusedForm(error, query, filterLabels);
       if (!refused) throw error;
-      return page({ problems: refused.problems, records: [], pager: undefined }, refused.status);
+      const { status, ...shown } = refused;
+      return page({ ...shown, records: [], pager: undefined }, status);
     }
     const shown = async (records: TransactionRecordType[]) => namer(await accountsWithIds(request, records.map((record) => record.virtual_account_id ?? record.account_id)));
     if (wanted.search.kind === 'id') {
@@ -198,15 +210,16 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       const caller = request.dashboard!.caller;
       // Looked up first: another customer's payment is a 404 page whatever the form holds.
       const payment = await payments.get(caller, request.params.id);
+      let outcome: Outcome;
       try {
-        const { outcome } = checkPaymentSettlement({ outcome: formText(formOf(request.body), 'outcome') });
+        ({ outcome } = checkPaymentSettlement({ outcome: formText(formOf(request.body), 'outcome') }));
         await paymentSandbox.settlement.settle(caller.customerId, payment.id, outcome);
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;
         return transactionDetail(request, reply, payment.transactionId, { problems: refused.problems }, refused.status);
       }
-      return reply.redirect(`/dashboard/transactions/${payment.transactionId}`, 303);
+      return redirectWithNotice(services, request, reply, `/dashboard/transactions/${payment.transactionId}`, `Payment settled: ${outcomeWords[outcome]}.`);
     });
   }
 
@@ -215,15 +228,16 @@ export function transactionPages(context: FastifyInstance, services: WebServices
     context.post<{ Params: { id: string } }>('/wallet-transfers/:id/settle', pageRoute, async (request, reply) => {
       const caller = request.dashboard!.caller;
       const transfer = await services.wallets.transfers.get(caller, request.params.id);
+      let outcome: Outcome;
       try {
-        const { outcome } = checkTransferSettlement({ outcome: formText(formOf(request.body), 'outcome') });
+        ({ outcome } = checkTransferSettlement({ outcome: formText(formOf(request.body), 'outcome') }));
         await walletSandbox.settle(caller.customerId, transfer.local_id, outcome);
       } catch (error) {
         const refused = formRefusal(error);
         if (!refused) throw error;
         return transferDetail(request, reply, transfer.local_id, { problems: refused.problems }, refused.status);
       }
-      return reply.redirect(`/dashboard/wallet-transfers/${transfer.local_id}`, 303);
+      return redirectWithNotice(services, request, reply, `/dashboard/wallet-transfers/${transfer.local_id}`, `Transfer settled: ${outcomeWords[outcome]}.`);
     });
   }
 }

@@ -16,10 +16,11 @@ import {
   type WebhookHealthRecord,
   type WebhookSubscriptionRecord,
 } from '../../modules/webhooks/index.js';
-import { formList, formOf, formRefusal, formText, utcFromLocalInput, type FormBody } from '../form.js';
+import { formList, formOf, formText, refusedForm, utcFromLocalInput, type FieldLabels, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { timeText } from '../time-text.js';
 import { checkListQuery, listQuery, pagerOf } from './lists.js';
+import { redirectWithNotice } from './notices.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
@@ -50,6 +51,21 @@ const checkUpdate = bodyChecker<UpdateWebhookInput>(UpdateWebhookBody);
 const checkReplay = bodyChecker<{ since: string; onlyFailed?: boolean }>(ReplayBody);
 const checkDeliveriesQuery = bodyChecker<DeliveriesQueryInput>(DeliveriesQuery);
 const checkEventsQuery = bodyChecker<{ page?: number; limit?: number; type?: string }>(EventsQuery);
+
+/** The subscription form's fields, by the API body paths whose problems are theirs. */
+const subscriptionLabels: FieldLabels = {
+  url: { label: 'Receiver URL', paths: ['/url'] },
+  description: { label: 'Description', paths: ['/description'] },
+  event_types: { label: 'Event types', paths: ['/eventTypes'] },
+};
+
+const replayLabels: FieldLabels = {
+  since: { label: 'Since', paths: ['/since'] },
+  only_failed: { label: 'Only the events whose delivery failed', paths: ['/onlyFailed'] },
+};
+
+/** "Queue the rest" after a replay that stopped at its bound: carried in the address it redirects to, checked. */
+const restSincePattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 
 /** What the subscription forms show in their fields: the record, or what was typed when it was refused. */
 interface WebhookDraft {
@@ -134,6 +150,9 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
     const id = request.params.webhookId;
     const webhook = await services.webhooks.get(caller, id);
     const query = checkListQuery(checkDeliveriesQuery, listQuery(request.query, ['status']));
+    const sent = formOf(request.query);
+    const restSince = formText(sent, 'rest_since');
+    const replayed = restSince !== undefined && restSincePattern.test(restSince) ? { next_since: restSince, onlyFailed: formText(sent, 'only_failed') === 'true' } : undefined;
     const [deliveries, health] = await Promise.all([
       services.webhooks.deliveries(caller, id, query.status, query.page ?? 1, query.limit ?? pageLimitDefault),
       services.webhooks.health(caller, id),
@@ -148,48 +167,57 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
       eventTypeChoices: subscribableEventTypes,
       draft: draftOfRecord(webhook),
       replay: replayDates(services.clock.now().getTime(), services.webhooks.replayWindowDays),
+      replayed,
       ...extra,
     }, status);
   };
 
-  /** Runs a subscription's action, then shows its page with what the action reports, or with why it was refused. */
+  /**
+   * Runs a subscription's action, then redirects (303) to its page with what the action reports as the notice, so a
+   * reload never repeats it; a refused action shows the page with its problems (by their fields) and changes nothing.
+   */
   const afterAction = async (
     request: FastifyRequest<WebhookRoute>,
     reply: FastifyReply,
-    action: () => Promise<Record<string, unknown>>,
-    onRefusal: Record<string, unknown> = {},
+    action: () => Promise<{ notice: string; location?: string }>,
+    onRefusal: { sent?: FormBody; labels?: FieldLabels; draft?: WebhookDraft } = {},
   ) => {
-    let outcome: Record<string, unknown>;
-    let status = 200;
+    let outcome: { notice: string; location?: string };
     try {
       outcome = await action();
     } catch (error) {
-      const refusal = formRefusal(error);
-      if (!refusal) throw error;
-      outcome = { problems: refusal.problems, ...onRefusal };
-      status = refusal.status;
+      const refused = refusedForm(error, onRefusal.sent ?? {}, onRefusal.labels ?? {});
+      if (!refused) throw error;
+      const { status, ...shown } = refused;
+      return detailPage(request, reply, { ...shown, ...(onRefusal.draft ? { draft: onRefusal.draft } : {}) }, status);
     }
-    return detailPage(request, reply, outcome, status);
+    return redirectWithNotice(services, request, reply, outcome.location ?? `/dashboard/webhooks/${request.params.webhookId}`, outcome.notice);
   };
 
   context.get('/webhooks', pageRoute, async (request, reply) => listPage(request, reply));
 
   context.post('/webhooks', pageRoute, async (request, reply) => {
-    const draft = draftOfForm(formOf(request.body));
+    const sent = formOf(request.body);
+    const draft = draftOfForm(sent);
+    let created: Awaited<ReturnType<typeof services.webhooks.create>>;
     try {
-      const created = await services.webhooks.create(callerOf(request), checkCreate(subscriptionFields(draft)));
-      return await listPage(request, reply, { created }, 201);
+      created = await services.webhooks.create(callerOf(request), checkCreate(subscriptionFields(draft)));
     } catch (error) {
-      const refusal = formRefusal(error);
-      if (!refusal) throw error;
-      return listPage(request, reply, { problems: refusal.problems, draft }, refusal.status);
+      const refused = refusedForm(error, sent, subscriptionLabels);
+      if (!refused) throw error;
+      const { status, ...shown } = refused;
+      return listPage(request, reply, { ...shown, draft }, status);
     }
+    // The secret is shown once, on its reveal page: a reload there (or here) makes no second subscription.
+    const revealId = await services.reveals.store(request.dashboard!, 'webhook_secret', created.id, created.signing_secret);
+    return redirectWithNotice(services, request, reply, `/dashboard/reveal/${revealId}`, `Subscription to ${created.url} created.`);
   });
 
   context.get<WebhookRoute>('/webhooks/:webhookId', pageRoute, async (request, reply) => detailPage(request, reply));
 
   context.post<WebhookRoute>('/webhooks/:webhookId', pageRoute, async (request, reply) => {
-    const draft = draftOfForm(formOf(request.body));
+    const sent = formOf(request.body);
+    const draft = draftOfForm(sent);
     return afterAction(
       request,
       reply,
@@ -197,7 +225,7 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
         await services.webhooks.update(callerOf(request), request.params.webhookId, checkUpdate(subscriptionFields(draft)));
         return { notice: 'Saved.' };
       },
-      { draft },
+      { sent, labels: subscriptionLabels, draft },
     );
   });
 
@@ -216,7 +244,11 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
   });
 
   context.post<WebhookRoute>('/webhooks/:webhookId/rotate-secret', pageRoute, async (request, reply) =>
-    afterAction(request, reply, async () => ({ rotated: await services.webhooks.rotateSecret(callerOf(request), request.params.webhookId) })),
+    afterAction(request, reply, async () => {
+      const rotated = await services.webhooks.rotateSecret(callerOf(request), request.params.webhookId);
+      const revealId = await services.reveals.store(request.dashboard!, 'webhook_rotated_secret', rotated.id, rotated.signing_secret);
+      return { notice: 'The signing secret is rotated.', location: `/dashboard/reveal/${revealId}` };
+    }),
   );
 
   context.post<WebhookRoute>('/webhooks/:webhookId/test', pageRoute, async (request, reply) =>
@@ -227,17 +259,24 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
   );
 
   context.post<WebhookRoute>('/webhooks/:webhookId/replay', pageRoute, async (request, reply) => {
-    const form = formOf(request.body);
-    const since = formText(form, 'since');
+    const sent = formOf(request.body);
+    const since = formText(sent, 'since');
     // A ticked checkbox sends its value; an unticked one sends nothing.
-    const onlyFailed = formText(form, 'only_failed') !== undefined;
-    return afterAction(request, reply, async () => {
-      const body = checkReplay(since === undefined ? {} : { since: utcFromLocalInput(since), onlyFailed });
-      const result = await services.webhooks.replay(callerOf(request), request.params.webhookId, body.since, body.onlyFailed ?? false);
-      const more = result.next_since === null ? '' : ` There were more: replay from ${timeText(result.next_since)} to queue the rest.`;
-      const what = onlyFailed ? (result.queued === 1 ? 'failed event' : 'failed events') : result.queued === 1 ? 'event' : 'events';
-      return { notice: `${result.queued} ${what} queued for delivery.${more}`, replayed: { ...result, onlyFailed } };
-    });
+    const onlyFailed = formText(sent, 'only_failed') !== undefined;
+    return afterAction(
+      request,
+      reply,
+      async () => {
+        const body = checkReplay(since === undefined ? {} : { since: utcFromLocalInput(since), onlyFailed });
+        const id = request.params.webhookId;
+        const result = await services.webhooks.replay(callerOf(request), id, body.since, body.onlyFailed ?? false);
+        const more = result.next_since === null ? '' : ` There were more: replay from ${timeText(result.next_since)} to queue the rest.`;
+        const what = onlyFailed ? (result.queued === 1 ? 'failed event' : 'failed events') : result.queued === 1 ? 'event' : 'events';
+        const rest = result.next_since === null ? '' : `?${new URLSearchParams({ rest_since: result.next_since, ...(onlyFailed ? { only_failed: 'true' } : {}) }).toString()}`;
+        return { notice: `${result.queued} ${what} queued for delivery.${more}`, location: `/dashboard/webhooks/${id}${rest}` };
+      },
+      { sent, labels: replayLabels },
+    );
   });
 
   context.get<DeliveryRoute>('/webhooks/:webhookId/deliveries/:deliveryId', pageRoute, async (request, reply) => {
@@ -260,8 +299,9 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
   );
 
   context.post<WebhookRoute>('/webhooks/:webhookId/delete', pageRoute, async (request, reply) => {
-    await services.webhooks.delete(callerOf(request), request.params.webhookId);
-    return reply.redirect('/dashboard/webhooks', 303);
+    const webhook = await services.webhooks.get(callerOf(request), request.params.webhookId);
+    await services.webhooks.delete(callerOf(request), webhook.id);
+    return redirectWithNotice(services, request, reply, '/dashboard/webhooks', `The subscription to ${webhook.url} is deleted.`);
   });
 
   context.get('/events', pageRoute, async (request, reply) => {

@@ -8,7 +8,7 @@ import { DomainError, validationError } from '../../errors.js';
 import { bodyChecker } from '../../http/validation.js';
 import { UploadDocumentBody, type UploadDocumentInput } from '../../modules/documents/index.js';
 import { documentKindWords } from '../document-kind-words.js';
-import { formProblems } from '../form.js';
+import { fieldProblems, refuseForm, type FieldLabels } from '../form.js';
 
 /**
  * What the upload form may send (@fastify/multipart limits, this context only): one file of at most the API's
@@ -114,13 +114,12 @@ export function uploadBodyOf(endUserId: string, form: DocumentForm): UploadDocum
   });
 }
 
-/** The API's field names as the form calls them. */
-const fieldWords: Record<string, string> = {
-  identity_document: 'Document',
-  document: 'File',
-  fileData: 'File',
-  fileName: 'File name',
-  mimeType: 'File type',
+/** The form's fields, and the API body's fields each one's problems come from. */
+const uploadLabels: FieldLabels = {
+  identity_document: { label: 'Document', paths: ['/identity_document', '/documentKind'] },
+  document: { label: 'File', paths: ['/document', '/fileData'] },
+  fileName: { label: 'File name', paths: ['/fileName'], id: 'document' },
+  mimeType: { label: 'File type', paths: ['/mimeType'], id: 'document' },
 };
 /** Refusals shown on the page itself, next to the form; the rest (expired form, gone link) are error pages. */
 export function uploadProblems(error: unknown): string[] | undefined {
@@ -128,5 +127,5 @@ export function uploadProblems(error: unknown): string[] | undefined {
   // The quota is the customer's: the person can do nothing about it but say so.
   if (error.code === 'STORAGE_QUOTA_EXCEEDED') return ['The document cannot be stored at the moment. Please tell the company that sent you this link.'];
   if (error.code !== 'VALIDATION_ERROR' && error.code !== 'PAYLOAD_TOO_LARGE') return undefined;
-  return formProblems(error)?.map((problem) => problem.replace(/^(\w+):/, (whole, field: string) => (fieldWords[field] ? `${fieldWords[field]}:` : whole)));
+  return refuseForm({}, uploadLabels, fieldProblems(error, uploadLabels) ?? []).problems.map((problem) => problem.text);
 }

@@ -28,8 +28,10 @@ export interface OnboardingVisit {
   endUser: EndUserRow;
   /** The services' caller: the end user's customer, so the API's own checks (ownership, quota) apply. */
   caller: AuthenticatedKey;
-  /** The customer's name: the person must see who is asking for their documents. */
+  /** The customer's name (its display name when set): the person must see who is asking for their documents. */
   companyName: string;
+  /** The customer's logo, if it set one on an origin still allowed (ONBOARDING_LOGO_ORIGINS); null otherwise. */
+  logoUrl: string | null;
   /** What the page's form tokens are bound to: the link itself (by its hash, as stored), nothing else. */
   formBinding: string;
   /** The link's path, as issued: the page's forms post below it. */
@@ -44,28 +46,42 @@ export function linkNotValid(): DomainError {
   return new DomainError('NOT_FOUND', 'This link is no longer valid. Ask the company that sent it to you for a new one.');
 }
 
-export async function openOnboardingLink(services: Pick<WebServices, 'customers' | 'endUsers' | 'clock' | 'onboardingLinks'>, params: LinkParams): Promise<OnboardingVisit> {
+/**
+ * The visit of a valid link. A completed link opens only with `completed` (the page then says it is complete, and
+ * shows nothing of the person: reading it, never its forms), and does so after its expiry too: whoever holds the
+ * whole link was its recipient, and "complete" tells them more than "no longer valid".
+ */
+export async function openOnboardingLink(
+  services: Pick<WebServices, 'config' | 'customers' | 'endUsers' | 'clock' | 'onboardingLinks'>,
+  params: LinkParams,
+  options: { completed?: boolean } = {},
+): Promise<OnboardingVisit> {
   const token = params.token + (params.tokenTail ?? '');
   const endUser = await services.endUsers.findByOnboardingLink(token, params.secret);
   const linkHash = endUser?.onboarding_secret_hash ?? endUser?.onboarding_token_hash;
   const pagePath = endUser && services.onboardingLinks.pathOf(endUser);
+  const completed = endUser !== undefined && endUser.onboarding_completed_at !== null;
   if (
     !endUser ||
     endUser.verification_method !== 'hosted_kyc' ||
     !linkHash ||
     !pagePath ||
     endUser.onboarding_expires_at === null ||
-    endUser.onboarding_completed_at !== null ||
-    services.clock.now().toISOString() >= endUser.onboarding_expires_at
+    (completed && options.completed !== true) ||
+    (!completed && services.clock.now().toISOString() >= endUser.onboarding_expires_at)
   ) {
     throw linkNotValid();
   }
   const customer = await services.customers.get(endUser.customer_id);
   if (!customer) throw linkNotValid();
+  const branding = await services.customers.branding(customer.id);
+  // A logo set while its origin was allowed shows only while it still is: the page's policy names allowed origins only.
+  const logoUrl = branding.logo_url !== null && services.config.onboardingLogoOrigins.includes(new URL(branding.logo_url).origin) ? branding.logo_url : null;
   return {
     endUser,
     caller: { id: `onboarding:${endUser.id}`, customerId: customer.id, frOwnerBusinessId: customer.fr_owner_business_id, scopes: ['*'] },
-    companyName: customer.name,
+    companyName: branding.display_name ?? customer.name,
+    logoUrl,
     formBinding: `onboarding:${linkHash}`,
     pagePath,
   };

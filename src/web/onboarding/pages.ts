@@ -11,7 +11,7 @@ import type { WebServices } from '../dashboard/services.js';
 import { formOf, formProblems, formText, refuseJsonBodies } from '../form.js';
 import { installPageErrors } from '../page-errors.js';
 import { pageRoute } from '../page-route.js';
-import { installPageHeaders } from '../page-headers.js';
+import { contentSecurityPolicy, installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { documentFormLimits, fileSizeMaxMegabytes, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
@@ -29,6 +29,13 @@ const statusWords: Record<EndUserStatus, string> = {
 const outcomeWords: Record<VerificationOutcome, string> = { verified: 'Verified', rejected: 'Rejected', review_required: 'Needs review' };
 /** Statuses a decision can still move (modules/end-users/lifecycle.ts); verified and rejected are final. */
 const undecidedStatuses = new Set(['pending_verification', 'review_required']);
+/** What the person reads once done here, or once decided (from the dashboard, the API or the provider). */
+const outcomeMessages: Record<EndUserStatus, (companyName: string) => string> = {
+  verified: () => 'Your identity is verified. There is nothing more to do here.',
+  rejected: (companyName) => `Your identity could not be verified. ${companyName} will tell you what you can do next.`,
+  review_required: (companyName) => `Your documents are under review. ${companyName} will let you know the outcome.`,
+  pending_verification: (companyName) => `Your documents have been sent for review. ${companyName} will let you know the outcome.`,
+};
 /** What the person uploads here (end-user reports the customer attached are the customer's, not shown). */
 const personUploadTypes = new Set<string>(uploadDocumentTypes);
 const isIdentityDocument = (document: DocumentRecord) => identityUploadTypes.has(document.document_type);
@@ -94,9 +101,16 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
   const uploadedDocuments = async (visit: OnboardingVisit) =>
     (await services.documents.listOfEndUser(visit.caller, visit.endUser.id)).filter((document) => personUploadTypes.has(document.document_type));
 
+  /** The customer's logo is an image from its own origin: the page's policy allows exactly that origin's images. */
+  const allowLogo = (reply: FastifyReply, visit: OnboardingVisit) => {
+    if (visit.logoUrl !== null) reply.header('content-security-policy', contentSecurityPolicy({ 'img-src': `'self' ${new URL(visit.logoUrl).origin}` }));
+  };
+
   const page = async (reply: FastifyReply, visit: OnboardingVisit, extra: Record<string, unknown> = {}, status = 200) => {
     const documents = await uploadedDocuments(visit);
+    allowLogo(reply, visit);
     return reply.code(status).view('/onboarding/page', {
+      logoUrl: visit.logoUrl,
       title: 'Verify your identity',
       sandbox,
       csrf: services.formTokens.issue(visit.formBinding),
@@ -112,7 +126,24 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
     });
   };
 
-  const finished = (reply: FastifyReply, message: string) => reply.view('/onboarding/done', { title: 'Thank you', sandbox, message });
+  /**
+   * What a link shows once the person is done (it was completed here) or decided (verified or rejected, e.g. from the
+   * dashboard): the outcome, never a request to verify, and nothing of their details.
+   */
+  const outcomePage = (reply: FastifyReply, visit: OnboardingVisit) => {
+    const status = visit.endUser.status as EndUserStatus;
+    allowLogo(reply, visit);
+    return reply.view('/onboarding/done', {
+      logoUrl: visit.logoUrl,
+      title: visit.endUser.onboarding_completed_at === null ? 'Verification decided' : 'Verification complete',
+      sandbox,
+      companyName: visit.companyName,
+      completedAt: visit.endUser.onboarding_completed_at,
+      statusWords: statusWords[status] ?? visit.endUser.status,
+      message: (outcomeMessages[status] ?? outcomeMessages.pending_verification)(visit.companyName),
+    });
+  };
+  const decided = (visit: OnboardingVisit) => visit.endUser.onboarding_completed_at !== null || !undecidedStatuses.has(visit.endUser.status);
 
   /**
    * Finishing needs an identity document on file (uploaded here or by the customer through the API): without one
@@ -135,7 +166,14 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
 
   // Each page and form of a link, and the same of a link issued before links carried a secret.
   for (const link of [linkRoute, legacyLinkRoute]) {
-    context.get<LinkRequest>(link, pageRoute, async (request, reply) => page(reply, await openOnboardingLink(services, request.params)));
+    context.get<LinkRequest>(link, pageRoute, async (request, reply) => {
+      const visit = await openOnboardingLink(services, request.params, { completed: true });
+      if (decided(visit)) return outcomePage(reply, visit);
+      // After an upload (redirected here, so a reload uploads nothing again), the page confirms what arrived.
+      const uploadedId = formText(formOf(request.query), 'uploaded');
+      const uploaded = uploadedId === undefined ? undefined : (await uploadedDocuments(visit)).find((document) => document.id === uploadedId);
+      return page(reply, visit, uploaded ? { notice: `Received: your ${documentWords(uploaded)} (${uploaded.file_name}). Upload another, or finish below.` } : {});
+    });
 
     const upload = {
       ...pageRoute,
@@ -152,16 +190,19 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
     context.post<LinkRequest>(`${link}/documents`, upload, async (request, reply) => {
       const visit = openedLinkOf(request);
       if (!request.isMultipart()) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the document with the upload form on this page.');
+      // Decided meanwhile (the page was open while the dashboard decided): nothing more to upload; the page says why.
+      if (decided(visit)) return reply.redirect(visit.pagePath, 303);
+      let uploaded;
       try {
         const form = await readDocumentForm(request, (presented) => requireFormToken(visit, presented));
         // Every check of POST /documents (schema, magic bytes against the type, size, quota) runs before anything is stored.
-        await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
+        uploaded = await services.documents.upload(visit.caller, uploadBodyOf(visit.endUser.id, form));
       } catch (error) {
         const problems = uploadProblems(error);
         if (!problems) throw error;
         return page(reply, visit, { problems }, (error as DomainError).statusCode);
       }
-      return reply.redirect(visit.pagePath, 303);
+      return reply.redirect(`${visit.pagePath}?uploaded=${uploaded.id}`, 303);
     });
 
     if (sandbox) {
@@ -174,19 +215,22 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
           const refusal = validationError([{ location: 'body', path: '/outcome', reason: `must be one of ${Object.keys(outcomeWords).join(', ')}` }]);
           return page(reply, visit, { problems: formProblems(refusal) }, 400);
         }
+        if (decided(visit)) return reply.redirect(visit.pagePath, 303);
         if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit);
-        const decided = await services.verification.decide(visit.endUser.customer_id, visit.endUser.id, outcome);
+        await services.verification.decide(visit.endUser.customer_id, visit.endUser.id, outcome);
         await completeOnboarding(services, visit);
-        return finished(reply, `Sandbox: the simulated provider decided "${outcomeWords[outcome]}"; the status is now ${statusWords[decided.status]}.`);
+        // To the page, which now says it is complete and what was decided: a reload decides nothing again.
+        return reply.redirect(visit.pagePath, 303);
       });
     } else {
       // Production: the provider decides later; the person only says they are done.
       context.post<LinkRequest>(`${link}/submit`, pageRoute, async (request, reply) => {
         const visit = await openOnboardingLink(services, request.params);
         requireFormToken(visit, formOf(request.body)._csrf);
+        if (decided(visit)) return reply.redirect(visit.pagePath, 303);
         if (!(await hasIdentityDocument(visit))) return identityDocumentFirst(reply, visit);
         await completeOnboarding(services, visit);
-        return finished(reply, 'Your documents have been sent for review. The company that sent you this link will let you know the outcome.');
+        return reply.redirect(visit.pagePath, 303);
       });
     }
   }
