@@ -152,7 +152,7 @@ describe('dashboard API keys', () => {
     const { page } = await createThroughForm({ access: 'all', name: '  CI deploys  ' });
     expect(page).toMatch(/Key sk_test_\S+… \(CI deploys\) created\./);
     const listed = (await browser.get('/dashboard/api-keys')).body;
-    expect(listed).toContain('<td>CI deploys</td>');
+    expect(listed).toContain('<td data-label="Name">CI deploys</td>');
     expect((await t.storage.db.selectFrom('api_keys').select('name').where('name', '=', 'CI deploys').execute()).length).toBeGreaterThan(0);
   });
 

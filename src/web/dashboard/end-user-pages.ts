@@ -105,7 +105,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
     try {
       const body = checkVerificationBody(outcome === undefined ? {} : { outcome });
       const decided = await services.verification.decide(request.dashboard!.customerId, request.params.endUserId, body.outcome);
-      return await redirectWithNotice(services, request, reply, `/dashboard/end-users/${decided.id}`, `Verification decided: ${statusWords[decided.status]}.`);
+      return await redirectWithNotice(services, request, reply, `/dashboard/end-users/${decided.id}`, `Verification decided: ${codeWords(decided.status)}.`);
     } catch (error) {
       // A refused outcome (400) or a move the status does not allow (422) is shown on the page; an unknown id is the 404 page.
       const refused = formRefusal(error);
