@@ -40,3 +40,6 @@ export async function otcPlugin(app: FastifyInstance, { otc, sandbox }: OtcServi
   otcRoutes(app, otc);
   if (sandbox) sandboxOtcRoutes(app, sandbox);
 }
+
+export { ConfirmBody, type ConfirmInput, type OrderRecord, OrdersQuery, QuoteBody, type QuoteInput, type QuoteRecord, SettleOrderBody } from './schemas.js';
+export type { OtcService, QuoteState } from './service.js';

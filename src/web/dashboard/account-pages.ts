@@ -1,14 +1,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import { bodyChecker } from '../../http/validation.js';
-import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
+import { CreateFiatAccountBody, FiatAccountStatusBody, ibanCountries, type CreateFiatAccountInput, type FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
 import type { DepositInput } from '../../modules/deposits/index.js';
 import { DepositBody } from '../../modules/deposits/index.js';
 import type { TransactionRecordType } from '../../modules/transactions/index.js';
-import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
-import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/index.js';
+import { CreateVirtualAccountBody, type CreateVirtualAccountInput, type VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
+import {
+  CreateWalletBody,
+  CreateWalletTransferBody,
+  WalletDepositBody,
+  WalletTransfersQuery,
+  type CreateWalletInput,
+  type CreateWalletTransferInput,
+  type WalletDepositInput,
+  type WalletTransferRecord,
+} from '../../modules/wallets/index.js';
+import { fiatCurrencies } from '../../ledger/assets.js';
 import { DomainError } from '../../errors.js';
-import { formOf, formRefusal, formText } from '../form.js';
+import { formNumber, formOf, formRefusal, formText, type FormBody } from '../form.js';
+import { actThenRedirect } from './form-action.js';
+import { endUserName } from './end-user-names.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
@@ -18,6 +30,12 @@ import { checkListQuery, listQuery, pagerOf } from './lists.js';
 const checkDeposit = bodyChecker<DepositInput>(DepositBody);
 const checkWalletDeposit = bodyChecker<WalletDepositInput>(WalletDepositBody);
 const checkTransfersQuery = bodyChecker<{ page: number; limit: number }>(WalletTransfersQuery);
+const checkFiatAccount = bodyChecker<CreateFiatAccountInput>(CreateFiatAccountBody);
+const checkVirtualAccount = bodyChecker<CreateVirtualAccountInput>(CreateVirtualAccountBody);
+const checkWallet = bodyChecker<CreateWalletInput>(CreateWalletBody);
+const checkWalletTransfer = bodyChecker<CreateWalletTransferInput>(CreateWalletTransferBody);
+// Fiat and virtual accounts take the same statuses.
+const checkAccountStatus = bodyChecker<{ status: string }>(FiatAccountStatusBody);
 
 /** Transfers shown per page of a wallet. */
 const transfersPerPage = 20;
@@ -26,11 +44,6 @@ type AccountOfCustomer = { kind: 'fiat'; account: FiatAccountRecord } | { kind: 
 
 /** The path of an account's page: fiat and virtual accounts share the deposit route but not their page. */
 const accountPath = (kind: AccountOfCustomer['kind'], id: string) => `/dashboard/accounts/${kind}/${id}`;
-
-/** A number typed in a form as the JSON number the API takes; anything else stays text for the schema to refuse. */
-function formNumber(text: string | undefined): number | string | undefined {
-  return text !== undefined && /^-?\d{1,15}(\.\d{1,15})?$/.test(text) ? Number(text) : text;
-}
 
 /**
  * Accounts: the customer's fiat accounts, virtual accounts and wallets, a page for each with its details and
@@ -49,11 +62,66 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     }
   };
 
-  context.get('/accounts', pageRoute, async (request, reply) => {
+  /** The accounts and, for the forms that open new ones, the choices they offer (`sent`: what a refused form held). */
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
-    const [fiat, virtual, walletList] = await Promise.all([fiatAccounts.list(caller), virtualAccounts.list(caller), wallets.wallets.list(caller)]);
-    return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', { fiat, virtual, wallets: walletList });
-  });
+    const [fiat, virtual, walletList, endUsers] = await Promise.all([fiatAccounts.list(caller), virtualAccounts.list(caller), wallets.wallets.list(caller), services.endUsers.listRows(caller)]);
+    return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', {
+      fiat,
+      virtual,
+      wallets: walletList,
+      masters: fiat.filter((account) => account.is_master && account.status !== 'closed'),
+      endUsers: endUsers.map((endUser) => ({ id: endUser.id, name: endUserName(endUser) })),
+      currencies: fiatCurrencies,
+      ibanCountries,
+      sent: {},
+      ...extra,
+    }, status);
+  };
+
+  context.get('/accounts', pageRoute, async (request, reply) => listPage(request, reply));
+
+  /** A form of the accounts page: its fields go to the API's body schema, the refusal back to the page with what was typed. */
+  const createFrom = (formName: string, act: (form: FormBody, caller: AuthenticatedKey) => Promise<string>) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const form = formOf(request.body);
+    return actThenRedirect(
+      reply,
+      async () => act(form, request.dashboard!.caller),
+      async ({ problems, status }) => listPage(request, reply, { problems, sent: { ...form, form: formName } }, status),
+    );
+  };
+
+  context.post(
+    '/accounts/fiat',
+    pageRoute,
+    createFrom('fiat', async (form, caller) => {
+      const body = checkFiatAccount({ accountName: formText(form, 'account_name'), currency: formText(form, 'currency'), ibanCountry: formText(form, 'iban_country') });
+      return accountPath('fiat', (await fiatAccounts.create(caller, body)).id);
+    }),
+  );
+
+  context.post(
+    '/accounts/virtual',
+    pageRoute,
+    createFrom('virtual', async (form, caller) => {
+      const body = checkVirtualAccount({
+        accountName: formText(form, 'account_name'),
+        masterFiatAccountId: formText(form, 'master_fiat_account_id'),
+        currency: formText(form, 'currency'),
+        endUserId: formText(form, 'end_user_id'),
+      });
+      return accountPath('virtual', (await virtualAccounts.create(caller, body)).id);
+    }),
+  );
+
+  context.post(
+    '/accounts/wallets',
+    pageRoute,
+    createFrom('wallet', async (form, caller) => {
+      const body = checkWallet({ displayName: formText(form, 'display_name'), endUserId: formText(form, 'end_user_id') });
+      return `/dashboard/accounts/wallets/${(await wallets.wallets.create(caller, body)).local_id}`;
+    }),
+  );
 
   /** An account's page; `?deposit=<transaction id>` (where a deposit redirects) says what arrived. */
   const accountPage = async (request: FastifyRequest, reply: FastifyReply, found: AccountOfCustomer, extra: Record<string, unknown> = {}, status = 200) => {
@@ -96,6 +164,44 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
   };
 
   context.get<{ Params: { id: string } }>('/accounts/wallets/:id', pageRoute, async (request, reply) => walletPage(request, reply, request.params.id));
+
+  context.post<{ Params: { id: string } }>('/accounts/wallets/:id/transfers', pageRoute, async (request, reply) => {
+    const caller = request.dashboard!.caller;
+    // Looked up first: another customer's wallet is a 404 page whatever the form holds.
+    const wallet = await wallets.wallets.get(caller, request.params.id);
+    const form = formOf(request.body);
+    return actThenRedirect(
+      reply,
+      async () => {
+        const [asset, network] = (formText(form, 'pair') ?? '').split('/');
+        const body = checkWalletTransfer({ asset: asset || undefined, network, amount: formText(form, 'amount'), destination: formText(form, 'destination'), note: formText(form, 'note') });
+        // No Idempotency-Key: the redirect keeps a reload from sending again.
+        return `/dashboard/wallet-transfers/${(await wallets.transfers.create(caller, wallet.local_id, body)).record.local_id}`;
+      },
+      async ({ problems, status }) => walletPage(request, reply, wallet.local_id, { problems, sentTransfer: form }, status),
+    );
+  });
+
+  // The simulated bank's status changes (docs/architecture.md, Sandbox simulation); production has no such route.
+  const statuses = services.accountStatuses;
+  if (statuses) {
+    context.post<{ Params: { kind: string; id: string } }>('/accounts/:kind/:id/status', pageRoute, async (request, reply) => {
+      const caller = request.dashboard!.caller;
+      const { kind } = request.params;
+      if (kind !== 'fiat' && kind !== 'virtual') throw new DomainError('NOT_FOUND', 'There is nothing at this address, or it is not yours to see.');
+      const found: AccountOfCustomer =
+        kind === 'fiat' ? { kind, account: await fiatAccounts.get(caller, request.params.id) } : { kind, account: await virtualAccounts.get(caller, request.params.id) };
+      return actThenRedirect(
+        reply,
+        async () => {
+          const { status } = checkAccountStatus({ status: formText(formOf(request.body), 'status') });
+          await statuses[kind].set(caller.customerId, found.account.id, status);
+          return accountPath(kind, found.account.id);
+        },
+        async ({ problems, status }) => accountPage(request, reply, found, { problems }, status),
+      );
+    });
+  }
 
   const deposits = services.deposits;
   if (deposits) {
