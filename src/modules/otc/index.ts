@@ -41,5 +41,4 @@ export async function otcPlugin(app: FastifyInstance, { otc, sandbox }: OtcServi
   if (sandbox) sandboxOtcRoutes(app, sandbox);
 }
 
-export { ConfirmBody, type ConfirmInput, type OrderRecord, OrdersQuery, QuoteBody, type QuoteInput, type QuoteRecord, SettleOrderBody } from './schemas.js';
-export type { OtcService, QuoteState } from './service.js';
+export { OrdersQuery, QuoteBody, type QuoteInput, SettleOrderBody } from './schemas.js';
