@@ -414,6 +414,9 @@ async function registerDashboard(base: Foundation, apiKeys: ApiKeyService, { con
     documents: modules.documents,
     fiatAccounts: modules.fiatAccounts.fiatAccounts,
     virtualAccounts: modules.virtualAccounts.virtualAccounts,
+    accountStatuses: accountStatusesOf(modules),
+    payees: modules.payees,
+    otc: modules.otc,
     wallets: modules.wallets,
     payees: modules.payees,
     payments: modules.payments,
@@ -422,6 +425,11 @@ async function registerDashboard(base: Foundation, apiKeys: ApiKeyService, { con
     webhooks: modules.webhooks,
     events: modules.events,
   });
+}
+
+/** The sandbox bank's status changes of both kinds of account, for the dashboard; none outside the sandbox. */
+function accountStatusesOf({ fiatAccounts, virtualAccounts }: ModuleServices) {
+  return fiatAccounts.sandbox && virtualAccounts.sandbox ? { fiat: fiatAccounts.sandbox, virtual: virtualAccounts.sandbox } : undefined;
 }
 
 /** The workers handed to server.ts, the close order, and the application made ready. */

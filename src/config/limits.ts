@@ -412,6 +412,8 @@ export const dashboardSessionTouchIntervalMs = 60_000;
 export const dashboardReplayFormMarginMs = 10 * 60 * 1000;
 /** The replay form suggests this far back by default: a day, the usual span of an outage to redeliver. */
 export const dashboardReplaySuggestedSpanMs = 86_400_000;
+/** The dashboard overview's recent activity: this many of the newest transactions. */
+export const overviewRecentTransactions = 10;
 /**
  * How deep the OpenAPI document's example builder follows nested schemas (http/openapi-document.ts): deeper than any
  * record (the business end user's persons' addresses are 5 levels), and a bound should a schema ever refer to itself.

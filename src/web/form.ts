@@ -25,6 +25,11 @@ export function formText(form: FormBody, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** A number typed in a form as the JSON number the API takes; anything else stays text for the schema to refuse. */
+export function formNumber(text: string | undefined): number | string | undefined {
+  return text !== undefined && /^-?\d{1,15}(\.\d{1,15})?$/.test(text) ? Number(text) : text;
+}
+
 /** Every value of a repeated field (checkboxes), or the lines of a textarea when `lines` is set; empties dropped. */
 export function formList(form: FormBody, name: string, options: { lines?: boolean } = {}): string[] {
   const raw = form[name];

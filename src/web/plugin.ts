@@ -9,7 +9,9 @@ import { endUserPages } from './dashboard/end-user-pages.js';
 import { installIdCheck } from './dashboard/ids.js';
 import { transactionPages } from './dashboard/transaction-pages.js';
 import { webhookPages } from './dashboard/webhook-pages.js';
+import { otcPages } from './dashboard/otc-pages.js';
 import { overviewPages } from './dashboard/overview-pages.js';
+import { payeePages } from './dashboard/payee-pages.js';
 import { layoutData } from './dashboard/render.js';
 import type { WebServices } from './dashboard/services.js';
 import { revealPages } from './dashboard/reveal-pages.js';
@@ -47,6 +49,8 @@ export async function registerWebPages(app: FastifyInstance, services: WebServic
       accountPages(context, services);
       transactionPages(context, services);
       endUserPages(context, services);
+      payeePages(context, services);
+      otcPages(context, services);
       webhookPages(context, services);
       settingsPages(context, services);
     },

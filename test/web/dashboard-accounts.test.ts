@@ -262,7 +262,8 @@ describe('dashboard accounts pages in production', () => {
         const page = await browser.get(url);
         expect(page.statusCode).toBe(200);
         expect(page.body).not.toContain('/deposits"');
-        expect(page.body).not.toContain('name="amount"');
+        // The wallet's own transfer form (an API operation) stays; no simulation is offered.
+        expect(page.body).not.toContain('(sandbox)');
       }
       for (const [url, fields] of [
         [`/dashboard/accounts/${account.id}/deposits`, { amount: '5' }],

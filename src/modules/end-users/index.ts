@@ -21,6 +21,16 @@ export async function endUsersPlugin(app: FastifyInstance, { endUsers, onboardin
 export { OnboardingLinks } from './onboarding.js';
 export { presentEndUser } from './presenter.js';
 export { type EndUserRow, providerEndUserIds } from './repository.js';
-export { type EndUserRecord, type EndUserStatus, SandboxVerificationBody, type SandboxVerificationInput, identityDocumentKinds } from './schemas.js';
+export {
+  CreateBusinessBody,
+  type CreateBusinessInput,
+  CreateIndividualBody,
+  type CreateIndividualInput,
+  type EndUserRecord,
+  type EndUserStatus,
+  SandboxVerificationBody,
+  type SandboxVerificationInput,
+  identityDocumentKinds,
+} from './schemas.js';
 export { EndUserService } from './service.js';
 export { EndUserVerificationLifecycle, allowedTransitions } from './lifecycle.js';

@@ -11,6 +11,6 @@ export async function fiatAccountsPlugin(app: FastifyInstance, { fiatAccounts, s
 }
 
 export { type FiatAccountRow, type FiatAccountWithOwner, activeFiatAccountsIn, fiatAccountByReference, fiatAccountWithOwner } from './repository.js';
-export { type FiatAccountRecord, ibanCountries } from './schemas.js';
+export { CreateFiatAccountBody, type CreateFiatAccountInput, type FiatAccountRecord, FiatAccountStatusBody, ibanCountries } from './schemas.js';
 export { FiatAccountService, findCustomerFiatAccount } from './service.js';
 export { fiatAccountStatuses } from './lifecycle.js';

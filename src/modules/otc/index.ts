@@ -41,3 +41,5 @@ export async function otcPlugin(app: FastifyInstance, { otc, sandbox }: OtcServi
   otcRoutes(app, otc);
   if (sandbox) sandboxOtcRoutes(app, sandbox);
 }
+
+export { OrdersQuery, QuoteBody, type QuoteInput, SettleOrderBody } from './schemas.js';

@@ -24,6 +24,17 @@ import { accountsIn } from './eligible-accounts.js';
 import { findOrder, findQuote, listOrders } from './repository.js';
 import type { ConfirmInput, EligibleAccountRecord, EligibleWalletRecord, OrderRecord, QuoteInput, QuoteRecord } from './schemas.js';
 
+/** A quote as the dashboard shows it (OtcService.quoteState). */
+export interface QuoteState {
+  quote: QuoteRecord;
+  sourceFrAccountId: string;
+  destinationProviderWalletId: string;
+  /** The order confirmed from it; null while unconfirmed. */
+  orderId: string | null;
+  /** Whole seconds until it expires in its customer's time; 0 once expired. */
+  secondsLeft: number;
+}
+
 export interface OtcSettings {
   quoteTtlSeconds: number;
   spreadBps: number;
@@ -186,6 +197,18 @@ export class OtcService {
     if (key) work.answer = plannedAnswer(key, 201, record);
     const result = await executeMoneyMovement(this.storage, movement);
     return { record, answerStored: result.answerBody !== null };
+  }
+
+  /**
+   * A quote of the caller's as it stands now in its customer's time (a test clock's): what the dashboard shows
+   * after requesting it, with the seconds left to confirm it and the order made of it, if any.
+   */
+  async quoteState(caller: AuthenticatedKey, id: string): Promise<QuoteState> {
+    const row = await findQuote(this.storage.db, caller.customerId, id.toLowerCase());
+    if (!row) throw notFound('quote');
+    const nowMs = (await customerNow(this.customerClocks, this.clock, caller.customerId)).getTime();
+    const secondsLeft = Math.max(0, Math.ceil((Date.parse(row.expires_at) - nowMs) / 1000));
+    return { quote: presentQuote(row), sourceFrAccountId: row.source_account_id, destinationProviderWalletId: row.wallet_id, orderId: row.order_id, secondsLeft };
   }
 
   async order(caller: AuthenticatedKey, id: string): Promise<OrderRecord> {

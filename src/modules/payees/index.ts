@@ -23,3 +23,4 @@ export async function payeesPlugin(app: FastifyInstance, { payees, sandbox }: Pa
 }
 
 export { type PayeeTarget, findPayeeTarget, requirePayeeActive } from './payee-target.js';
+export { CreatePayeeBody, type CreatePayeeInput, type PayeeRecord, PayeeStatusBody, payeeStatuses as payeeStatusValues } from './schemas.js';

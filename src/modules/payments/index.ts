@@ -54,4 +54,4 @@ export async function paymentsPlugin(app: FastifyInstance, { payments, sandbox }
   if (sandbox) sandboxPaymentRoutes(app, sandbox.settlement);
 }
 
-export { type PaymentRecord, SettleBody } from './schemas.js';
+export { CreatePaymentBody, type CreatePaymentInput, type PaymentRecord, SettleBody } from './schemas.js';

@@ -23,5 +23,5 @@ export async function virtualAccountsPlugin(app: FastifyInstance, { virtualAccou
 }
 
 export { type VirtualAccountRow, type VirtualAccountWithOwner, activeVirtualAccountsIn, virtualAccountByReference, virtualAccountWithOwner } from './repository.js';
-export { type VirtualAccountRecord } from './schemas.js';
+export { CreateVirtualAccountBody, type CreateVirtualAccountInput, type VirtualAccountRecord } from './schemas.js';
 export { type VirtualAccountService } from './service.js';

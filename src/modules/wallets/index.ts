@@ -51,5 +51,15 @@ export async function walletsPlugin(app: FastifyInstance, { wallets, transfers, 
 export { addArrival } from './arrival.js';
 export { WalletOwnership } from './ownership.js';
 export { defaultWalletAddress, walletsReceiving } from './repository.js';
-export { SettleWalletTransferBody, WalletDepositBody, type WalletDepositInput, type WalletTransferRecord, WalletTransfersQuery } from './schemas.js';
+export {
+  CreateWalletBody,
+  type CreateWalletInput,
+  CreateWalletTransferBody,
+  type CreateWalletTransferInput,
+  SettleWalletTransferBody,
+  WalletDepositBody,
+  type WalletDepositInput,
+  type WalletTransferRecord,
+  WalletTransfersQuery,
+} from './schemas.js';
 export { walletReceives } from './service.js';

@@ -1,16 +1,27 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardAccountsPerPage } from '../../config/limits.js';
+import { dashboardAccountChoicesMax, dashboardAccountsPerPage } from '../../config/limits.js';
 import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import { bodyChecker } from '../../http/validation.js';
-import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
+import { CreateFiatAccountBody, FiatAccountStatusBody, ibanCountries, type CreateFiatAccountInput, type FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
 import type { DepositInput } from '../../modules/deposits/index.js';
 import { DepositBody } from '../../modules/deposits/index.js';
 import type { TransactionRecordType } from '../../modules/transactions/index.js';
-import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
-import { WalletDepositBody, WalletTransfersQuery, type WalletDepositInput, type WalletTransferRecord } from '../../modules/wallets/index.js';
+import { CreateVirtualAccountBody, type CreateVirtualAccountInput, type VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
+import {
+  CreateWalletBody,
+  CreateWalletTransferBody,
+  WalletDepositBody,
+  WalletTransfersQuery,
+  type CreateWalletInput,
+  type CreateWalletTransferInput,
+  type WalletDepositInput,
+  type WalletTransferRecord,
+} from '../../modules/wallets/index.js';
+import { fiatCurrencies } from '../../ledger/assets.js';
 import { DomainError } from '../../errors.js';
-import { formOf, formText, refusedForm, type FieldLabels } from '../form.js';
+import { formNumber, formOf, formRefusal, formText, refusedForm, type FieldLabels, type FormBody } from '../form.js';
 import { moneyText } from '../money-text.js';
+import { actThenRedirect } from './form-action.js';
 import { redirectWithNotice } from './notices.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
@@ -21,6 +32,12 @@ import { checkListQuery, listQuery, pageNumberOf, pagerOf } from './lists.js';
 const checkDeposit = bodyChecker<DepositInput>(DepositBody);
 const checkWalletDeposit = bodyChecker<WalletDepositInput>(WalletDepositBody);
 const checkTransfersQuery = bodyChecker<{ page: number; limit: number }>(WalletTransfersQuery);
+const checkFiatAccount = bodyChecker<CreateFiatAccountInput>(CreateFiatAccountBody);
+const checkVirtualAccount = bodyChecker<CreateVirtualAccountInput>(CreateVirtualAccountBody);
+const checkWallet = bodyChecker<CreateWalletInput>(CreateWalletBody);
+const checkWalletTransfer = bodyChecker<CreateWalletTransferInput>(CreateWalletTransferBody);
+// Fiat and virtual accounts take the same statuses.
+const checkAccountStatus = bodyChecker<{ status: string }>(FiatAccountStatusBody);
 
 /** Transfers shown per page of a wallet. */
 const transfersPerPage = 20;
@@ -41,11 +58,6 @@ const walletDepositLabels: FieldLabels = {
   amount: { label: 'Amount', paths: ['/amount'], id: 'wallet-deposit-amount' },
 };
 
-/** A number typed in a form as the JSON number the API takes; anything else stays text for the schema to refuse. */
-function formNumber(text: string | undefined): number | string | undefined {
-  return text !== undefined && /^-?\d{1,15}(\.\d{1,15})?$/.test(text) ? Number(text) : text;
-}
-
 /**
  * Accounts: the customer's fiat accounts, virtual accounts and wallets, a page for each with its details and
  * balances; in the sandbox, deposits from outside into any of them (docs/architecture.md, Sandbox simulation).
@@ -63,15 +75,21 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
     }
   };
 
-  /** Three lists, newest first, each paged on its own (`fiat_page`, `virtual_page`, `wallet_page`); the links keep the others' pages. */
-  context.get('/accounts', pageRoute, async (request, reply) => {
+  /**
+   * Three lists, newest first, each paged on its own (`fiat_page`, `virtual_page`, `wallet_page`; the links keep the
+   * others' pages), and the choices the forms that open new accounts offer (`sent`: what a refused form held).
+   */
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
     const pages = { fiat_page: 0, virtual_page: 0, wallet_page: 0 };
     for (const name of Object.keys(pages) as Array<keyof typeof pages>) pages[name] = pageNumberOf(request.query, name);
-    const [fiat, virtual, walletList] = await Promise.all([
+    const [fiat, virtual, walletList, masters, endUsers] = await Promise.all([
       fiatAccounts.page(caller, pages.fiat_page, dashboardAccountsPerPage),
       virtualAccounts.page(caller, pages.virtual_page, dashboardAccountsPerPage),
       wallets.wallets.page(caller, pages.wallet_page, dashboardAccountsPerPage),
+      fiatAccounts.list(caller),
+      // The newest end users, as the choices of the forms that open an account or a wallet for one.
+      services.endUsers.pageOfRows(caller, {}, 1, dashboardAccountChoicesMax),
     ]);
     const keep = Object.fromEntries(Object.entries(pages).map(([name, page]) => [name, page === 1 ? undefined : String(page)]));
     return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', {
@@ -81,8 +99,58 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       fiatPager: pagerOf('/dashboard/accounts', fiat.pagination, keep, 'fiat_page'),
       virtualPager: pagerOf('/dashboard/accounts', virtual.pagination, keep, 'virtual_page'),
       walletPager: pagerOf('/dashboard/accounts', walletList.pagination, keep, 'wallet_page'),
-    });
-  });
+      masters: masters.filter((account) => account.is_master && account.status !== 'closed'),
+      endUsers: endUsers.rows.map((endUser) => ({ id: endUser.id, name: endUserName(endUser) })),
+      currencies: fiatCurrencies,
+      ibanCountries,
+      sent: {},
+      ...extra,
+    }, status);
+  };
+
+  context.get('/accounts', pageRoute, async (request, reply) => listPage(request, reply));
+
+  /** A form of the accounts page: its fields go to the API's body schema, the refusal back to the page with what was typed. */
+  const createFrom = (formName: string, act: (form: FormBody, caller: AuthenticatedKey) => Promise<string>) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const form = formOf(request.body);
+    return actThenRedirect(
+      reply,
+      async () => act(form, request.dashboard!.caller),
+      async ({ problems, status }) => listPage(request, reply, { problems, sent: { ...form, form: formName } }, status),
+    );
+  };
+
+  context.post(
+    '/accounts/fiat',
+    pageRoute,
+    createFrom('fiat', async (form, caller) => {
+      const body = checkFiatAccount({ accountName: formText(form, 'account_name'), currency: formText(form, 'currency'), ibanCountry: formText(form, 'iban_country') });
+      return accountPath('fiat', (await fiatAccounts.create(caller, body)).id);
+    }),
+  );
+
+  context.post(
+    '/accounts/virtual',
+    pageRoute,
+    createFrom('virtual', async (form, caller) => {
+      const body = checkVirtualAccount({
+        accountName: formText(form, 'account_name'),
+        masterFiatAccountId: formText(form, 'master_fiat_account_id'),
+        currency: formText(form, 'currency'),
+        endUserId: formText(form, 'end_user_id'),
+      });
+      return accountPath('virtual', (await virtualAccounts.create(caller, body)).id);
+    }),
+  );
+
+  context.post(
+    '/accounts/wallets',
+    pageRoute,
+    createFrom('wallet', async (form, caller) => {
+      const body = checkWallet({ displayName: formText(form, 'display_name'), endUserId: formText(form, 'end_user_id') });
+      return `/dashboard/accounts/wallets/${(await wallets.wallets.create(caller, body)).local_id}`;
+    }),
+  );
 
   /** An account's page (and its deposit form, as typed when refused). */
   const accountPage = async (request: FastifyRequest, reply: FastifyReply, found: AccountOfCustomer, extra: Record<string, unknown> = {}, status = 200) => {
@@ -121,6 +189,44 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
   };
 
   context.get<{ Params: { id: string } }>('/accounts/wallets/:id', pageRoute, async (request, reply) => walletPage(request, reply, request.params.id));
+
+  context.post<{ Params: { id: string } }>('/accounts/wallets/:id/transfers', pageRoute, async (request, reply) => {
+    const caller = request.dashboard!.caller;
+    // Looked up first: another customer's wallet is a 404 page whatever the form holds.
+    const wallet = await wallets.wallets.get(caller, request.params.id);
+    const form = formOf(request.body);
+    return actThenRedirect(
+      reply,
+      async () => {
+        const [asset, network] = (formText(form, 'pair') ?? '').split('/');
+        const body = checkWalletTransfer({ asset: asset || undefined, network, amount: formText(form, 'amount'), destination: formText(form, 'destination'), note: formText(form, 'note') });
+        // No Idempotency-Key: the redirect keeps a reload from sending again.
+        return `/dashboard/wallet-transfers/${(await wallets.transfers.create(caller, wallet.local_id, body)).record.local_id}`;
+      },
+      async ({ problems, status }) => walletPage(request, reply, wallet.local_id, { problems, sentTransfer: form }, status),
+    );
+  });
+
+  // The simulated bank's status changes (docs/architecture.md, Sandbox simulation); production has no such route.
+  const statuses = services.accountStatuses;
+  if (statuses) {
+    context.post<{ Params: { kind: string; id: string } }>('/accounts/:kind/:id/status', pageRoute, async (request, reply) => {
+      const caller = request.dashboard!.caller;
+      const { kind } = request.params;
+      if (kind !== 'fiat' && kind !== 'virtual') throw new DomainError('NOT_FOUND', 'There is nothing at this address, or it is not yours to see.');
+      const found: AccountOfCustomer =
+        kind === 'fiat' ? { kind, account: await fiatAccounts.get(caller, request.params.id) } : { kind, account: await virtualAccounts.get(caller, request.params.id) };
+      return actThenRedirect(
+        reply,
+        async () => {
+          const { status } = checkAccountStatus({ status: formText(formOf(request.body), 'status') });
+          await statuses[kind].set(caller.customerId, found.account.id, status);
+          return accountPath(kind, found.account.id);
+        },
+        async ({ problems, status }) => accountPage(request, reply, found, { problems }, status),
+      );
+    });
+  }
 
   const deposits = services.deposits;
   if (deposits) {

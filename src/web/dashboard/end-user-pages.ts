@@ -5,11 +5,20 @@ import type { AuthenticatedKey } from '../../modules/api-keys/index.js';
 import type { OnboardingLinks } from '../../modules/end-users/index.js';
 import { presentEndUser } from '../../modules/end-users/index.js';
 import type { EndUserRow } from '../../modules/end-users/index.js';
-import { SandboxVerificationBody, type EndUserStatus, type SandboxVerificationInput } from '../../modules/end-users/index.js';
+import {
+  CreateBusinessBody,
+  CreateIndividualBody,
+  SandboxVerificationBody,
+  type CreateBusinessInput,
+  type CreateIndividualInput,
+  type EndUserStatus,
+  type SandboxVerificationInput,
+} from '../../modules/end-users/index.js';
 import { allowedTransitions } from '../../modules/end-users/index.js';
 import { codeWords } from '../code-words.js';
 import { documentKindWords } from '../document-kind-words.js';
-import { formOf, formRefusal, formText } from '../form.js';
+import { formOf, formRefusal, formText, type FormBody } from '../form.js';
+import { actThenRedirect } from './form-action.js';
 import { pageRoute } from '../page-route.js';
 import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
 import { searchOf } from './search.js';
@@ -22,8 +31,23 @@ import type { WebServices } from './services.js';
 const documentPolicy = "default-src 'none'; img-src 'self'; object-src 'self'; frame-ancestors 'none'";
 
 const checkVerificationBody = bodyChecker<SandboxVerificationInput>(SandboxVerificationBody);
+const checkIndividual = bodyChecker<CreateIndividualInput>(CreateIndividualBody);
+const checkBusiness = bodyChecker<CreateBusinessInput>(CreateBusinessBody);
+
+/** An address typed in the fields `<prefix>_line1`, `_city`, `_postal_code` and `_country`, as the API's address object. */
+function addressOf(form: FormBody, prefix: string) {
+  return {
+    line1: formText(form, `${prefix}_line1`),
+    city: formText(form, `${prefix}_city`),
+    postalCode: formText(form, `${prefix}_postal_code`),
+    country: formText(form, `${prefix}_country`),
+  };
+}
 
 type EndUserParams = { Params: { endUserId: string } };
+
+/** The verification methods a create form offers (docs/spec.md end users). */
+const verificationMethods = ['hosted_kyc', 'pdf_upload', 'provider_websdk'] as const;
 
 /** Status is always in words; the colour only repeats it. */
 const statusClasses: Partial<Record<EndUserStatus, string>> = { verified: 'status-ok', rejected: 'status-bad' };
@@ -47,8 +71,8 @@ function endUserView(row: EndUserRow, caller: AuthenticatedKey, onboardingLinks:
 export function endUserPages(context: FastifyInstance, services: WebServices): void {
   const sandbox = services.config.apiEnvironment === 'sandbox';
 
-  /** Newest first, a page at a time; the search box takes an id, or words of a name or an email address. */
-  context.get('/end-users', pageRoute, async (request, reply) => {
+  /** Newest first, a page at a time; the search box takes an id, or words of a name or an email address. `extra`: a refused create form. */
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
     const search = searchOf(request.query, { amounts: false });
     const { page, limit } = checkListQuery(checkPageQuery, listQuery(request.query, []));
@@ -58,8 +82,72 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
       endUsers: found.rows.map((row) => endUserView(row, caller, services.onboardingLinks)),
       pager: pagerOf('/dashboard/end-users', found.pagination, { q, page: undefined, limit: String(found.pagination.limit) }),
       q: q ?? '',
-    });
-  });
+      verificationMethods: verificationMethods.map((method) => [method, codeWords(method)]),
+      sent: {},
+      ...extra,
+    }, status);
+  };
+
+  context.get('/end-users', pageRoute, async (request, reply) => listPage(request, reply));
+
+  /** A create form of the list page: the API's body schema judges it; a refusal shows the page again with what was typed. */
+  const createFrom = (formName: string, create: (form: FormBody, caller: AuthenticatedKey) => Promise<{ id: string }>) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const form = formOf(request.body);
+    return actThenRedirect(
+      reply,
+      async () => `/dashboard/end-users/${(await create(form, request.dashboard!.caller)).id}`,
+      async ({ problems, status }) => listPage(request, reply, { problems, sent: { ...form, form: formName } }, status),
+    );
+  };
+
+  context.post(
+    '/end-users',
+    pageRoute,
+    createFrom('individual', async (form, caller) =>
+      services.endUsers.createIndividual(
+        caller,
+        checkIndividual({
+          firstName: formText(form, 'first_name'),
+          lastName: formText(form, 'last_name'),
+          email: formText(form, 'email'),
+          dob: formText(form, 'dob'),
+          address: addressOf(form, 'address'),
+          nationality: formText(form, 'nationality'),
+          verificationMethod: formText(form, 'verification_method'),
+        }),
+      ),
+    ),
+  );
+
+  context.post(
+    '/end-users/businesses',
+    pageRoute,
+    createFrom('business', async (form, caller) => {
+      const address = addressOf(form, 'address');
+      const director = {
+        firstName: formText(form, 'director_first_name'),
+        lastName: formText(form, 'director_last_name'),
+        dob: formText(form, 'director_dob'),
+        email: formText(form, 'director_email'),
+        // The form asks one address: the director's is the company's.
+        address,
+      };
+      return services.endUsers.createBusiness(
+        caller,
+        checkBusiness({
+          business: {
+            companyName: formText(form, 'company_name'),
+            registrationNumber: formText(form, 'registration_number'),
+            registrationDate: formText(form, 'registration_date'),
+            email: formText(form, 'email'),
+            incorporationCountry: formText(form, 'incorporation_country'),
+            registeredAddress: address,
+          },
+          businessPersons: [{ person: director, types: ['director'] }],
+        }),
+      );
+    }),
+  );
 
   const detail = async (request: FastifyRequest<EndUserParams>, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;

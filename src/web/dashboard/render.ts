@@ -11,6 +11,8 @@ const sections = [
   { href: '/dashboard/accounts', label: 'Accounts' },
   { href: '/dashboard/transactions', label: 'Transactions' },
   { href: '/dashboard/end-users', label: 'End users' },
+  { href: '/dashboard/payees', label: 'Payees' },
+  { href: '/dashboard/otc', label: 'OTC exchange' },
   { href: '/dashboard/webhooks', label: 'Webhooks' },
   { href: '/dashboard/events', label: 'Events' },
   { href: '/dashboard/settings', label: 'Settings' },

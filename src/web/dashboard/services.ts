@@ -10,11 +10,13 @@ import type { EndUserService } from '../../modules/end-users/index.js';
 import type { EndUserRecord } from '../../modules/end-users/index.js';
 import type { SandboxVerification } from '../../providers/sandbox/verification.js';
 import type { EventService } from '../../modules/events/index.js';
-import type { FiatAccountService } from '../../modules/fiat-accounts/index.js';
+import type { FiatAccountRecord, FiatAccountService } from '../../modules/fiat-accounts/index.js';
+import type { OtcServices } from '../../modules/otc/index.js';
 import type { PayeeServices } from '../../modules/payees/index.js';
 import type { PaymentServices } from '../../modules/payments/index.js';
 import type { TransactionService } from '../../modules/transactions/index.js';
-import type { VirtualAccountService } from '../../modules/virtual-accounts/index.js';
+import type { VirtualAccountRecord, VirtualAccountService } from '../../modules/virtual-accounts/index.js';
+import type { SandboxStatuses } from '../../providers/sandbox/statuses.js';
 import type { WalletServices } from '../../modules/wallets/index.js';
 import type { WebhookService } from '../../modules/webhooks/index.js';
 import type { FormTokens } from '../form-tokens.js';
@@ -38,6 +40,12 @@ export interface WebServices {
   documents: DocumentService;
   fiatAccounts: FiatAccountService;
   virtualAccounts: VirtualAccountService;
+  /** The simulated bank's status changes of accounts; undefined outside the sandbox. */
+  accountStatuses: { fiat: SandboxStatuses<FiatAccountRecord>; virtual: SandboxStatuses<VirtualAccountRecord> } | undefined;
+  /** Payees, and in the sandbox the simulated bank's status changes of them. */
+  payees: PayeeServices;
+  /** The OTC exchange, and in the sandbox the simulated liquidity provider. */
+  otc: OtcServices;
   wallets: WalletServices;
   payees: PayeeServices;
   payments: PaymentServices;

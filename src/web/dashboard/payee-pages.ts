@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { bodyChecker } from '../../http/validation.js';
+import { CreatePayeeBody, PayeeStatusBody, payeeStatusValues, type CreatePayeeInput, type PayeeRecord } from '../../modules/payees/index.js';
+import { CreatePaymentBody, type CreatePaymentInput } from '../../modules/payments/index.js';
+import { formNumber, formOf, formText, type FormBody } from '../form.js';
+import { pageRoute } from '../page-route.js';
+import { actThenRedirect } from './form-action.js';
+import { renderPage } from './render.js';
+import type { WebServices } from './services.js';
+
+const checkPayee = bodyChecker<CreatePayeeInput>(CreatePayeeBody);
+const checkPayeeStatus = bodyChecker<{ status: string }>(PayeeStatusBody);
+const checkPayment = bodyChecker<CreatePaymentInput>(CreatePaymentBody);
+
+type PayeeRoute = { Params: { id: string } };
+
+/** The API's body of the payee form: the fields left empty are left out, so the bank details say which rail it is. */
+function payeeBody(form: FormBody) {
+  const present = (fields: Record<string, string | undefined>) => Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  return {
+    name: formText(form, 'name'),
+    address: present({
+      line1: formText(form, 'address_line1'),
+      city: formText(form, 'address_city'),
+      postalCode: formText(form, 'address_postal_code'),
+      country: formText(form, 'address_country'),
+    }),
+    bankDetails: present({
+      iban: formText(form, 'iban'),
+      bic: formText(form, 'bic'),
+      sortCode: formText(form, 'sort_code'),
+      accountNumber: formText(form, 'account_number'),
+      routingNumber: formText(form, 'routing_number'),
+    }),
+  };
+}
+
+/**
+ * Payees (docs/payees.md): the list with a create form, one payee with a form that pays it (POST /payments) and, in
+ * the sandbox, the simulated bank's status change.
+ */
+export function payeePages(context: FastifyInstance, services: WebServices): void {
+  const { payees, sandbox } = services.payees;
+
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) =>
+    renderPage(services, request, reply, '/dashboard/payees', 'Payees', { payees: (await payees.list(request.dashboard!.caller)).reverse(), sent: {}, ...extra }, status);
+
+  context.get('/payees', pageRoute, async (request, reply) => listPage(request, reply));
+
+  context.post('/payees', pageRoute, async (request, reply) => {
+    const form = formOf(request.body);
+    return actThenRedirect(
+      reply,
+      async () => `/dashboard/payees/${(await payees.create(request.dashboard!.caller, checkPayee(payeeBody(form)))).id}`,
+      async ({ problems, status }) => listPage(request, reply, { problems, sent: form }, status),
+    );
+  });
+
+  /** A payee, and the accounts of its currency that can pay it. */
+  const detailPage = async (request: FastifyRequest, reply: FastifyReply, payee: PayeeRecord, extra: Record<string, unknown> = {}, status = 200) => {
+    const caller = request.dashboard!.caller;
+    const [fiat, virtual] = await Promise.all([services.fiatAccounts.list(caller), services.virtualAccounts.list(caller)]);
+    const payable = [...fiat, ...virtual]
+      .filter((account) => account.currency === payee.currency && account.status === 'active')
+      .map((account) => ({ id: account.id, name: `${account.account_name} (${account.balance} ${account.currency})` }));
+    return renderPage(services, request, reply, '/dashboard/payee', payee.payee_name, { payee, payable, statuses: payeeStatusValues, sent: {}, ...extra }, status);
+  };
+
+  context.get<PayeeRoute>('/payees/:id', pageRoute, async (request, reply) => detailPage(request, reply, await payees.get(request.dashboard!.caller, request.params.id)));
+
+  context.post<PayeeRoute>('/payees/:id/payments', pageRoute, async (request, reply) => {
+    const caller = request.dashboard!.caller;
+    // Looked up first: another customer's payee is a 404 page whatever the form holds.
+    const payee = await payees.get(caller, request.params.id);
+    const form = formOf(request.body);
+    return actThenRedirect(
+      reply,
+      async () => {
+        const body = checkPayment({
+          fromAccountId: formText(form, 'from_account_id'),
+          amount: formNumber(formText(form, 'amount')),
+          currency: payee.currency,
+          reference: formText(form, 'reference'),
+          payeeId: payee.id,
+        });
+        const created = await services.payments.payments.create(caller, body);
+        return `/dashboard/transactions/${(await services.payments.payments.get(caller, created.id)).transactionId}`;
+      },
+      async ({ problems, status }) => detailPage(request, reply, payee, { problems, sent: form }, status),
+    );
+  });
+
+  // The simulated bank's status change (docs/architecture.md, Sandbox simulation); production has no such route.
+  if (!sandbox) return;
+  context.post<PayeeRoute>('/payees/:id/status', pageRoute, async (request, reply) => {
+    const caller = request.dashboard!.caller;
+    const payee = await payees.get(caller, request.params.id);
+    return actThenRedirect(
+      reply,
+      async () => {
+        const { status } = checkPayeeStatus({ status: formText(formOf(request.body), 'status') });
+        await sandbox.set(caller.customerId, payee.id, status);
+        return `/dashboard/payees/${payee.id}`;
+      },
+      async ({ problems, status }) => detailPage(request, reply, payee, { problems }, status),
+    );
+  });
+}
