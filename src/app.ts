@@ -418,7 +418,6 @@ async function registerDashboard(base: Foundation, apiKeys: ApiKeyService, { con
     payees: modules.payees,
     otc: modules.otc,
     wallets: modules.wallets,
-    payees: modules.payees,
     payments: modules.payments,
     transactions: modules.transactions,
     deposits: modules.deposits,

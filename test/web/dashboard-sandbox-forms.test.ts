@@ -102,11 +102,11 @@ describe('dashboard create forms and status simulations (sandbox)', () => {
     const refused = await browser.post('/dashboard/end-users', { ...individualForm, dob: '1990-02-30', email: 'not-an-email' });
     expect(refused.statusCode).toBe(400);
     expect(refused.body).toContain('class="problems"');
-    expect(refused.body).toContain('email:');
+    expect(refused.body).toContain('Email:');
     expect(refused.body).toContain('value="Grace"');
     const noDirector = await browser.post('/dashboard/end-users/businesses', { ...businessForm, director_first_name: '' });
     expect(noDirector.statusCode).toBe(400);
-    expect(noDirector.body).toContain('businessPersons.0.person');
+    expect(noDirector.body).toContain('First name:');
     expect(noDirector.body).toContain('value="Compilers GmbH"');
     expect(await counts(t, alice)).toEqual(before);
   });
@@ -130,7 +130,7 @@ describe('dashboard create forms and status simulations (sandbox)', () => {
     await browser.get('/dashboard/accounts');
     const noName = await browser.post('/dashboard/accounts/fiat', { account_name: '', currency: 'EUR' });
     expect(noName.statusCode).toBe(400);
-    expect(noName.body).toContain('accountName: is required');
+    expect(noName.body).toContain('Account name: is required');
     const badCurrency = await browser.post('/dashboard/accounts/fiat', { account_name: 'Yen', currency: 'JPY' });
     expect(badCurrency.statusCode).toBe(400);
     expect(badCurrency.body).toContain('value="Yen"');
@@ -151,7 +151,7 @@ describe('dashboard create forms and status simulations (sandbox)', () => {
       note: 'Supplier',
     });
     expect(sent.location).toMatch(/^\/dashboard\/wallet-transfers\/[0-9a-f-]{36}$/);
-    expect(sent.page).toContain('7.500000 USDC');
+    expect(sent.page).toContain('7.50 USDC');
     const wallet = (await t.request({ url: `/wallets/${walletId}`, key: alice.key })).json().data;
     expect(wallet.balances).toEqual([{ asset: 'USDC', balance: '20.000000', available: '12.500000' }]);
 
@@ -218,7 +218,7 @@ describe('dashboard create forms and status simulations (sandbox)', () => {
     expect(reopen.body).toContain('class="problems"');
     const unknown = await browser.post(`/dashboard/accounts/fiat/${account.id}/status`, { status: 'asleep' });
     expect(unknown.statusCode).toBe(400);
-    expect(unknown.body).toContain('status:');
+    expect(unknown.body).toContain('Status:');
     expect(await events()).toBe(before);
   });
 

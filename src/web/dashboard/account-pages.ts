@@ -19,7 +19,7 @@ import {
 } from '../../modules/wallets/index.js';
 import { fiatCurrencies } from '../../ledger/assets.js';
 import { DomainError } from '../../errors.js';
-import { formNumber, formOf, formRefusal, formText, refusedForm, type FieldLabels, type FormBody } from '../form.js';
+import { formNumber, formOf, formText, refusedForm, type FieldLabels, type FormBody } from '../form.js';
 import { moneyText } from '../money-text.js';
 import { actThenRedirect } from './form-action.js';
 import { redirectWithNotice } from './notices.js';

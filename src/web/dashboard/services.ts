@@ -47,7 +47,6 @@ export interface WebServices {
   /** The OTC exchange, and in the sandbox the simulated liquidity provider. */
   otc: OtcServices;
   wallets: WalletServices;
-  payees: PayeeServices;
   payments: PaymentServices;
   transactions: TransactionService;
   /** The sandbox's deposits; undefined outside the sandbox. */
