@@ -6,6 +6,11 @@ export interface ConnectionDrain {
   drain(): Promise<void>;
 }
 
+/** An open connection, and the response in flight on it (undefined between requests). */
+interface OpenConnection {
+  responding: ServerResponse | undefined;
+}
+
 /**
  * Ends an HTTP server's connections without resetting a request a client already sent (docs/operations.md
  * "Stopping"). Closing a Node HTTP server destroys its idle keep-alive connections at once: a request its client had
@@ -20,21 +25,26 @@ export interface ConnectionDrain {
  * Must be called before the server listens: it tracks the connections from the first.
  */
 export function trackConnections(server: Server, idleGraceMs: number): ConnectionDrain {
-  const connections = new Set<net.Socket>();
-  const responding = new Map<net.Socket, ServerResponse>();
+  // One record per connection, made when it opens; each request only sets the record's field. Not a Map from socket
+  // to response set and deleted per request: such a Map moves to a new table every few requests, each old table
+  // linking to the new one and still holding the responses it held, so once one old table has lived long enough to
+  // be promoted, that chain kept every request's objects alive until the next full collection (docs/operations.md
+  // "Memory").
+  const connections = new Map<net.Socket, OpenConnection>();
   let draining = false;
   server.on('connection', (socket: net.Socket) => {
-    connections.add(socket);
+    connections.set(socket, { responding: undefined });
     socket.on('close', () => connections.delete(socket));
   });
   server.on('request', (request, response: ServerResponse) => {
-    const { socket } = request;
     // Whoever answers a request that arrives while draining (the shutdown refusal, a CORS preflight, a page), its
     // connection ends after that answer: a kept-alive one would wait out the keep-alive timeout, past the deadline.
     if (draining) response.shouldKeepAlive = false;
-    responding.set(socket, response);
+    const connection = connections.get(request.socket);
+    if (connection === undefined) return;
+    connection.responding = response;
     response.on('close', () => {
-      if (responding.get(socket) === response) responding.delete(socket);
+      if (connection.responding === response) connection.responding = undefined;
     });
   });
   // Node's HTTP server destroys a connection that stays silent for its socket timeout, when nothing is in flight.
@@ -45,8 +55,7 @@ export function trackConnections(server: Server, idleGraceMs: number): Connectio
       draining = true;
       // net.Server's own close: http.Server's would destroy the idle connections first (Node 19+), the resets this avoids.
       const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
-      for (const socket of connections) {
-        const response = responding.get(socket);
+      for (const [socket, { responding: response }] of connections) {
         if (response === undefined) endWhenQuiet(socket);
         else if (!response.headersSent) response.setHeader('connection', 'close');
         else response.on('finish', () => endWhenQuiet(socket));
