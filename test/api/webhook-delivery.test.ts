@@ -365,6 +365,23 @@ describe('webhook delivery', () => {
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
   });
 
+  it('records nothing of an attempt whose delivery another instance took over meanwhile (its lease ran out)', async () => {
+    receiver.answer = () => 'hang';
+    const hook = await subscribe(t, alice, { url: receiver.url('/taken'), eventTypes: ['payee.created'] });
+    await createPayee(t, alice);
+    await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
+    expect(await t.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
+    await receiver.waitFor(1, 2000);
+    // Another instance's claim: the delivery's lease is now its own.
+    const otherLease = new Date(t.clock.now().getTime() + 60_000).toISOString();
+    await t.storage.db.updateTable('webhook_deliveries').set({ next_attempt_at: otherLease }).where('subscription_id', '=', hook.id).execute();
+    await t.app.webhookDeliveries.idle(); // the hanging attempt times out (500 ms) and is recorded, fenced
+    const [delivery] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json<{ data: Record<string, unknown>[] }>().data;
+    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0, next_attempt_at: otherLease, last_attempt_at: null, last_error: null });
+    expect((await get(alice, `/webhooks/${hook.id}/deliveries/${String(delivery!.id)}`)).json().data.attempts).toEqual([]);
+    expect((await get(alice, `/webhooks/${hook.id}`)).json().data).toMatchObject({ consecutive_failures: 0, is_active: true });
+  });
+
   it('cuts an attempt in progress short on shutdown: its delivery is due again at once, nothing recorded', async () => {
     // An app of its own: stopping the delivery worker is for good. A timeout far beyond the test's, so only the
     // shutdown can end the attempt.
