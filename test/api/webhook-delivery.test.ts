@@ -365,6 +365,48 @@ describe('webhook delivery', () => {
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
   });
 
+  it('records nothing of an attempt whose delivery another instance took over meanwhile (its lease ran out)', async () => {
+    receiver.answer = () => 'hang';
+    const hook = await subscribe(t, alice, { url: receiver.url('/taken'), eventTypes: ['payee.created'] });
+    await createPayee(t, alice);
+    await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
+    expect(await t.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
+    await receiver.waitFor(1, 2000);
+    // Another instance's claim: the delivery's lease is now its own.
+    const otherLease = new Date(t.clock.now().getTime() + 60_000).toISOString();
+    await t.storage.db.updateTable('webhook_deliveries').set({ next_attempt_at: otherLease }).where('subscription_id', '=', hook.id).execute();
+    await t.app.webhookDeliveries.idle(); // the hanging attempt times out (500 ms) and is recorded, fenced
+    const [delivery] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json<{ data: Record<string, unknown>[] }>().data;
+    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0, next_attempt_at: otherLease, last_attempt_at: null, last_error: null });
+    expect((await get(alice, `/webhooks/${hook.id}/deliveries/${String(delivery!.id)}`)).json().data.attempts).toEqual([]);
+    expect((await get(alice, `/webhooks/${hook.id}`)).json().data).toMatchObject({ consecutive_failures: 0, is_active: true });
+  });
+
+  it('cuts an attempt in progress short on shutdown: its delivery is due again at once, nothing recorded', async () => {
+    // An app of its own: stopping the delivery worker is for good. A timeout far beyond the test's, so only the
+    // shutdown can end the attempt.
+    const stopping = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off', WEBHOOK_TIMEOUT_MS: '60000' } });
+    try {
+      const carol = await stopping.createCustomer('Carol SA');
+      receiver.answer = () => 'hang';
+      const hook = await subscribe(stopping, carol, { url: receiver.url('/stopping'), eventTypes: ['payee.created'] });
+      await createPayee(stopping, carol);
+      await stopping.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
+      expect(await stopping.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
+      await receiver.waitFor(1, 2000);
+      const startedAt = performance.now();
+      await stopping.app.webhookDeliveries.stop();
+      expect(performance.now() - startedAt).toBeLessThan(5000);
+      const deliveries = await stopping.storage.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', hook.id).execute();
+      expect(deliveries.map((row) => ({ status: row.status, attempts: Number(row.attempt_count), nextAttemptAt: row.next_attempt_at }))).toEqual([
+        { status: 'pending', attempts: 0, nextAttemptAt: stopping.clock.now().toISOString() },
+      ]);
+      expect(await stopping.storage.db.selectFrom('webhook_attempts').selectAll().where('subscription_id', '=', hook.id).execute()).toEqual([]);
+    } finally {
+      await stopping.close();
+    }
+  });
+
   it('releases a delivery claimed ahead that waited past half the timeout, instead of attempting it late in its lease', async () => {
     receiver.answer = () => 'hang';
     const hook = await subscribe(t, alice, { url: receiver.url('/hanging'), eventTypes: ['payee.created'] });

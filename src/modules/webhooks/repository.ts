@@ -3,6 +3,8 @@ import { webhookAttemptsListedMax } from '../../config/limits.js';
 import type { CustomerTime } from '../../clock.js';
 import { retryTransient, type Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
+import { queryTemplate } from '../../storage/query-template.js';
+import { runOnWriter, type WriterStatement } from '../../storage/sqlite-group-commit.js';
 import type {
   Database,
   WebhookAttemptsTable,
@@ -399,7 +401,7 @@ export interface AttemptResult {
 const recordedPerStatement = 500;
 
 /** The attempt's row in webhook_attempts. */
-function attemptRow(result: AttemptResult) {
+function attemptRow(result: AttemptResult): AttemptRow {
   return {
     id: newId(),
     delivery_id: result.deliveryId,
@@ -434,21 +436,42 @@ const moveAttemptedDeliveries = sql`update webhook_deliveries set
   where webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.status = 'pending' and webhook_deliveries.next_attempt_at = attempted.lease
   returning webhook_deliveries.id`;
 
+/** SQLite: one delivery to its state after the attempt, only while it still holds the attempt's lease (compiled once). */
+const moveAttemptedDelivery = queryTemplate<Pick<AttemptResult, 'deliveryId' | 'lease' | 'status' | 'attemptNumber' | 'nextAttemptAt' | 'at' | 'statusCode' | 'error'>>()(
+  ['deliveryId', 'lease', 'status', 'attemptNumber', 'nextAttemptAt', 'at', 'statusCode', 'error'],
+  (db, attempt) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: attempt.status,
+        attempt_count: attempt.attemptNumber,
+        next_attempt_at: attempt.nextAttemptAt,
+        last_attempt_at: attempt.at,
+        last_status_code: attempt.statusCode,
+        last_error: attempt.error,
+        updated_at: attempt.at,
+      })
+      .where('id', '=', attempt.deliveryId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '=', attempt.lease),
+);
+
+const insertAttempt = queryTemplate<AttemptRow>()(
+  ['id', 'delivery_id', 'attempt_number', 'succeeded', 'status_code', 'duration_ms', 'error', 'created_at', 'subscription_id', 'request_headers', 'response_headers', 'response_body', 'response_body_truncated'],
+  (db, row) => db.insertInto('webhook_attempts').values(row),
+);
+
 /**
- * Moves each delivery to its state after the attempt, fenced by the attempt's lease (an instance whose lease expired,
- * or whose delivery was replayed meanwhile, changes nothing), in one statement; answers the deliveries moved.
+ * SQLite: each delivery moved (fenced by its lease) and, where it moved, its attempt's row inserted, one compiled
+ * statement each, run synchronously on the writer (runOnWriter): building a multi-row update and insert with Kysely
+ * for every batch cost more CPU than SQLite spent running them. Answers the deliveries moved.
  */
-async function fenceDeliveries(trx: Transaction<Database>, results: readonly AttemptResult[]): Promise<Set<string>> {
+function recordOnSqlite(trx: Transaction<Database>, run: WriterStatement, results: readonly AttemptResult[]): Set<string> {
   const moved = new Set<string>();
-  for (let start = 0; start < results.length; start += recordedPerStatement) {
-    const values = results
-      .slice(start, start + recordedPerStatement)
-      .map((result) => sql`(${result.deliveryId}, ${result.lease}, ${result.status}, ${result.attemptNumber}, ${result.nextAttemptAt}, ${result.at}, ${result.statusCode}, ${result.error})`);
-    // The casts: PostgreSQL types a VALUES list of parameters as text.
-    const { rows } = await sql<{ id: string }>`
-      with attempted (delivery_id, lease, status, attempt_count, next_attempt_at, at, status_code, error) as (values ${sql.join(values)})
-      ${moveAttemptedDeliveries}`.execute(trx);
-    for (const row of rows) moved.add(row.id);
+  for (const result of results) {
+    if (run(moveAttemptedDelivery.compile(trx, result)).numAffectedRows !== 1n) continue;
+    moved.add(result.deliveryId);
+    run(insertAttempt.compile(trx, attemptRow(result)));
   }
   return moved;
 }
@@ -568,11 +591,7 @@ export async function recordAttempts(storage: Storage, results: readonly Attempt
     if (storage.dialect === 'postgres') {
       moved = await recordOnPostgres(trx, results, false);
     } else {
-      moved = await fenceDeliveries(trx, results);
-      const recorded = results.filter((result) => moved.has(result.deliveryId));
-      for (let start = 0; start < recorded.length; start += recordedPerStatement) {
-        await trx.insertInto('webhook_attempts').values(recorded.slice(start, start + recordedPerStatement).map(attemptRow)).execute();
-      }
+      moved = await runOnWriter(trx, (run) => recordOnSqlite(trx, run, results));
     }
     const runs = runsBySubscription(results.filter((result) => moved.has(result.deliveryId)));
     for (const subscriptionId of [...runs.keys()].sort()) {

@@ -128,16 +128,16 @@ export class WebhookSender {
   async send(url: string, body: string, headers: Record<string, string>, now: () => Date, signal?: AbortSignal): Promise<AttemptOutcome> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    const timeout = AbortSignal.timeout(this.settings.timeoutMs);
     const requestHeaders = { 'content-type': 'application/json', 'user-agent': 'customer-api-webhooks/1', ...headers };
+    // One controller, ended by a plain timer or by `signal`: AbortSignal.timeout joined to `signal` with
+    // AbortSignal.any cost about 20 µs per attempt (docs/benchmarks.md), a tenth of a delivery's CPU.
+    const attempt = new AbortController();
+    const timer = setTimeout(() => attempt.abort(new DOMException(`no answer within ${this.settings.timeoutMs} ms`, 'TimeoutError')), this.settings.timeoutMs);
+    const cutShort = () => attempt.abort(signal?.reason);
+    if (signal?.aborted) cutShort();
+    else signal?.addEventListener('abort', cutShort);
     try {
-      const response = await request(url, {
-        method: 'POST',
-        body,
-        headers: requestHeaders,
-        dispatcher: this.agent,
-        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      });
+      const response = await request(url, { method: 'POST', body, headers: requestHeaders, dispatcher: this.agent, signal: attempt.signal });
       const answer = await keptBody(response.body);
       const succeeded = response.statusCode >= 200 && response.statusCode < 300;
       return {
@@ -157,6 +157,9 @@ export class WebhookSender {
         retryAfterMs: null,
         exchange: { ...nothingExchanged, requestHeaders },
       };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', cutShort);
     }
   }
 
