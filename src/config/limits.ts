@@ -447,6 +447,8 @@ export const dashboardFormBytesMax = 64 * 1024;
  * most one download holds (narrower filters, e.g. a date range, export the rest).
  */
 export const dashboardExportBatchSize = 500;
+/** The dashboard shows a crypto amount to its significant decimals, but at least this many (`2,500.00 USDC`). */
+export const dashboardCryptoDecimalsMin = 2;
 export const dashboardExportRowsMax = 100_000;
 /** Fiat and virtual accounts the dashboard's transaction filter offers, of each kind (the newest). */
 export const dashboardAccountChoicesMax = 100;

@@ -1,3 +1,4 @@
+import { dashboardCryptoDecimalsMin } from '../config/limits.js';
 import { parseAmount } from '../ledger/amounts.js';
 import { fiatCurrencies, scaleOf, assetOf, type Asset } from '../ledger/assets.js';
 import { formatDecimal } from '../ledger/money.js';
@@ -32,13 +33,19 @@ function grouped(decimal: string): string {
   return fraction === undefined ? wholeGrouped : `${wholeGrouped}.${fraction}`;
 }
 
+/** A decimal without its trailing zeros, kept to at least `decimalsMin` decimals: "2500.000000" → "2500.00", "0.015000" → "0.015". */
+function trimmedTo(decimal: string, decimalsMin: number): string {
+  const [whole, fraction = ''] = decimal.split('.');
+  return `${whole}.${fraction.replace(/0+$/, '').padEnd(decimalsMin, '0')}`;
+}
+
 /** The magnitude in words and figures, and whether it was below zero. */
 function magnitudeText(amount: number | string, asset: Asset): { text: string; negative: boolean } {
   const raw = String(amount);
   const negative = raw.startsWith('-');
   const units = parseAmount(typeof amount === 'number' ? Math.abs(amount) : raw.replace(/^-/, ''), asset);
   let decimal = formatDecimal(units, asset);
-  if (!isFiat(asset) && scaleOf(asset) > 2) decimal = decimal.replace(/0+$/, '').replace(/\.(\d?)$/, (_match, digit: string) => `.${digit.padEnd(2, '0')}`);
+  if (!isFiat(asset) && scaleOf(asset) > dashboardCryptoDecimalsMin) decimal = trimmedTo(decimal, dashboardCryptoDecimalsMin);
   return { text: grouped(decimal), negative: negative && units !== 0n };
 }
 
