@@ -127,6 +127,8 @@ export async function buildApp(config: Config, deps: AppDependencies): Promise<F
   const reaper = new Reaper(clock, reaperBatchRows);
   const base: Foundation = { app, config, storage, clock, customerClocks, testClocks, providers, caches, files, serverSecrets, storageFaults, workers: [], reaper };
   base.workers.push(new PollingWorker('reaper', () => reaper.pass(), reaperIntervalMs, app.log));
+  // A deleted test clock's rows written after its own release (another instance remembered the clock) go back too.
+  if (testClocks) reaper.add(() => testClocks.releaseDeletedClocks());
 
   await app.register(healthPlugin, { storage, dataDir: config.dataDir, faults: storageFaults });
   await app.register(csrfTokensPlugin, { csrfTokens });

@@ -27,8 +27,12 @@ export interface CustomerClocks {
   testClockOf(customerId: string): Promise<TestClockTime | undefined>;
   /** Work an advance runs before it answers: what fell due up to the clock's new time (fired in registration order). */
   onAdvance(work: (clock: TestClockTime) => Promise<unknown>): void;
-  /** Work a deleted clock leaves: what was due in its time goes back to the server clock, keeping its due time. */
-  onDetach(work: (clockId: string) => Promise<unknown>): void;
+  /**
+   * Work a deleted clock leaves: what was due in its time goes back to the server clock, keeping its due time. Called
+   * with the clock's id when it is deleted, and with null now and then for the rows of every clock that no longer
+   * exists (storage/test-clock-rows.ts says how such rows come to be).
+   */
+  onDetach(work: (clockId: string | null) => Promise<unknown>): void;
 }
 
 /** Production has no test clocks: every customer runs on the server clock. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { clockRowsToRelease } from '../storage/test-clock-rows.js';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
@@ -426,7 +427,7 @@ export class IdempotencyKeys {
   }
 
   /** A deleted test clock's keys keep their expiry, read by the server clock from now on. */
-  async releaseClock(clockId: string): Promise<void> {
-    await this.storage.db.updateTable('idempotency_keys').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
+  async releaseClock(clockId: string | null): Promise<void> {
+    await this.storage.db.updateTable('idempotency_keys').set({ clock_id: null }).where(clockRowsToRelease('idempotency_keys', clockId)).execute();
   }
 }

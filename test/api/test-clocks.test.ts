@@ -110,6 +110,10 @@ describe('sandbox test clocks', () => {
     expect(refused.statusCode).toBe(422);
     expect(refused.json().error.code).toBe('INVALID_STATUS_TRANSITION');
     expect((await t.request({ url: `/sandbox/test-clocks/${clock.id}`, key: alice.key })).json().data.frozen_time).toBe(clock.frozen_time);
+    // Nor is it deleted while held: the advance's deliveries are leased in the clock's time.
+    const notDeleted = await t.request({ method: 'DELETE', url: `/sandbox/test-clocks/${clock.id}`, key: alice.key, csrf });
+    expect(notDeleted.statusCode).toBe(422);
+    expect(notDeleted.json().error.code).toBe('INVALID_STATUS_TRANSITION');
     t.clock.set(new Date(Date.parse(holdUntil)));
     const taken = await advance(alice, clock.id, '2026-01-02T00:00:00Z');
     expect(taken.statusCode, taken.body).toBe(200);
@@ -322,6 +326,23 @@ describe('sandbox test clocks', () => {
     // The key's retention ended on 2026-01-02 by the server's time: the reaper deletes it, and the key runs anew.
     await t.app.workers.find((worker) => worker.name === 'reaper')!.runOnce();
     expect((await deposit()).json().data.id).not.toBe(deposited.json().data.id);
+  });
+
+  it("what was written with a clock after its deletion (another instance still remembered it) goes back to the server clock at the reaper's pass", async () => {
+    const savings = await createFiatAccount(t, alice, { accountName: 'Savings', currency: 'EUR' });
+    await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payment.created'] });
+    const clock = await createClock(alice, { frozen_time: '2026-01-01T00:00:00Z' });
+    expect((await t.request({ method: 'DELETE', url: `/sandbox/test-clocks/${clock.id}`, key: alice.key, csrf })).statusCode).toBe(204);
+    const payment = await pay(t, alice, { fromAccountId: eur.id, toAccountId: savings.id, amount: 1, currency: 'EUR', reference: 'Late' });
+    // As an instance whose attachment cache still held the clock writes the delivery: in the deleted clock's time.
+    while ((await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce()) > 0);
+    const late = await t.storage.db.updateTable('webhook_deliveries').set({ clock_id: clock.id }).where('customer_id', '=', alice.id).executeTakeFirst();
+    expect(late.numUpdatedRows).toBe(1n);
+    await deliverDue(t);
+    expect(receiver.received).toEqual([]);
+    await t.app.workers.find((worker) => worker.name === 'reaper')!.runOnce();
+    await deliverDue(t);
+    expect(receiver.received.map((received) => JSON.parse(received.body).data.id)).toEqual([payment.id]);
   });
 
   it('needs a full-access key', async () => {

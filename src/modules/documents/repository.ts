@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { clockRowsToRelease } from '../../storage/test-clock-rows.js';
 import type { Database, DocumentsTable } from '../../storage/tables.js';
 
 export type DocumentRow = DocumentsTable;
@@ -34,8 +35,8 @@ export interface DueDocument extends DocumentRow {
 
 /** Changes a pending document only if nobody has started another attempt since `attemptsSeen` was read. */
 /** A deleted test clock's documents keep their next sync time, read by the server clock from now on. */
-export async function releaseClockDocuments(db: Kysely<Database>, clockId: string): Promise<void> {
-  await db.updateTable('documents').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
+export async function releaseClockDocuments(db: Kysely<Database>, clockId: string | null): Promise<void> {
+  await db.updateTable('documents').set({ clock_id: null }).where(clockRowsToRelease('documents', clockId)).execute();
 }
 
 export async function updatePendingDocument(

@@ -35,7 +35,13 @@ export async function releaseTestClock(db: Kysely<Database>, id: string, heldUnt
   await db.updateTable('sandbox_test_clocks').set({ advancing_until: null }).where('id', '=', id).where('advancing_until', '=', heldUntil).execute();
 }
 
-export async function deleteTestClock(db: Kysely<Database>, customerId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('sandbox_test_clocks').where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+/** Deletes the clock unless an advance holds it (until `now`, server time); false when it is held or gone. */
+export async function deleteTestClock(db: Kysely<Database>, customerId: string, id: string, now: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('sandbox_test_clocks')
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('advancing_until', 'is', null), eb('advancing_until', '<=', now)]))
+    .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }

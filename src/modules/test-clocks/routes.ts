@@ -84,7 +84,7 @@ export function testClockRoutes(app: FastifyInstance, clocks: TestClocks): void 
         operationId: 'sandboxDeleteTestClock',
         summary: 'Delete a test clock, which detaches it from your customer (sandbox only)',
         params: TestClockParams,
-        response: { 204: Type.Null(), ...errorResponses(...authenticatedWriteErrors, 404) },
+        response: { 204: Type.Null(), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
     async (request, reply) => {

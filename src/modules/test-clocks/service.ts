@@ -19,7 +19,7 @@ const present = (row: Omit<SandboxTestClocksTable, 'advancing_until'>): TestCloc
  */
 export class TestClocks implements CustomerClocks {
   private readonly advanceWork: ((clock: TestClockTime) => Promise<unknown>)[] = [];
-  private readonly detachWork: ((clockId: string) => Promise<unknown>)[] = [];
+  private readonly detachWork: ((clockId: string | null) => Promise<unknown>)[] = [];
   /** Which clock each customer has, if any: the hot paths read this; the clock's time is read fresh. */
   private readonly attached;
 
@@ -42,8 +42,14 @@ export class TestClocks implements CustomerClocks {
     this.advanceWork.push(work);
   }
 
-  onDetach(work: (clockId: string) => Promise<unknown>): void {
+  onDetach(work: (clockId: string | null) => Promise<unknown>): void {
     this.detachWork.push(work);
+  }
+
+  /** Gives the rows of every deleted clock back to the server clock (the reaper's pass runs it): none stays stranded. */
+  async releaseDeletedClocks(): Promise<number> {
+    for (const work of this.detachWork) await work(null);
+    return 0;
   }
 
   async create(caller: AuthenticatedKey, input: CreateTestClockInput): Promise<TestClockRecord> {
@@ -99,7 +105,14 @@ export class TestClocks implements CustomerClocks {
   /** Deletes the clock, which detaches it: the customer's rules read the server clock again. */
   async delete(caller: AuthenticatedKey, id: string): Promise<void> {
     const row = await this.require(caller, id);
-    if (!(await deleteTestClock(this.storage.db, caller.customerId, row.id))) throw notFound('test clock');
+    if (!(await deleteTestClock(this.storage.db, caller.customerId, row.id, this.clock.now().toISOString()))) {
+      // Not while an advance's work runs: that work holds deliveries leased in the clock's time, which the server
+      // clock would read as run out, and another instance would attempt them again.
+      if (await findTestClock(this.storage.db, caller.customerId, row.id)) {
+        throw new DomainError('INVALID_STATUS_TRANSITION', 'The test clock is advancing: delete it once the advance has answered.', {});
+      }
+      throw notFound('test clock');
+    }
     this.attached.delete(caller.customerId);
     for (const work of this.detachWork) await work(row.id);
   }

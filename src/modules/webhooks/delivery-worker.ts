@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock, TestClockTime } from '../../clock.js';
 import {
@@ -88,6 +89,9 @@ export class WebhookDeliveryWorker {
   ) {
     this.leaseMs = attemptLeaseMs(settings.timeoutMs);
     this.startWithinMs = settings.timeoutMs / 2;
+    // Every attempt in flight listens for shutdown on this one signal (sender.ts): the worker's own and a test clock
+    // advance's round at most. Node's default of 10 would warn of a leak that is none.
+    setMaxListeners(webhookAttemptsInFlightMax + webhookAttemptsInFlightPerSubscriptionMax, this.shutdown.signal);
   }
 
   async pass(): Promise<number> {
@@ -137,11 +141,15 @@ export class WebhookDeliveryWorker {
     for (let round = 0; round < testClockAdvanceBatchesMax && !this.shutdown.signal.aborted; round += 1) {
       const claimed = await claimDueDeliveriesOnClock(this.storage, testClock.clockId, testClock.now, leaseUntil, webhookAttemptsInFlightPerSubscriptionMax);
       if (claimed.length === 0) return;
-      await Promise.all(
-        claimed.map(({ row, payload, subscription }) =>
-          this.attempt(row, payload, subscription, () => undefined, new Date(row.due_at)).catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook attempt could not be recorded')),
-        ),
-      );
+      // In flight like the worker's own attempts, so that stop() and idle() wait for them before the sender closes.
+      const attempts = claimed.map(({ row, payload, subscription }) => {
+        const attempt: Promise<void> = this.attempt(row, payload, subscription, () => undefined, new Date(row.due_at))
+          .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook attempt could not be recorded'))
+          .finally(() => this.inFlight.delete(attempt));
+        this.inFlight.add(attempt);
+        return attempt;
+      });
+      await Promise.all(attempts);
     }
   }
 

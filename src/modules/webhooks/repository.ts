@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { clockRowsToRelease } from '../../storage/test-clock-rows.js';
 import { webhookAttemptsListedMax } from '../../config/limits.js';
 import type { CustomerTime } from '../../clock.js';
 import { retryTransient, type Storage } from '../../storage/database.js';
@@ -613,8 +614,8 @@ export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, 
 }
 
 /** A deleted test clock's deliveries keep their due times, read by the server clock from now on (docs/test-clocks.md). */
-export async function releaseClockDeliveries(db: Kysely<Database>, clockId: string): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
+export async function releaseClockDeliveries(db: Kysely<Database>, clockId: string | null): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ clock_id: null }).where(clockRowsToRelease('webhook_deliveries', clockId)).execute();
 }
 
 /**

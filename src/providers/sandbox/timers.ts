@@ -1,4 +1,5 @@
 import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { clockRowsToRelease } from '../../storage/test-clock-rows.js';
 import type { Clock, CustomerClocks, TestClockTime } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import { settlementBatchSize, testClockAdvanceBatchesMax } from '../../config/limits.js';
@@ -133,8 +134,8 @@ export class SandboxTimers {
   }
 
   /** A deleted test clock's timers keep their due times, read by the server clock from now on. */
-  async releaseClock(clockId: string): Promise<void> {
-    await this.storage.db.updateTable('sandbox_timers').set({ clock_id: null }).where('clock_id', '=', clockId).execute();
+  async releaseClock(clockId: string | null): Promise<void> {
+    await this.storage.db.updateTable('sandbox_timers').set({ clock_id: null }).where(clockRowsToRelease('sandbox_timers', clockId)).execute();
   }
 
   /** `atDueTime`: each step is taken at its timer's due time (a test clock's), not at `now`. */
