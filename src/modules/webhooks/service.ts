@@ -264,7 +264,10 @@ export class WebhookService {
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
     // Due now in the customer's time; one due within a lease of that is being attempted, or about to be.
     const due = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
-    const horizon = new Date(due.now.getTime() + this.settings.attemptLeaseMs).toISOString();
+    // The later of the two times: a delivery may be leased in the server's time or in a clock's (one the customer had
+    // before its clock was deleted), and a retry must not move one being attempted in either.
+    const latest = Math.max(due.now.getTime(), this.clock.now().getTime());
+    const horizon = new Date(latest + this.settings.attemptLeaseMs).toISOString();
     const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, due, horizon, this.clock.now().toISOString());
     const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
     if (!row) throw notFound('webhook delivery');
