@@ -149,13 +149,7 @@ export const origins: SettingType<true | string[]> = {
   parse(value) {
     if (value === '*') return true;
     return list(value).map((origin) => {
-      let url: URL | undefined;
-      try {
-        url = new URL(origin);
-      } catch {
-        url = undefined;
-      }
-      if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== origin) {
+      if (!isOriginOf(origin, ['https:', 'http:'])) {
         throw new InvalidValue('must be * or comma-separated origins such as https://app.example.com (scheme, host and port, lower case, no path)', origin);
       }
       return origin;
@@ -165,17 +159,21 @@ export const origins: SettingType<true | string[]> = {
   show: (value) => (value === true ? '*' : value.join(',')),
 };
 
+/** Whether `text` is exactly an origin (scheme, host and port as a browser writes them) of one of `protocols`. */
+function isOriginOf(text: string, protocols: readonly string[]): boolean {
+  try {
+    const url = new URL(text);
+    return protocols.includes(url.protocol) && url.origin === text;
+  } catch {
+    return false;
+  }
+}
+
 /** https origins (scheme, host and port as a browser writes them), comma-separated; none by default. */
 export const httpsOrigins: SettingType<string[]> = {
   parse(value) {
     return list(value).map((origin) => {
-      let url: URL | undefined;
-      try {
-        url = new URL(origin);
-      } catch {
-        url = undefined;
-      }
-      if (!url || url.protocol !== 'https:' || url.origin !== origin) {
+      if (!isOriginOf(origin, ['https:'])) {
         throw new InvalidValue('must be comma-separated https origins such as https://cdn.example.com (host and port, lower case, no path)', origin);
       }
       return origin;
