@@ -66,10 +66,14 @@ export async function claimDue<Row>(storage: Storage, options: ClaimOptions): Pr
   const result =
     storage.dialect === 'postgres'
       ? // Materialised once: as an IN subquery the planner may run it again, and SKIP LOCKED then picks more than `limit`.
+        // The update joins the picked rows by primary key alone: FOR UPDATE already checked the condition on each locked
+        // row's newest version and holds the lock until the statement ends, so nothing can change it in between. Checked
+        // again here, the condition let the planner (whose estimates lag a fast-filling table) drive the update from the
+        // whole due index range and join it with the picked ids — thousands of rows for a few hundred claimed.
         await sql<Row>`
           with picked as materialized (${picked}), claimed as (
             update ${table} set ${sql.join(assignments)} from picked
-            where ${table}.id = picked.id and ${claimable}
+            where ${table}.id = picked.id
             returning ${table}.*${previousLeaseAs === undefined ? sql`` : sql`, picked.previous_lease as ${sql.ref(previousLeaseAs)}`})
           select claimed.*${options.postgresJoin ? sql`, ${options.postgresJoin.columns}` : sql``} from claimed ${options.postgresJoin?.joins ?? sql``}`.execute(storage.db)
       : previousLeaseAs === undefined
