@@ -113,10 +113,11 @@ export async function deleteDue(storage: Storage, options: DeletionOptions): Pro
       options.key.map((column) => sql`${table}.${sql.ref(column)} = picked.${sql.ref(column)}`),
       sql` and `,
     );
-    // Materialised once, as in claimDue: a subquery run again would skip other rows and delete more than `limit`.
+    // Materialised once, as in claimDue: a subquery run again would skip other rows and delete more than `limit`. The
+    // delete joins by key alone, as claimDue's update does: FOR UPDATE checked the condition on the locked rows.
     const result = await sql`
       with picked as materialized (${picked} for update skip locked)
-      delete from ${table} using picked where ${sameKey} and (${options.due})`.execute(storage.db);
+      delete from ${table} using picked where ${sameKey}`.execute(storage.db);
     return Number(result.numAffectedRows ?? 0n);
   }
   const result = await sql`delete from ${table} where (${keys}) in (${picked})`.execute(storage.db);
