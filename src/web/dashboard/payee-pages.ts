@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageLimitDefault } from '../../config/limits.js';
 import { bodyChecker } from '../../http/validation.js';
 import { CreatePayeeBody, PayeeStatusBody, payeeStatusValues, type CreatePayeeInput, type PayeeRecord } from '../../modules/payees/index.js';
 import { CreatePaymentBody, type CreatePaymentInput } from '../../modules/payments/index.js';
 import { formNumber, formOf, formText, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { actThenRedirect } from './form-action.js';
+import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
+import { searchOf } from './search.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
@@ -42,8 +45,20 @@ function payeeBody(form: FormBody) {
 export function payeePages(context: FastifyInstance, services: WebServices): void {
   const { payees, sandbox } = services.payees;
 
-  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) =>
-    renderPage(services, request, reply, '/dashboard/payees', 'Payees', { payees: (await payees.list(request.dashboard!.caller)).reverse(), sent: {}, ...extra }, status);
+  /** Newest first, a page at a time; the search box takes an id, or words of a name or of the bank details. `extra`: a refused create form. */
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
+    const search = searchOf(request.query, { amounts: false });
+    const { page, limit } = checkListQuery(checkPageQuery, listQuery(request.query, []));
+    const found = await payees.page(request.dashboard!.caller, search.kind === 'id' ? { id: search.id } : search.kind === 'words' ? { text: search.text } : {}, page ?? 1, limit ?? pageLimitDefault);
+    const q = search.kind === 'none' ? undefined : search.text;
+    return renderPage(services, request, reply, '/dashboard/payees', 'Payees', {
+      payees: found.data,
+      pager: pagerOf('/dashboard/payees', found.pagination, { q, page: undefined, limit: String(found.pagination.limit) }),
+      q: q ?? '',
+      sent: {},
+      ...extra,
+    }, status);
+  };
 
   context.get('/payees', pageRoute, async (request, reply) => listPage(request, reply));
 
