@@ -121,10 +121,10 @@ describe('dashboard accounts pages (sandbox)', () => {
     const before = await moneySnapshot(t, alice.id);
     await browser.get(`/dashboard/accounts/fiat/${eur.id}`);
     const cases: Array<[fields: Record<string, string>, reason: string]> = [
-      [{ amount: '' }, '<a href="#deposit-amount">Amount: is required</a>'],
-      [{ amount: 'lots' }, 'Amount: must be number'],
-      [{ amount: '-5' }, 'Amount: must be &gt; 0'],
-      [{ amount: '1.234' }, 'Amount:'],
+      [{ amount: '' }, '<a href="#deposit-amount">Amount in EUR: is required</a>'],
+      [{ amount: 'lots' }, 'Amount in EUR: must be number'],
+      [{ amount: '-5' }, 'Amount in EUR: must be &gt; 0'],
+      [{ amount: '1.234' }, 'Amount in EUR:'],
       [{ amount: '10', reference: 'x'.repeat(201) }, '<a href="#deposit-reference">Reference: must NOT have more than 200 characters</a>'],
     ];
     for (const [fields, reason] of cases) {

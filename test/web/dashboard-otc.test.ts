@@ -112,11 +112,11 @@ describe('dashboard OTC exchange (sandbox)', () => {
     const tooSmall = await browser.post('/dashboard/otc/quotes', { source_account_id: eur.id, wallet_id: walletId, amount_eur: '5' });
     expect(tooSmall.statusCode).toBe(400);
     expect(tooSmall.body).toContain('class="problems"');
-    expect(tooSmall.body).toContain('Source amount eur:');
+    expect(tooSmall.body).toContain('<a href="#otc-amount">Amount in EUR:');
     expect(tooSmall.body).toContain('value="5"');
     const notAmount = await browser.post('/dashboard/otc/quotes', { source_account_id: eur.id, wallet_id: walletId, amount_eur: '1,000' });
     expect(notAmount.statusCode).toBe(400);
-    expect(notAmount.body).toContain('Source amount eur:');
+    expect(notAmount.body).toContain('<a href="#otc-amount">Amount in EUR:');
 
     const quotePath = await quote('40');
     const before = await fiatBalance(t, alice, eur.id);
