@@ -81,7 +81,7 @@ describe('dashboard OTC exchange (sandbox)', () => {
 
     const list = await browser.get('/dashboard/otc');
     expect(list.body).toContain(`href="${orderPath}"`);
-    expect(list.body).toContain('debit_pending');
+    expect(list.body).toContain('<td data-label="Status">Debit pending</td>');
 
     await browser.get(orderPath);
     const settled = await browser.post(`${orderPath}/settle`, { outcome: 'completed' });
@@ -90,7 +90,7 @@ describe('dashboard OTC exchange (sandbox)', () => {
     expect((await orders(t, alice))[0]).toMatchObject({ status: 'settled' });
     expect(await usdcBalance(t, alice, walletId)).toBe(order!.destinationAmount);
     const settledPage = await browser.get(orderPath);
-    expect(settledPage.body).toContain('settled');
+    expect(settledPage.body).toContain('<dt>Status</dt><dd>Settled</dd>');
     expect(settledPage.body).not.toContain('/settle"');
   });
 

@@ -16,6 +16,7 @@ import {
 } from '../../modules/end-users/index.js';
 import { allowedTransitions } from '../../modules/end-users/index.js';
 import { codeWords } from '../code-words.js';
+import { timeText } from '../time-text.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { formOf, formRefusal, formText, pageForms, type FieldLabels, type FormBody } from '../form.js';
 import { actThenRedirect } from './form-action.js';
@@ -212,7 +213,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
   context.post<EndUserParams>('/end-users/:endUserId/onboarding-link', pageRoute, async (request, reply) => {
     const renewed = await services.endUsers.renewOnboardingLink(request.dashboard!.caller, request.params.endUserId);
     const link = services.onboardingLinks.linkOf(renewed);
-    return redirectWithNotice(services, request, reply, `/dashboard/end-users/${renewed.id}`, `A new onboarding link is ready, valid until ${link?.expires_at ?? ''}; the previous link no longer opens the page.`);
+    return redirectWithNotice(services, request, reply, `/dashboard/end-users/${renewed.id}`, `A new onboarding link is ready, valid until ${timeText(link?.expires_at ?? '')}; the previous link no longer opens the page.`);
   });
 
   /**
