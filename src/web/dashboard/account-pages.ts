@@ -17,7 +17,7 @@ import {
   type WalletDepositInput,
   type WalletTransferRecord,
 } from '../../modules/wallets/index.js';
-import { fiatCurrencies } from '../../ledger/assets.js';
+import { fiatCurrencies, type FiatCurrency } from '../../ledger/assets.js';
 import { DomainError } from '../../errors.js';
 import { fieldProblems, formNumber, formOf, formText, pageForms, refuseForm, refusedForm, type FieldLabels, type FieldProblem, type FormBody } from '../form.js';
 import { moneyText } from '../money-text.js';
@@ -39,6 +39,12 @@ const checkWallet = bodyChecker<CreateWalletInput>(CreateWalletBody);
 const checkWalletTransfer = bodyChecker<CreateWalletTransferInput>(CreateWalletTransferBody);
 // Fiat and virtual accounts take the same statuses.
 const checkAccountStatus = bodyChecker<{ status: string }>(FiatAccountStatusBody);
+
+/**
+ * The currency a new account's form starts with: EUR, the platform's home currency (its accounts' IBANs and its OTC
+ * exchanges start from EUR), rather than USD for being listed first (the spec's order: USD, EUR, GBP).
+ */
+const newAccountCurrency: FiatCurrency = 'EUR';
 
 /** Transfers shown per page of a wallet. */
 const transfersPerPage = 20;
@@ -126,6 +132,8 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       // The newest end users, suggested (without a script: a datalist) by the end user fields of the forms.
       services.endUsers.pageOfRows(caller, {}, 1, dashboardAccountChoicesMax),
     ]);
+    const openMasters = masters.filter((account) => account.is_master && account.status !== 'closed');
+    const virtualMaster = openMasters.find((account) => account.currency === newAccountCurrency) ?? openMasters[0];
     const keep = Object.fromEntries(Object.entries(pages).map(([name, page]) => [name, page === 1 ? undefined : String(page)]));
     return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', {
       fiat: fiat.data,
@@ -134,7 +142,11 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       fiatPager: pagerOf('/dashboard/accounts', fiat.pagination, keep, 'fiat_page'),
       virtualPager: pagerOf('/dashboard/accounts', virtual.pagination, keep, 'virtual_page'),
       walletPager: pagerOf('/dashboard/accounts', walletList.pagination, keep, 'wallet_page'),
-      masters: masters.filter((account) => account.is_master && account.status !== 'closed'),
+      masters: openMasters,
+      newAccountCurrency,
+      // A virtual account's currency is its master's: the form starts on a EUR master if there is one, in its currency.
+      virtualMaster: virtualMaster?.id ?? '',
+      virtualCurrency: virtualMaster?.currency ?? newAccountCurrency,
       endUsers: endUsers.rows.map((endUser) => ({ id: endUser.id, name: endUserName(endUser) })),
       currencies: fiatCurrencies,
       ibanCountries,
