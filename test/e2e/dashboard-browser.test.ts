@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,12 +14,23 @@ import { checkout, databaseDeployments, ensureBuilt, processTestTimeoutMs, runCl
  * The dashboard and the hosted onboarding page in a real browser: Debian's Chromium (installed by .ci/run),
  * driven by puppeteer-core, against a real server process on each database. With DASHBOARD_SCREENSHOTS_DIR set
  * (`DASHBOARD_SCREENSHOTS_DIR=docs/images npx vitest run test/e2e/dashboard-browser.test.ts`) the main pages are
- * saved there as PNG, as in the README.
+ * saved there as PNG, as in the README (compressed with pngquant when it is installed).
  */
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 if (!fs.existsSync(chromiumPath) && process.env.CI) throw new Error(`no Chromium at ${chromiumPath}: .ci/run installs Debian's chromium package`);
 const screenshotsDir = process.env.DASHBOARD_SCREENSHOTS_DIR ? path.resolve(checkout, process.env.DASHBOARD_SCREENSHOTS_DIR) : undefined;
 const password = 'a long enough passphrase';
+
+/**
+ * The screenshots are committed, so they are made small with pngquant (Debian's `pngquant` package) when it is on
+ * PATH: a developer's tool, never needed by CI or the project; without it the PNG stays as Chromium wrote it.
+ * Exit 98 (the result would be larger) and 99 (below the quality floor) keep the original, as asked.
+ */
+function compressScreenshot(file: string): void {
+  const run = spawnSync('pngquant', ['--quality=70-90', '--skip-if-larger', '--strip', '--ext', '.png', '--force', file], { encoding: 'utf8' });
+  if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return;
+  if (run.error || ![0, 98, 99].includes(run.status ?? -1)) throw new Error(`pngquant ${file}: ${run.error?.message ?? run.stderr}`);
+}
 
 describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite', 'browser'))('the dashboard in Chromium on %s', (label, makeDeployment) => {
   const servers: Spawned[] = [];
@@ -45,7 +57,9 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
   async function screenshot(name: string): Promise<void> {
     if (!screenshotsDir || label !== 'SQLite') return;
     fs.mkdirSync(screenshotsDir, { recursive: true });
-    await page.screenshot({ path: path.join(screenshotsDir, `dashboard-${name}.png`), fullPage: true });
+    const file = path.join(screenshotsDir, `dashboard-${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    compressScreenshot(file);
   }
 
   /** Clicks and waits for the page the click loads. */
@@ -204,7 +218,10 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('form[enctype="multipart/form-data"] button')]);
     expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('passport.pdf');
     expect(await onboarding.$eval('.notice', (notice) => notice.textContent)).toContain('Received: your Passport (passport.pdf)');
-    if (screenshotsDir && label === 'SQLite') await onboarding.screenshot({ path: path.join(screenshotsDir, 'onboarding.png'), fullPage: true });
+    if (screenshotsDir && label === 'SQLite') {
+      await onboarding.screenshot({ path: path.join(screenshotsDir, 'onboarding.png'), fullPage: true });
+      compressScreenshot(path.join(screenshotsDir, 'onboarding.png'));
+    }
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('button[value="verified"]')]);
     expect(await onboarding.$eval('h1', (heading) => heading.textContent)).toBe('Verification complete');
 
