@@ -454,6 +454,11 @@ export const dashboardExportRowsMax = 100_000;
 export const dashboardAccountChoicesMax = 100;
 /** Fiat accounts, virtual accounts and wallets shown per page of each list of the dashboard's accounts page. */
 export const dashboardAccountsPerPage = 20;
+/**
+ * End users a form that names one by its name, email address or id lists to choose from when several match (the
+ * newest); more than this, and the person types more of it (docs/dashboard.md "Choosing an end user").
+ */
+export const dashboardEndUserMatchesMax = 10;
 /** Characters of the dashboard's search boxes: the longest thing searched for is an email address (254). */
 export const dashboardSearchLengthMax = 254;
 /**

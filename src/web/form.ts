@@ -105,8 +105,9 @@ export class FormState {
     private readonly labels: FieldLabels = {},
   ) {}
 
-  /** A field's text as typed ('' when not sent). */
-  value(name: string): string {
+  /** A field's text as typed ('' when not sent; `fallback`: on a fresh form, what the field starts with). */
+  value(name: string, fallback = ''): string {
+    if (Object.keys(this.sent).length === 0) return fallback;
     const raw = this.sent[name];
     return (Array.isArray(raw) ? raw[0] : raw) ?? '';
   }
@@ -149,7 +150,9 @@ export class FormState {
 
 /** A form refused before it reached a service (a choice missing), with the problems the page found itself. */
 export function refuseForm(sent: FormBody, labels: FieldLabels, problems: FieldProblem[], status = 400): { form: FormState; problems: FormState['summary']; status: number } {
-  const form = new FormState(sent, problems, labels);
+  // One field may stand for several API paths (a business's address is also its director's): each problem once.
+  const distinct = problems.filter((problem, index) => problems.findIndex((other) => other.field === problem.field && other.message === problem.message) === index);
+  const form = new FormState(sent, distinct, labels);
   return { form, problems: form.summary, status };
 }
 
@@ -161,6 +164,13 @@ export function refusedForm(error: unknown, sent: FormBody, labels: FieldLabels)
   if (error instanceof DomainError && error.code === 'NOT_FOUND') return undefined;
   const problems = fieldProblems(error, labels);
   return problems && refuseForm(sent, labels, problems, error instanceof DomainError ? error.statusCode : 400);
+}
+
+/** The forms of a page that has several (`it.forms.<name>`): each fresh, but the one refused as it was sent. */
+export function pageForms<Name extends string>(names: readonly Name[], refused?: { name: Name; form: FormState }): Record<Name, FormState> {
+  const forms = Object.fromEntries(names.map((name) => [name, new FormState()])) as Record<Name, FormState>;
+  if (refused) forms[refused.name] = refused.form;
+  return forms;
 }
 
 /** What a refused form shows, as lines of words ("Url: must be an https URL"); see FormState for forms with fields. */

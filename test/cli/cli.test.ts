@@ -95,11 +95,15 @@ describe.concurrent('customer-api CLI', { timeout: processTestTimeoutMs }, () =>
     expect(created.revoked_at).toBeNull();
   });
 
-  it('names a key with --name (trimmed), listed with it; a name of 101 characters is refused', async () => {
+  it('names a key with --name (trimmed), listed with it; a name of 100 characters is taken whole, one of 101 refused', async () => {
     const created = await cliJson<KeyOutput>(['keys', 'create', '--customer', customer.id, '--name', '  CI deploys '], env);
     expect(created.name).toBe('CI deploys');
+    const longest = `${'n'.repeat(99)}Z`;
+    const named = await cliJson<KeyOutput>(['keys', 'create', '--customer', customer.id, '--name', longest], env);
+    expect(named.name).toBe(longest);
     const listed = JSON.parse((await cli(['keys', 'list', '--customer', customer.id], env)).stdout) as { data: Array<{ id: string; name: string | null }> };
     expect(listed.data.find((key) => key.id === created.id)?.name).toBe('CI deploys');
+    expect(listed.data.find((key) => key.id === named.id)?.name).toBe(longest);
     const message = expectOneLineFailure(await cli(['keys', 'create', '--customer', customer.id, '--name', 'x'.repeat(101)], env));
     expect(message).toContain('--name must be at most 100 characters');
   });

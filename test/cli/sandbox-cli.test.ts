@@ -172,6 +172,12 @@ describe.each(databaseDeployments('SQLite', 'sandbox-cli'))('customer-api sandbo
     expect(lines(result.stderr)).toHaveLength(1);
     expect(result.stderr).toContain(option);
   });
+
+  it('takes a name of 200 characters, the longest, whole', async () => {
+    const name = `${'x'.repeat(199)}Z`;
+    const created = await cliJson<Credentials>(env, 'sandbox', 'init', '--name', name, '--email', 'longest-name@example.com');
+    expect(created.customer.name).toBe(name);
+  });
 });
 
 describe('customer-api sandbox init in production', { timeout: processTestTimeoutMs }, () => {

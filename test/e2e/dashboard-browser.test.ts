@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,12 +14,23 @@ import { checkout, databaseDeployments, ensureBuilt, processTestTimeoutMs, runCl
  * The dashboard and the hosted onboarding page in a real browser: Debian's Chromium (installed by .ci/run),
  * driven by puppeteer-core, against a real server process on each database. With DASHBOARD_SCREENSHOTS_DIR set
  * (`DASHBOARD_SCREENSHOTS_DIR=docs/images npx vitest run test/e2e/dashboard-browser.test.ts`) the main pages are
- * saved there as PNG, as in the README.
+ * saved there as PNG, as in the README (compressed with pngquant when it is installed).
  */
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 if (!fs.existsSync(chromiumPath) && process.env.CI) throw new Error(`no Chromium at ${chromiumPath}: .ci/run installs Debian's chromium package`);
 const screenshotsDir = process.env.DASHBOARD_SCREENSHOTS_DIR ? path.resolve(checkout, process.env.DASHBOARD_SCREENSHOTS_DIR) : undefined;
 const password = 'a long enough passphrase';
+
+/**
+ * The screenshots are committed, so they are made small with pngquant (Debian's `pngquant` package) when it is on
+ * PATH: a developer's tool, never needed by CI or the project; without it the PNG stays as Chromium wrote it.
+ * Exit 98 (the result would be larger) and 99 (below the quality floor) keep the original, as asked.
+ */
+function compressScreenshot(file: string): void {
+  const run = spawnSync('pngquant', ['--quality=70-90', '--skip-if-larger', '--strip', '--ext', '.png', '--force', file], { encoding: 'utf8' });
+  if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return;
+  if (run.error || ![0, 98, 99].includes(run.status ?? -1)) throw new Error(`pngquant ${file}: ${run.error?.message ?? run.stderr}`);
+}
 
 describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite', 'browser'))('the dashboard in Chromium on %s', (label, makeDeployment) => {
   const servers: Spawned[] = [];
@@ -45,7 +57,9 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
   async function screenshot(name: string): Promise<void> {
     if (!screenshotsDir || label !== 'SQLite') return;
     fs.mkdirSync(screenshotsDir, { recursive: true });
-    await page.screenshot({ path: path.join(screenshotsDir, `dashboard-${name}.png`), fullPage: true });
+    const file = path.join(screenshotsDir, `dashboard-${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    compressScreenshot(file);
   }
 
   /** Clicks and waits for the page the click loads. */
@@ -58,7 +72,11 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     receiver = await new WebhookReceiver().listen();
     deployment = makeDeployment();
     await deployment.prepare();
-    ({ baseUrl } = await startApiServer({ ...deployment.env, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off' }, servers));
+    // A quote lives long enough to be scanned at both widths; the settings page may name a logo of this origin.
+    ({ baseUrl } = await startApiServer(
+      { ...deployment.env, WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off', OTC_QUOTE_TTL_SECONDS: '600', ONBOARDING_LOGO_ORIGINS: 'https://cdn.example.com' },
+      servers,
+    ));
     const cli = <T>(...args: string[]) => runCli<T>({ ...deployment.env, PUBLIC_URL: baseUrl }, ...args);
     customerId = (await cli<{ id: string }>('customers', 'create', '--name', 'Browser Ltd')).id;
     operatorKey = (await cli<{ key: string }>('keys', 'create', '--customer', customerId)).key;
@@ -200,7 +218,10 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('form[enctype="multipart/form-data"] button')]);
     expect(await onboarding.$eval('main', (main) => main.textContent)).toContain('passport.pdf');
     expect(await onboarding.$eval('.notice', (notice) => notice.textContent)).toContain('Received: your Passport (passport.pdf)');
-    if (screenshotsDir && label === 'SQLite') await onboarding.screenshot({ path: path.join(screenshotsDir, 'onboarding.png'), fullPage: true });
+    if (screenshotsDir && label === 'SQLite') {
+      await onboarding.screenshot({ path: path.join(screenshotsDir, 'onboarding.png'), fullPage: true });
+      compressScreenshot(path.join(screenshotsDir, 'onboarding.png'));
+    }
     await Promise.all([onboarding.waitForNavigation(), onboarding.click('button[value="verified"]')]);
     expect(await onboarding.$eval('h1', (heading) => heading.textContent)).toBe('Verification complete');
 
@@ -224,7 +245,42 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
     const firstOf = async (url: string) => ((await api('GET', url, operatorKey)).body.data as Array<{ id: string }>)[0]!.id;
     const account = await firstOf('/fiat-accounts');
     const webhook = await firstOf('/webhooks');
-    const pageTypes: Array<[string, string]> = [
+
+    // A subscription whose receiver refuses connections, so the overview lists a failing webhook.
+    const failing = (await api('POST', '/webhooks', operatorKey, { url: 'http://127.0.0.1:9/refused', eventTypes: ['payee.created'], description: 'Refusing receiver' })).body.data;
+    await api('POST', `/webhooks/${failing.id}/test`, operatorKey);
+    for (let tries = 0; tries < 100 && (await api('GET', `/webhooks/${failing.id}`, operatorKey)).body.data.consecutive_failures === 0; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await page.goto(`${baseUrl}/dashboard`);
+    expect(await page.$eval('main', (main) => main.textContent)).toContain('http://127.0.0.1:9/refused');
+    // The settings a customer chose, shown in their form.
+    await page.goto(`${baseUrl}/dashboard/settings`);
+    await page.type('#display_name', 'Browser Payments');
+    await page.type('#logo_url', 'https://cdn.example.com/brand/logo.svg');
+    await submit('form.stacked button[type="submit"]');
+    // An OTC order made through the forms, and a live quote (600 s) besides.
+    const requestQuote = async () => {
+      await page.goto(`${baseUrl}/dashboard/otc`);
+      await page.type('#otc-amount', '50');
+      await submit('form.stacked button[type="submit"]');
+      return new URL(page.url()).pathname;
+    };
+    await requestQuote();
+    await submit('form[action$="/confirm"] button');
+    const order = new URL(page.url()).pathname;
+    expect(order).toMatch(/^\/dashboard\/otc\/orders\//);
+    const liveQuote = await requestQuote();
+    expect(await page.$eval('main', (main) => main.textContent)).toContain('left to confirm');
+    // A reveal page shows its secret once: each visit makes a key to reveal.
+    const reveal = async () => {
+      await page.goto(`${baseUrl}/dashboard/api-keys`);
+      await page.type('#name', 'Scanned key');
+      await submit('form.stacked button[type="submit"]');
+      expect(new URL(page.url()).pathname).toMatch(/^\/dashboard\/reveal\//);
+    };
+
+    const pageTypes: Array<[string, string | (() => Promise<void>)]> = [
       ['overview', '/dashboard'],
       ['api-keys', '/dashboard/api-keys'],
       ['accounts', '/dashboard/accounts'],
@@ -240,13 +296,21 @@ describe.skipIf(!fs.existsSync(chromiumPath)).each(databaseDeployments('SQLite',
       ['webhook-delivery', `/dashboard/webhooks/${webhook}/deliveries/${await firstOf(`/webhooks/${webhook}/deliveries`)}`],
       ['events', '/dashboard/events'],
       ['event', `/dashboard/events/${await firstOf('/events')}`],
+      ['payees', '/dashboard/payees'],
+      ['payee', `/dashboard/payees/${await firstOf('/payees')}`],
+      ['otc', '/dashboard/otc'],
+      ['otc-quote', liveQuote],
+      ['otc-order', order],
+      ['settings', '/dashboard/settings'],
+      ['reveal', reveal],
       ['not-found', '/dashboard/transactions/00000000-0000-4000-8000-000000000000'],
     ];
     const findings: string[] = [];
     for (const [width, height, suffix] of [[1280, 800, ''], [390, 844, '-phone']] as const) {
       await page.setViewport({ width, height });
       for (const [name, url] of pageTypes) {
-        await page.goto(`${baseUrl}${url}`);
+        if (typeof url === 'string') await page.goto(`${baseUrl}${url}`);
+        else await url();
         // Evaluated through the DevTools protocol: the pages' own policy allows no inline script, and keeps it.
         await page.evaluate(axe.source);
         const violations = await page.evaluate(async () => {

@@ -121,10 +121,10 @@ describe('dashboard accounts pages (sandbox)', () => {
     const before = await moneySnapshot(t, alice.id);
     await browser.get(`/dashboard/accounts/fiat/${eur.id}`);
     const cases: Array<[fields: Record<string, string>, reason: string]> = [
-      [{ amount: '' }, '<a href="#deposit-amount">Amount: is required</a>'],
-      [{ amount: 'lots' }, 'Amount: must be number'],
-      [{ amount: '-5' }, 'Amount: must be &gt; 0'],
-      [{ amount: '1.234' }, 'Amount:'],
+      [{ amount: '' }, '<a href="#deposit-amount">Amount in EUR: is required</a>'],
+      [{ amount: 'lots' }, 'Amount in EUR: must be number'],
+      [{ amount: '-5' }, 'Amount in EUR: must be &gt; 0'],
+      [{ amount: '1.234' }, 'Amount in EUR:'],
       [{ amount: '10', reference: 'x'.repeat(201) }, '<a href="#deposit-reference">Reference: must NOT have more than 200 characters</a>'],
     ];
     for (const [fields, reason] of cases) {
@@ -221,6 +221,30 @@ describe('dashboard accounts pages (sandbox)', () => {
     }
     expect(await moneySnapshot(t, bob.id)).toEqual(bobsBefore);
     expect(await walletBalances(t, bob, bobsWallet.local_id)).toEqual([{ asset: 'USDC', balance: '0.000000', available: '0.000000' }]);
+  });
+
+  it('starts a new account in EUR, the home currency, and a virtual account on a EUR master in its currency', async () => {
+    const carol = await t.createCustomer('Carol SARL');
+    const carolsBrowser = await signedInBrowser(t, carol.id);
+    const currencyChoices = (html: string, id: string) => html.split(`<select id="${id}" name="currency">`)[1]!.split('</select>')[0]!.replace(/\s+/g, '');
+    expect(currencyChoices((await carolsBrowser.get('/dashboard/accounts')).body, 'fiat-currency')).toBe('<option>USD</option><optionselected>EUR</option><option>GBP</option>');
+
+    // The GBP master listed first (oldest first), yet the form starts on the EUR master.
+    const carolsGbp = await createFiatAccount(t, carol, { accountName: 'Carol GBP', currency: 'GBP', ibanCountry: 'GB' });
+    t.clock.advance(1000);
+    const carolsEur = await createFiatAccount(t, carol, { accountName: 'Carol EUR', currency: 'EUR' });
+    const page = (await carolsBrowser.get('/dashboard/accounts')).body;
+    expect(page.indexOf(`<option value="${carolsGbp.id}"`)).toBeLessThan(page.indexOf(`<option value="${carolsEur.id}"`));
+    expect(page).toContain(`<option value="${carolsEur.id}" selected>Carol EUR (EUR)</option>`);
+    expect(currencyChoices(page, 'virtual-currency')).toBe('<option>USD</option><optionselected>EUR</option><option>GBP</option>');
+
+    // Without a EUR master, the first master and its currency: the pair the API accepts.
+    const dave = await t.createCustomer('Dave Ltd');
+    const davesGbp = await createFiatAccount(t, dave, { accountName: 'Dave GBP', currency: 'GBP', ibanCountry: 'GB' });
+    const davesPage = (await (await signedInBrowser(t, dave.id)).get('/dashboard/accounts')).body;
+    expect(davesPage).toContain(`<option value="${davesGbp.id}" selected>Dave GBP (GBP)</option>`);
+    expect(currencyChoices(davesPage, 'virtual-currency')).toBe('<option>USD</option><option>EUR</option><optionselected>GBP</option>');
+    expect(currencyChoices(davesPage, 'fiat-currency')).toBe('<option>USD</option><optionselected>EUR</option><option>GBP</option>');
   });
 
   it('refuses a wallet page address asking for a page that is not valid (400 page)', async () => {

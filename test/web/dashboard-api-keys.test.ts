@@ -156,6 +156,17 @@ describe('dashboard API keys', () => {
     expect((await t.storage.db.selectFrom('api_keys').select('name').where('name', '=', 'CI deploys').execute()).length).toBeGreaterThan(0);
   });
 
+  it('takes a name of 100 characters, the longest, and shows it whole in the notice and the list', async () => {
+    const name = `${'n'.repeat(99)}Z`;
+    await browser.get('/dashboard/api-keys');
+    const created = await browser.submit('/dashboard/api-keys', { name, access: 'all' });
+    expect(created.statusCode, created.body).toBe(200);
+    expect(created.body).toContain(`(${name}) created.`);
+    const listed = (await browser.get('/dashboard/api-keys')).body;
+    expect(listed).toContain(`<td data-label="Name">${name}</td>`);
+    expect((await t.storage.db.selectFrom('api_keys').select('name').where('name', '=', name).execute()).length).toBe(1);
+  });
+
   it('refuses a form with every problem at once, each by its field, and keeps what was typed', async () => {
     const before = await keyCount(alice.id);
     await browser.get('/dashboard/api-keys');

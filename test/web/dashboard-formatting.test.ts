@@ -91,4 +91,57 @@ describe('dashboard: amounts, times, names and codes as a person reads them', ()
     expect(endUser.body).toContain('<dt>Risk tier</dt><dd>Low risk</dd>');
     expect(endUser.body).toContain(`data-copy-text="${business.id}"`);
   });
+
+  it('writes the OTC quote, orders and order in the same way: amounts, times in a <time>, statuses in words', async () => {
+    const eur = await createFiatAccount(t, alice, { accountName: 'Treasury EUR', currency: 'EUR' });
+    await deposit(t, alice, eur.id, 5000);
+    const walletId = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf: true, body: { displayName: 'Exchange' } })).json().data.local_id as string;
+    const exchange = await browser.get('/dashboard/otc');
+    expect(exchange.body).toContain('>Treasury EUR (5,000.00 EUR available)</option>');
+
+    const quoted = await browser.post('/dashboard/otc/quotes', { source_account_id: eur.id, wallet_id: walletId, amount_eur: '2500' });
+    expect(quoted.statusCode, quoted.body).toBe(303);
+    const quotePath = String(quoted.headers.location);
+    const quote = (await browser.get(quotePath)).body;
+    // 2,500 EUR at the sandbox's rate of that instant (the clock stands still): 2695.130275 USDC in the API.
+    expect(quote).toContain('<h1>Quote: 2,500.00 EUR into 2,695.130275 USDC</h1>');
+    expect(quote).toContain('<dt>You pay</dt><dd class="num">2,500.00 EUR</dd>');
+    expect(quote).toContain('<dt>You receive</dt><dd class="num">2,695.130275 USDC</dd>');
+    const expires = '<time datetime="2026-11-26T19:24:37.123Z" title="2026-11-26 19:24:37.123 UTC">26 Nov 2026, 19:24 UTC</time>';
+    expect(quote).toContain(`<dt>Expires</dt><dd>${expires}</dd>`);
+    expect(quote).toContain(`<strong>30 seconds left</strong> to confirm it (until ${expires})`);
+    expect(quote).not.toContain('2500.00 EUR');
+    expect(quote).not.toContain('2695.130275');
+
+    const orderPath = String((await browser.post(`${quotePath}/confirm`)).headers.location);
+    expect((await browser.post(`${orderPath}/settle`, { outcome: 'completed' })).statusCode).toBe(303);
+    const order = (await browser.get(orderPath)).body;
+    const at = `<time datetime="${startedAt}" title="2026-11-26 19:24:07.123 UTC">26 Nov 2026, 19:24 UTC</time>`;
+    expect(order).toContain('<h1>OTC order: 2,500.00 EUR into 2,695.130275 USDC</h1>');
+    expect(order).toContain('<dt>Status</dt><dd>Settled</dd>');
+    expect(order).toMatch(/<dt>Paid from<\/dt><dd class="num"><a [^>]+>2,500\.00 EUR<\/a><\/dd>/);
+    expect(order).toMatch(/<dt>Received into<\/dt><dd class="num"><a [^>]+>2,695\.130275 USDC<\/a><\/dd>/);
+    for (const step of ['Created', 'Debited', 'Settled']) expect(order).toContain(`<dt>${step}</dt><dd>${at}</dd>`);
+
+    const [listed] = rowTexts((await browser.get('/dashboard/otc')).body);
+    expect(listed).toBe('26 Nov 2026, 19:24 UTC: OTC order details | 2,500.00 EUR | 2,695.130275 USDC | 1.07805211 USDC per EUR | Settled');
+    expect(browser.lastPage).toContain(`<td data-label="Paid" class="num">2,500.00 EUR</td>`);
+  });
+
+  it('writes the payee, the status choices and the overview in the same way', async () => {
+    const shownPayee = (await browser.get(`/dashboard/payees/${payee.id}`)).body;
+    expect(shownPayee).toContain('<dt>Status</dt><dd>Active</dd>');
+    expect(shownPayee).toContain(`<dt>Created</dt><dd><time datetime="${startedAt}" title="2026-11-26 19:24:07.123 UTC">26 Nov 2026, 19:24 UTC</time></dd>`);
+    expect(shownPayee).toContain('<option value="inactive">Inactive</option>');
+    expect((await browser.get(`/dashboard/accounts/fiat/${gbp.id}`)).body).toContain('<option value="frozen">Frozen</option>');
+
+    const overview = (await browser.get('/dashboard')).body;
+    // Wallet deposits of 2,500.015 USDC and the OTC order's 2,695.130275 USDC; the GBP payment came back with its fee.
+    expect(overview).toContain('<td data-label="Total balance" class="num">1,234,567.80 GBP</td>');
+    expect(overview).toContain('<td data-label="Total balance" class="num">2,500.00 EUR</td>');
+    expect(overview).toContain('<td data-label="Total balance" class="num">5,195.145275 USDC</td>');
+    const recent = /<h2>Recent activity<\/h2>([\s\S]*?)<\/table>/.exec(overview)![1]!;
+    expect(rowTexts(recent)[0]).toBe(`26 Nov 2026, 19:24 UTC: OTC exchange details | OTC exchange | ${minus}2,500.00 EUR | Out | Completed`);
+    expect(recent).toContain(`<td data-label="Amount" class="num money-outgoing">${minus}2,500.00 EUR</td>`);
+  });
 });

@@ -81,7 +81,7 @@ describe('dashboard OTC exchange (sandbox)', () => {
 
     const list = await browser.get('/dashboard/otc');
     expect(list.body).toContain(`href="${orderPath}"`);
-    expect(list.body).toContain('debit_pending');
+    expect(list.body).toContain('<td data-label="Status">Debit pending</td>');
 
     await browser.get(orderPath);
     const settled = await browser.post(`${orderPath}/settle`, { outcome: 'completed' });
@@ -90,7 +90,7 @@ describe('dashboard OTC exchange (sandbox)', () => {
     expect((await orders(t, alice))[0]).toMatchObject({ status: 'settled' });
     expect(await usdcBalance(t, alice, walletId)).toBe(order!.destinationAmount);
     const settledPage = await browser.get(orderPath);
-    expect(settledPage.body).toContain('settled');
+    expect(settledPage.body).toContain('<dt>Status</dt><dd>Settled</dd>');
     expect(settledPage.body).not.toContain('/settle"');
   });
 
@@ -112,11 +112,11 @@ describe('dashboard OTC exchange (sandbox)', () => {
     const tooSmall = await browser.post('/dashboard/otc/quotes', { source_account_id: eur.id, wallet_id: walletId, amount_eur: '5' });
     expect(tooSmall.statusCode).toBe(400);
     expect(tooSmall.body).toContain('class="problems"');
-    expect(tooSmall.body).toContain('Source amount eur:');
+    expect(tooSmall.body).toContain('<a href="#otc-amount">Amount in EUR:');
     expect(tooSmall.body).toContain('value="5"');
     const notAmount = await browser.post('/dashboard/otc/quotes', { source_account_id: eur.id, wallet_id: walletId, amount_eur: '1,000' });
     expect(notAmount.statusCode).toBe(400);
-    expect(notAmount.body).toContain('Source amount eur:');
+    expect(notAmount.body).toContain('<a href="#otc-amount">Amount in EUR:');
 
     const quotePath = await quote('40');
     const before = await fiatBalance(t, alice, eur.id);

@@ -111,7 +111,7 @@ describe('dashboard overview and sample data (sandbox)', () => {
     const page = await browser.get('/dashboard');
     expect(page.statusCode).toBe(200);
     // 0.1 + 0.2 + 100.05 + 10 exactly (a float sum would say 110.35000000000001).
-    expect(page.body).toContain('<tr><td>EUR</td><td>110.35 EUR</td></tr>');
+    expect(page.body).toContain('<tr><td data-label="Currency">EUR</td><td data-label="Total balance" class="num">110.35 EUR</td></tr>');
     const recent = page.body.split('<h2>Recent activity</h2>')[1]!.split('</table>')[0]!;
     expect(recent.match(/href="\/dashboard\/transactions\/[0-9a-f-]{36}"/g)).toHaveLength(10);
     const failing = page.body.split('<h2>Failing webhooks</h2>')[1]!.split('<h2>')[0]!;

@@ -106,7 +106,7 @@ describe('dashboard create forms and status simulations (sandbox)', () => {
     expect(refused.body).toContain('value="Grace"');
     const noDirector = await browser.post('/dashboard/end-users/businesses', { ...businessForm, director_first_name: '' });
     expect(noDirector.statusCode).toBe(400);
-    expect(noDirector.body).toContain('First name:');
+    expect(noDirector.body).toContain('Director&#39;s first name: is required');
     expect(noDirector.body).toContain('value="Compilers GmbH"');
     expect(await counts(t, alice)).toEqual(before);
   });
@@ -253,6 +253,119 @@ describe('dashboard create forms and status simulations (sandbox)', () => {
       expect(response.statusCode, url).toBe(403);
     }
     expect(await counts(t, alice)).toEqual(before);
+  });
+});
+
+/**
+ * A refused field as the page shows it: in the list at the top, in words with the form's own label and linked to the
+ * field; by the field, whose input is marked invalid and names the message.
+ */
+function expectFieldProblem(html: string, id: string, label: string): void {
+  expect(html, `${label} in the list`).toContain(`<a href="#${id}">${label}: `);
+  expect(html, `${id} marked invalid`).toMatch(new RegExp(`id="${id}"[^>]* aria-invalid="true" aria-describedby="${id}-problem"`));
+  expect(html, `${id} message`).toContain(`<p class="field-problem" id="${id}-problem">`);
+}
+
+describe('dashboard sandbox forms name their own fields when refused', () => {
+  let t: TestApp;
+  let alice: TestCustomer;
+  let browser: DashboardBrowser;
+  let fiatId: string;
+  let walletId: string;
+  let payeeId: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SANDBOX_AUTO_SETTLE_MS: 'off' } });
+    alice = await t.createCustomer('Alice Ltd');
+    browser = await signedInBrowser(t, alice.id);
+    fiatId = (await createFiatAccount(t, alice, { accountName: 'Operating EUR', currency: 'EUR' })).id;
+    walletId = (await t.request({ method: 'POST', url: '/wallets', key: alice.key, csrf: true, body: {} })).json().data.local_id;
+    payeeId = (await t.request({ method: 'POST', url: '/payees', key: alice.key, csrf: true, body: { name: 'Erika', address: { line1: 'x', city: 'Berlin', country: 'DE' }, bankDetails: { iban: deIban } } })).json().data.id;
+  });
+  afterAll(async () => t.close());
+
+  /** Posts a form from its page; expects the refusal (status) and answers the page shown again. */
+  async function refused(formPage: string, action: string, fields: Record<string, string>, status = 400): Promise<string> {
+    const before = await counts(t, alice);
+    await browser.get(formPage);
+    const response = await browser.post(action, fields);
+    expect(response.statusCode, response.body).toBe(status);
+    expect(await counts(t, alice)).toEqual(before);
+    return response.body;
+  }
+
+  it('a person and a business: each problem by its label, the address once though the director shares it, everything typed kept', async () => {
+    const person = await refused('/dashboard/end-users', '/dashboard/end-users', { ...individualForm, email: 'not-an-email', nationality: 'Germany' });
+    expectFieldProblem(person, 'individual-email', 'Email');
+    expectFieldProblem(person, 'individual-nationality', 'Nationality');
+    for (const value of ['Grace', 'Hopper', 'not-an-email', '1906-12-09', '1 Navy Way', 'Arlington', 'Germany']) expect(person).toContain(`value="${value}"`);
+    expectFieldProblem(await refused('/dashboard/end-users', '/dashboard/end-users', { ...individualForm, dob: '1990-02-30' }), 'individual-dob', 'Date of birth');
+    // The other create form of the page stays empty.
+    expect(person).toMatch(/id="business-company-name"[^>]* value=""/);
+
+    const business = await refused('/dashboard/end-users', '/dashboard/end-users/businesses', { ...businessForm, director_first_name: '', address_line1: '' });
+    expectFieldProblem(business, 'business-director-first-name', 'Director&#39;s first name');
+    expectFieldProblem(business, 'business-line1', 'Street and number');
+    expect(business.match(/<a href="#business-line1">/g)).toHaveLength(1);
+    for (const value of ['Compilers GmbH', 'HRB 4711', 'Zuse', 'konrad@compilers.example', 'Berlin']) expect(business).toContain(`value="${value}"`);
+    expect(business).not.toContain('Business persons');
+    expect(business).not.toContain('Line1');
+  });
+
+  it('a fiat account, a virtual account and a wallet: each problem by its label, what was typed and chosen kept', async () => {
+    const fiat = await refused('/dashboard/accounts', '/dashboard/accounts/fiat', { account_name: '', currency: 'JPY', iban_country: 'GB' });
+    expectFieldProblem(fiat, 'fiat-name', 'Account name');
+    expectFieldProblem(fiat, 'fiat-currency', 'Currency');
+    expect(fiat).toContain('<option selected>GB</option>');
+
+    const virtual = await refused('/dashboard/accounts', '/dashboard/accounts/virtual', { account_name: 'x'.repeat(201), master_fiat_account_id: fiatId, currency: 'EUR', end_user: '' });
+    expectFieldProblem(virtual, 'virtual-name', 'Account name');
+    expect(virtual).toContain(`value="${'x'.repeat(201)}"`);
+    expect(virtual).toContain(`<option value="${fiatId}" selected>`);
+    // The fiat form of the same page is fresh.
+    expect(virtual).toMatch(/id="fiat-name"[^>]* value=""/);
+
+    const wallet = await refused('/dashboard/accounts', '/dashboard/accounts/wallets', { display_name: 'w'.repeat(101), end_user: '' });
+    expectFieldProblem(wallet, 'wallet-name', 'Name');
+    expect(wallet).toContain(`value="${'w'.repeat(101)}"`);
+  });
+
+  it('a wallet transfer: each problem by its label, the note and the pair kept', async () => {
+    const page = `/dashboard/accounts/wallets/${walletId}`;
+    const transfer = await refused(page, `${page}/transfers`, { pair: 'USDC/ETH', amount: '1', destination: 'nowhere', note: 'Supplier 7' });
+    expectFieldProblem(transfer, 'wallet-transfer-destination', 'To address');
+    for (const value of ['nowhere', 'Supplier 7']) expect(transfer).toContain(`value="${value}"`);
+    expect(transfer).toContain('<option value="USDC/ETH" selected>');
+    // The deposit form of the same page is fresh.
+    expect(transfer).toMatch(/id="wallet-deposit-amount"[^>]* value=""/);
+  });
+
+  it('a payee and a payment: each problem by its label (the bank details as a whole by their fieldset), everything typed kept', async () => {
+    const badCountry = await refused('/dashboard/payees', '/dashboard/payees', { ...payeeForm, address_country: 'Germany' });
+    expectFieldProblem(badCountry, 'payee-country', 'Country');
+    for (const value of ['Erika Mustermann', 'Germany', 'Hauptstraße 1', deIban, 'COBADEFFXXX']) expect(badCountry).toContain(`value="${value}"`);
+    const badIban = await refused('/dashboard/payees', '/dashboard/payees', { ...payeeForm, iban: 'DE00 1234' });
+    expectFieldProblem(badIban, 'payee-iban', 'IBAN');
+    expect(badIban).toContain('value="DE00 1234"');
+    const noBank = await refused('/dashboard/payees', '/dashboard/payees', { ...payeeForm, iban: '', bic: '' });
+    expect(noBank).toContain('<a href="#payee-bank">Their bank details: ');
+    expect(noBank).toMatch(/<fieldset id="payee-bank" aria-describedby="payee-bank-problem">/);
+
+    const payment = await refused(`/dashboard/payees/${payeeId}`, `/dashboard/payees/${payeeId}/payments`, { from_account_id: fiatId, amount: '1.234', reference: 'Invoice 7' });
+    expectFieldProblem(payment, 'payment-amount', 'Amount in EUR');
+    for (const value of ['1.234', 'Invoice 7']) expect(payment).toContain(`value="${value}"`);
+    const noReference = await refused(`/dashboard/payees/${payeeId}`, `/dashboard/payees/${payeeId}/payments`, { from_account_id: fiatId, amount: '10', reference: '' });
+    expectFieldProblem(noReference, 'payment-reference', 'Reference');
+  });
+
+  it('an OTC quote: each problem by its label, what was typed kept', async () => {
+    await deposit(t, alice, fiatId, 500);
+    const asset = await refused('/dashboard/otc', '/dashboard/otc/quotes', { source_account_id: fiatId, wallet_id: walletId, amount_eur: '50', destination_currency: 'DOGE' });
+    expectFieldProblem(asset, 'otc-asset', 'Receive');
+    for (const value of ['50', 'DOGE']) expect(asset).toContain(`value="${value}"`);
+    const amount = await refused('/dashboard/otc', '/dashboard/otc/quotes', { source_account_id: fiatId, wallet_id: walletId, amount_eur: '5', destination_currency: 'USDT' });
+    expectFieldProblem(amount, 'otc-amount', 'Amount in EUR');
+    for (const value of ['5', 'USDT']) expect(amount).toContain(`value="${value}"`);
   });
 });
 

@@ -73,6 +73,22 @@ describe('dashboard settings: the hosted onboarding page shows the customer’s 
     expect(await stored()).toEqual(before);
   });
 
+  it('takes a display name of 100 characters and a logo URL of 2048, the longest: stored and shown whole', async () => {
+    const displayName = `${'D'.repeat(99)}!`;
+    const prefix = `${logoOrigin}/brand/`;
+    const logoUrl = `${prefix}${'l'.repeat(2048 - prefix.length - 4)}.svg`;
+    expect(logoUrl).toHaveLength(2048);
+    await browser.get('/dashboard/settings');
+    const saved = await browser.submit('/dashboard/settings', { display_name: displayName, logo_url: logoUrl });
+    expect(saved.statusCode, saved.body).toBe(200);
+    expect(await stored()).toEqual({ display_name: displayName, logo_url: logoUrl });
+    expect(saved.body).toContain(`value="${displayName}"`);
+    expect(saved.body).toContain(`value="${logoUrl}"`);
+    const page = await t.app.inject({ url: await onboardingPath() });
+    expect(page.body).toContain(`<strong>${displayName}</strong> asks you`);
+    expect(page.body).toContain(`src="${logoUrl}"`);
+  });
+
   it('clears both with empty fields: the customer’s name again, no logo', async () => {
     await browser.get('/dashboard/settings');
     await browser.submit('/dashboard/settings', { display_name: '', logo_url: '' });

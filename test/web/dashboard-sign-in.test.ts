@@ -90,6 +90,15 @@ describe('dashboard sign-in and sessions', () => {
     expect(form.body).not.toContain('name="next"');
   });
 
+  it('offers to return after sign-in to an address of this site of 2000 characters, the longest', async () => {
+    const start = '/dashboard/transactions?q=';
+    const longest = `${start}${'x'.repeat(2000 - start.length)}`;
+    expect(longest).toHaveLength(2000);
+    const form = await new DashboardBrowser(t).get(`/dashboard/sign-in?${new URLSearchParams({ next: longest }).toString()}`);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain(`<input type="hidden" name="next" value="${longest}">`);
+  });
+
   it('never opens the dashboard with an API key, and never answers the JSON API for a session cookie', async () => {
     const withKey = await t.app.inject({ url: '/dashboard', headers: { 'x-api-key': alice.key } });
     expect(withKey.statusCode).toBe(303);

@@ -174,6 +174,22 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(foreign.body).not.toContain('Received:');
   });
 
+  it('shows when each document was uploaded and when the page was completed as a <time>, exact in its title', async () => {
+    const was = t.clock.now();
+    t.clock.set('2026-11-26T19:24:07.123Z');
+    try {
+      const at = '<time datetime="2026-11-26T19:24:07.123Z" title="2026-11-26 19:24:07.123 UTC">26 Nov 2026, 19:24 UTC</time>';
+      const user = await hostedEndUser(t, alice);
+      expect((await upload(t, user)).statusCode).toBe(303);
+      const page = await t.app.inject({ url: user.path });
+      expect(page.body).toContain(`<td>${at}</td></tr>`);
+      expect((await postForm(t, `${user.path}/outcome`, { _csrf: csrfOf(page.body), outcome: 'verified' })).statusCode).toBe(303);
+      expect((await t.app.inject({ url: user.path })).body).toContain(`<dt>Completed</dt><dd>${at}</dd>`);
+    } finally {
+      t.clock.set(was);
+    }
+  });
+
   it('keeps the kind of document chosen on the page: GET /documents/{id}, the page\'s list and the dashboard show it', async () => {
     const user = await hostedEndUser(t, alice);
     const page = await t.app.inject({ url: user.path });
@@ -388,7 +404,8 @@ describe('hosted onboarding page (sandbox)', () => {
     expect(endUserPage.body).toContain(`action="/dashboard/end-users/${user.id}/onboarding-link"`);
     const renewed = await browser.submit(`/dashboard/end-users/${user.id}/onboarding-link`);
     expect(renewed.redirectedTo).toBe(`/dashboard/end-users/${user.id}`);
-    expect(renewed.body).toContain('A new onboarding link is ready');
+    // Its expiry as every page writes a time (in words, UTC), not the API's ISO text.
+    expect(renewed.body).toMatch(/A new onboarding link is ready, valid until \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC;/);
     const link = (await t.request({ url: `/end-users/${user.id}/onboarding-link`, key: alice.key })).json().data;
     const newPath = new URL(link.url).pathname;
     expect(newPath).not.toBe(user.path);

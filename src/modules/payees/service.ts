@@ -1,3 +1,4 @@
+import { pageLimitMax } from '../../config/limits.js';
 import { newId } from '../../ids.js';
 import type { Clock } from '../../clock.js';
 import { notFound, validationError, type FieldError } from '../../errors.js';
@@ -9,7 +10,7 @@ import type { AuthenticatedKey } from '../api-keys/index.js';
 import type { EndUserService } from '../end-users/index.js';
 import { resolveBankDetails } from './bank-details.js';
 import { presentPayee, type StoredBankDetails } from './presenter.js';
-import { findPayee, insertPayee, listPayees, type PayeeRow } from './repository.js';
+import { findPayee, insertPayee, listPayees, pageOfPayees, type PayeeRow, type PayeeSearch } from './repository.js';
 import type { CreatePayeeInput, PayeeBankDetailsInput, PayeeRecord } from './schemas.js';
 
 /** Optional free text: an empty string (what web forms send for an empty input) is the same as no value. */
@@ -106,6 +107,13 @@ export class PayeeService {
   async list(caller: AuthenticatedKey): Promise<PayeeRecord[]> {
     const rows = await listPayees(this.storage.db, caller.customerId);
     return rows.map((row) => presentPayee(row, caller.frOwnerBusinessId));
+  }
+
+  /** A page of the caller's payees, newest first, that match the search (the dashboard's list), with the API's pagination figures. */
+  async page(caller: AuthenticatedKey, search: PayeeSearch, page: number, limit: number): Promise<{ data: PayeeRecord[]; pagination: { page: number; limit: number; total: number } }> {
+    const size = Math.min(limit, pageLimitMax);
+    const { rows, total } = await pageOfPayees(this.storage.db, this.storage.dialect, caller.customerId, search, (page - 1) * size, size);
+    return { data: rows.map((row) => presentPayee(row, caller.frOwnerBusinessId)), pagination: { page, limit: size, total: Number(total) } };
   }
 
   async get(caller: AuthenticatedKey, id: string): Promise<PayeeRecord> {

@@ -17,11 +17,12 @@ import {
   type WalletDepositInput,
   type WalletTransferRecord,
 } from '../../modules/wallets/index.js';
-import { fiatCurrencies } from '../../ledger/assets.js';
+import { fiatCurrencies, type FiatCurrency } from '../../ledger/assets.js';
 import { DomainError } from '../../errors.js';
-import { formNumber, formOf, formText, refusedForm, type FieldLabels, type FormBody } from '../form.js';
+import { fieldProblems, formNumber, formOf, formText, pageForms, refuseForm, refusedForm, type FieldLabels, type FieldProblem, type FormBody } from '../form.js';
 import { moneyText } from '../money-text.js';
-import { actThenRedirect } from './form-action.js';
+import { chooseEndUser, type EndUserOption } from './end-user-choice.js';
+import { actThenRedirect, type FormRefusal } from './form-action.js';
 import { redirectWithNotice } from './notices.js';
 import { pageRoute } from '../page-route.js';
 import { renderPage } from './render.js';
@@ -39,6 +40,12 @@ const checkWalletTransfer = bodyChecker<CreateWalletTransferInput>(CreateWalletT
 // Fiat and virtual accounts take the same statuses.
 const checkAccountStatus = bodyChecker<{ status: string }>(FiatAccountStatusBody);
 
+/**
+ * The currency a new account's form starts with: EUR, the platform's home currency (its accounts' IBANs and its OTC
+ * exchanges start from EUR), rather than USD for being listed first (the spec's order: USD, EUR, GBP).
+ */
+const newAccountCurrency: FiatCurrency = 'EUR';
+
 /** Transfers shown per page of a wallet. */
 const transfersPerPage = 20;
 
@@ -47,11 +54,44 @@ type AccountOfCustomer = { kind: 'fiat'; account: FiatAccountRecord } | { kind: 
 /** The path of an account's page: fiat and virtual accounts share the deposit route but not their page. */
 const accountPath = (kind: AccountOfCustomer['kind'], id: string) => `/dashboard/accounts/${kind}/${id}`;
 
-const depositLabels: FieldLabels = {
-  amount: { label: 'Amount', paths: ['/amount'], id: 'deposit-amount' },
+/** The deposit form of an account in this currency. */
+const depositLabels = (currency: string): FieldLabels => ({
+  amount: { label: `Amount in ${currency}`, paths: ['/amount'], id: 'deposit-amount' },
   reference: { label: 'Reference', paths: ['/reference'], id: 'deposit-reference' },
   counterparty_name: { label: "Sender's name", paths: ['/counterpartyName'], id: 'deposit-counterparty' },
+});
+
+/** The forms that open an account or a wallet, their fields labelled as they show them. */
+const accountFormLabels = {
+  fiat: {
+    account_name: { label: 'Account name', paths: ['/accountName'], id: 'fiat-name' },
+    currency: { label: 'Currency', paths: ['/currency'], id: 'fiat-currency' },
+    iban_country: { label: 'IBAN country', paths: ['/ibanCountry'], id: 'fiat-iban-country' },
+  },
+  virtual: {
+    account_name: { label: 'Account name', paths: ['/accountName'], id: 'virtual-name' },
+    master_fiat_account_id: { label: 'Master account', paths: ['/masterFiatAccountId'], id: 'virtual-master' },
+    currency: { label: 'Currency', paths: ['/currency'], id: 'virtual-currency' },
+    end_user: { label: 'Held in the name of', paths: ['/endUserId'], id: 'virtual-holder' },
+  },
+  wallet: {
+    display_name: { label: 'Name', paths: ['/displayName'], id: 'wallet-name' },
+    end_user: { label: 'For', paths: ['/endUserId'], id: 'wallet-owner' },
+  },
+} satisfies Record<string, FieldLabels>;
+
+type AccountFormName = keyof typeof accountFormLabels;
+const accountFormNames = Object.keys(accountFormLabels) as AccountFormName[];
+
+const walletTransferLabels: FieldLabels = {
+  pair: { label: 'Asset and network', paths: ['/asset', '/network'], id: 'wallet-transfer-pair' },
+  amount: { label: 'Amount', paths: ['/amount'], id: 'wallet-transfer-amount' },
+  destination: { label: 'To address', paths: ['/destination'], id: 'wallet-transfer-destination' },
+  note: { label: 'Note', paths: ['/note'], id: 'wallet-transfer-note' },
 };
+
+/** The wallet page's forms. */
+const walletFormNames = ['deposit', 'transfer'] as const;
 
 const walletDepositLabels: FieldLabels = {
   pair: { label: 'Asset and network', paths: ['/asset', '/network'], id: 'wallet-deposit-pair' },
@@ -77,7 +117,8 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
 
   /**
    * Three lists, newest first, each paged on its own (`fiat_page`, `virtual_page`, `wallet_page`; the links keep the
-   * others' pages), and the choices the forms that open new accounts offer (`sent`: what a refused form held).
+   * others' pages), and the forms that open new accounts (`extra.forms`: one refused; `extra.endUserMatches`: the end
+   * users its end user field matched, to choose from). The end user fields suggest the newest end users by name.
    */
   const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const caller = request.dashboard!.caller;
@@ -88,9 +129,11 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       virtualAccounts.page(caller, pages.virtual_page, dashboardAccountsPerPage),
       wallets.wallets.page(caller, pages.wallet_page, dashboardAccountsPerPage),
       fiatAccounts.list(caller),
-      // The newest end users, as the choices of the forms that open an account or a wallet for one.
+      // The newest end users, suggested (without a script: a datalist) by the end user fields of the forms.
       services.endUsers.pageOfRows(caller, {}, 1, dashboardAccountChoicesMax),
     ]);
+    const openMasters = masters.filter((account) => account.is_master && account.status !== 'closed');
+    const virtualMaster = openMasters.find((account) => account.currency === newAccountCurrency) ?? openMasters[0];
     const keep = Object.fromEntries(Object.entries(pages).map(([name, page]) => [name, page === 1 ? undefined : String(page)]));
     return renderPage(services, request, reply, '/dashboard/accounts', 'Accounts', {
       fiat: fiat.data,
@@ -99,57 +142,84 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       fiatPager: pagerOf('/dashboard/accounts', fiat.pagination, keep, 'fiat_page'),
       virtualPager: pagerOf('/dashboard/accounts', virtual.pagination, keep, 'virtual_page'),
       walletPager: pagerOf('/dashboard/accounts', walletList.pagination, keep, 'wallet_page'),
-      masters: masters.filter((account) => account.is_master && account.status !== 'closed'),
+      masters: openMasters,
+      newAccountCurrency,
+      // A virtual account's currency is its master's: the form starts on a EUR master if there is one, in its currency.
+      virtualMaster: virtualMaster?.id ?? '',
+      virtualCurrency: virtualMaster?.currency ?? newAccountCurrency,
       endUsers: endUsers.rows.map((endUser) => ({ id: endUser.id, name: endUserName(endUser) })),
       currencies: fiatCurrencies,
       ibanCountries,
-      sent: {},
+      forms: pageForms(accountFormNames),
       ...extra,
     }, status);
   };
 
   context.get('/accounts', pageRoute, async (request, reply) => listPage(request, reply));
 
-  /** A form of the accounts page: its fields go to the API's body schema, the refusal back to the page with what was typed. */
-  const createFrom = (formName: string, act: (form: FormBody, caller: AuthenticatedKey) => Promise<string>) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const form = formOf(request.body);
-    return actThenRedirect(
-      reply,
-      async () => act(form, request.dashboard!.caller),
-      async ({ problems, status }) => listPage(request, reply, { problems, sent: { ...form, form: formName } }, status),
-    );
-  };
+  /**
+   * A form of the accounts page: its end user field resolved to one end user (chooseEndUser), its fields checked by
+   * the API's body schema (`check`), then `create`; a refusal shows the page again with what was typed and every
+   * problem at once — the end user field's and the schema's together.
+   */
+  const createFrom =
+    <Body>(formName: AccountFormName, check: (form: FormBody, endUserId: string | undefined) => Body, create: (caller: AuthenticatedKey, body: Body) => Promise<string>) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const caller = request.dashboard!.caller;
+      const form = formOf(request.body);
+      const labels: FieldLabels = accountFormLabels[formName];
+      const refusedPage = ({ problems, form: state, status }: FormRefusal, endUserMatches?: { form: AccountFormName; matches: EndUserOption[]; more: number }) =>
+        listPage(request, reply, { problems, forms: pageForms(accountFormNames, { name: formName, form: state }), endUserMatches }, status);
+      const choice = 'end_user' in labels ? await chooseEndUser(services, caller, form) : { endUserId: undefined };
+      if ('problem' in choice) {
+        const problems: FieldProblem[] = [];
+        try {
+          check(form, undefined);
+        } catch (error) {
+          const found = fieldProblems(error, labels);
+          if (!found) throw error;
+          problems.push(...found);
+        }
+        const refused = refuseForm(form, labels, [...problems, { field: 'end_user', message: choice.problem }]);
+        return refusedPage(refused, { form: formName, matches: choice.matches, more: choice.more });
+      }
+      return actThenRedirect(reply, async () => create(caller, check(form, choice.endUserId)), refusedPage, { sent: form, labels });
+    };
 
   context.post(
     '/accounts/fiat',
     pageRoute,
-    createFrom('fiat', async (form, caller) => {
-      const body = checkFiatAccount({ accountName: formText(form, 'account_name'), currency: formText(form, 'currency'), ibanCountry: formText(form, 'iban_country') });
-      return accountPath('fiat', (await fiatAccounts.create(caller, body)).id);
-    }),
+    createFrom(
+      'fiat',
+      (form) => checkFiatAccount({ accountName: formText(form, 'account_name'), currency: formText(form, 'currency'), ibanCountry: formText(form, 'iban_country') }),
+      async (caller, body) => accountPath('fiat', (await fiatAccounts.create(caller, body)).id),
+    ),
   );
 
   context.post(
     '/accounts/virtual',
     pageRoute,
-    createFrom('virtual', async (form, caller) => {
-      const body = checkVirtualAccount({
-        accountName: formText(form, 'account_name'),
-        masterFiatAccountId: formText(form, 'master_fiat_account_id'),
-        currency: formText(form, 'currency'),
-        endUserId: formText(form, 'end_user_id'),
-      });
-      return accountPath('virtual', (await virtualAccounts.create(caller, body)).id);
-    }),
+    createFrom(
+      'virtual',
+      (form, endUserId) =>
+        checkVirtualAccount({
+          accountName: formText(form, 'account_name'),
+          masterFiatAccountId: formText(form, 'master_fiat_account_id'),
+          currency: formText(form, 'currency'),
+          endUserId,
+        }),
+      async (caller, body) => accountPath('virtual', (await virtualAccounts.create(caller, body)).id),
+    ),
   );
 
   context.post(
     '/accounts/wallets',
     pageRoute,
-    createFrom('wallet', async (form, caller) => {
-      const body = checkWallet({ displayName: formText(form, 'display_name'), endUserId: formText(form, 'end_user_id') });
-      return `/dashboard/accounts/wallets/${(await wallets.wallets.create(caller, body)).local_id}`;
-    }),
+    createFrom(
+      'wallet',
+      (form, endUserId) => checkWallet({ displayName: formText(form, 'display_name'), endUserId }),
+      async (caller, body) => `/dashboard/accounts/wallets/${(await wallets.wallets.create(caller, body)).local_id}`,
+    ),
   );
 
   /** An account's page (and its deposit form, as typed when refused). */
@@ -183,7 +253,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       reply,
       '/dashboard/account-wallet',
       wallet.display_name,
-      { wallet, endUserName: endUser && endUserName(endUser), transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), ...extra },
+      { wallet, endUserName: endUser && endUserName(endUser), transfers: transfers.data, pager: pagerOf(`/dashboard/accounts/wallets/${wallet.local_id}`, transfers.meta.pagination, {}), forms: pageForms(walletFormNames), ...extra },
       status,
     );
   };
@@ -203,7 +273,8 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
         // No Idempotency-Key: the redirect keeps a reload from sending again.
         return `/dashboard/wallet-transfers/${(await wallets.transfers.create(caller, wallet.local_id, body)).record.local_id}`;
       },
-      async ({ problems, status }) => walletPage(request, reply, wallet.local_id, { problems, sentTransfer: form }, status),
+      async ({ problems, form: state, status }) => walletPage(request, reply, wallet.local_id, { problems, forms: pageForms(walletFormNames, { name: 'transfer', form: state }) }, status),
+      { sent: form, labels: walletTransferLabels },
     );
   });
 
@@ -244,7 +315,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
         });
         deposit = (await deposits.deposit(caller, found.account.id, body)).record;
       } catch (error) {
-        const refused = refusedForm(error, form, depositLabels);
+        const refused = refusedForm(error, form, depositLabels(found.account.currency));
         if (!refused) throw error;
         return accountPage(request, reply, found, refused, refused.status);
       }
@@ -269,7 +340,7 @@ export function accountPages(context: FastifyInstance, services: WebServices): v
       } catch (error) {
         const refused = refusedForm(error, form, walletDepositLabels);
         if (!refused) throw error;
-        return walletPage(request, reply, wallet.local_id, refused, refused.status);
+        return walletPage(request, reply, wallet.local_id, { problems: refused.problems, forms: pageForms(walletFormNames, { name: 'deposit', form: refused.form }) }, refused.status);
       }
       return redirectWithNotice(services, request, reply, `/dashboard/accounts/wallets/${wallet.local_id}`, `Deposit of ${moneyText(deposit.amount, deposit.asset)} on ${deposit.network} received.`);
     });

@@ -16,8 +16,9 @@ import {
 } from '../../modules/end-users/index.js';
 import { allowedTransitions } from '../../modules/end-users/index.js';
 import { codeWords } from '../code-words.js';
+import { timeText } from '../time-text.js';
 import { documentKindWords } from '../document-kind-words.js';
-import { formOf, formRefusal, formText, type FormBody } from '../form.js';
+import { formOf, formRefusal, formText, pageForms, type FieldLabels, type FormBody } from '../form.js';
 import { actThenRedirect } from './form-action.js';
 import { pageRoute } from '../page-route.js';
 import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
@@ -45,6 +46,46 @@ function addressOf(form: FormBody, prefix: string) {
 }
 
 type EndUserParams = { Params: { endUserId: string } };
+
+/** The fields of an address typed as `address_line1` …, and the API paths (`/address/line1` …) whose problems are theirs. */
+function addressLabels(idPrefix: string, apiPaths: readonly string[]): FieldLabels {
+  const field = (name: string, label: string, apiName: string, id: string) => [name, { label, paths: apiPaths.map((path) => `${path}/${apiName}`), id: `${idPrefix}-${id}` }] as const;
+  return Object.fromEntries([
+    field('address_line1', 'Street and number', 'line1', 'line1'),
+    field('address_city', 'City', 'city', 'city'),
+    field('address_postal_code', 'Postal code', 'postalCode', 'postal-code'),
+    field('address_country', 'Country', 'country', 'country'),
+  ]);
+}
+
+/** The create forms' fields, labelled as the forms show them. */
+const endUserFormLabels = {
+  individual: {
+    first_name: { label: 'First name', paths: ['/firstName'], id: 'individual-first-name' },
+    last_name: { label: 'Last name', paths: ['/lastName'], id: 'individual-last-name' },
+    email: { label: 'Email', paths: ['/email'], id: 'individual-email' },
+    dob: { label: 'Date of birth', paths: ['/dob'], id: 'individual-dob' },
+    ...addressLabels('individual', ['/address']),
+    nationality: { label: 'Nationality', paths: ['/nationality'], id: 'individual-nationality' },
+    verification_method: { label: 'Verification', paths: ['/verificationMethod'], id: 'individual-verification-method' },
+  },
+  business: {
+    company_name: { label: 'Company name', paths: ['/business/companyName'], id: 'business-company-name' },
+    registration_number: { label: 'Registration number', paths: ['/business/registrationNumber'], id: 'business-registration-number' },
+    registration_date: { label: 'Registration date', paths: ['/business/registrationDate'], id: 'business-registration-date' },
+    email: { label: 'Email', paths: ['/business/email'], id: 'business-email' },
+    incorporation_country: { label: 'Country of incorporation', paths: ['/business/incorporationCountry'], id: 'business-incorporation-country' },
+    // The form asks one address: the director's is the company's, so the director's address problems are its own.
+    ...addressLabels('business', ['/business/registeredAddress', '/businessPersons/0/person/address']),
+    director_first_name: { label: "Director's first name", paths: ['/businessPersons/0/person/firstName'], id: 'business-director-first-name' },
+    director_last_name: { label: "Director's last name", paths: ['/businessPersons/0/person/lastName'], id: 'business-director-last-name' },
+    director_dob: { label: "Director's date of birth", paths: ['/businessPersons/0/person/dob'], id: 'business-director-dob' },
+    director_email: { label: "Director's email", paths: ['/businessPersons/0/person/email'], id: 'business-director-email' },
+  },
+} satisfies Record<string, FieldLabels>;
+
+type EndUserFormName = keyof typeof endUserFormLabels;
+const endUserFormNames = Object.keys(endUserFormLabels) as EndUserFormName[];
 
 /** The verification methods a create form offers (docs/spec.md end users). */
 const verificationMethods = ['hosted_kyc', 'pdf_upload', 'provider_websdk'] as const;
@@ -83,7 +124,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
       pager: pagerOf('/dashboard/end-users', found.pagination, { q, page: undefined, limit: String(found.pagination.limit) }),
       q: q ?? '',
       verificationMethods: verificationMethods.map((method) => [method, codeWords(method)]),
-      sent: {},
+      forms: pageForms(endUserFormNames),
       ...extra,
     }, status);
   };
@@ -91,12 +132,13 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
   context.get('/end-users', pageRoute, async (request, reply) => listPage(request, reply));
 
   /** A create form of the list page: the API's body schema judges it; a refusal shows the page again with what was typed. */
-  const createFrom = (formName: string, create: (form: FormBody, caller: AuthenticatedKey) => Promise<{ id: string }>) => async (request: FastifyRequest, reply: FastifyReply) => {
+  const createFrom = (formName: EndUserFormName, create: (form: FormBody, caller: AuthenticatedKey) => Promise<{ id: string }>) => async (request: FastifyRequest, reply: FastifyReply) => {
     const form = formOf(request.body);
     return actThenRedirect(
       reply,
       async () => `/dashboard/end-users/${(await create(form, request.dashboard!.caller)).id}`,
-      async ({ problems, status }) => listPage(request, reply, { problems, sent: { ...form, form: formName } }, status),
+      async ({ problems, form: refused, status }) => listPage(request, reply, { problems, forms: pageForms(endUserFormNames, { name: formName, form: refused }) }, status),
+      { sent: form, labels: endUserFormLabels[formName] },
     );
   };
 
@@ -171,7 +213,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
   context.post<EndUserParams>('/end-users/:endUserId/onboarding-link', pageRoute, async (request, reply) => {
     const renewed = await services.endUsers.renewOnboardingLink(request.dashboard!.caller, request.params.endUserId);
     const link = services.onboardingLinks.linkOf(renewed);
-    return redirectWithNotice(services, request, reply, `/dashboard/end-users/${renewed.id}`, `A new onboarding link is ready, valid until ${link?.expires_at ?? ''}; the previous link no longer opens the page.`);
+    return redirectWithNotice(services, request, reply, `/dashboard/end-users/${renewed.id}`, `A new onboarding link is ready, valid until ${timeText(link?.expires_at ?? '')}; the previous link no longer opens the page.`);
   });
 
   /**

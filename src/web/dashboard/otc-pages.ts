@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pageLimitDefault } from '../../config/limits.js';
 import { bodyChecker } from '../../http/validation.js';
 import { OrdersQuery, QuoteBody, SettleOrderBody, type QuoteInput } from '../../modules/otc/index.js';
-import { formOf, formText } from '../form.js';
+import { formOf, formText, type FieldLabels } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { actThenRedirect } from './form-action.js';
 import { checkListQuery, listQuery, pagerOf } from './lists.js';
@@ -12,6 +12,14 @@ import type { WebServices } from './services.js';
 const checkQuote = bodyChecker<QuoteInput>(QuoteBody);
 const checkOrdersQuery = bodyChecker<{ page?: number; limit?: number }>(OrdersQuery);
 const checkSettlement = bodyChecker<{ outcome: 'completed' | 'failed' }>(SettleOrderBody);
+
+/** The quote form's fields, labelled as it shows them. */
+const quoteLabels: FieldLabels = {
+  source_account_id: { label: 'Pay from', paths: ['/sourceFrAccountId'], id: 'otc-source' },
+  wallet_id: { label: 'Receive into', paths: ['/destinationProviderWalletId'], id: 'otc-wallet' },
+  amount_eur: { label: 'Amount in EUR', paths: ['/sourceAmountEur'], id: 'otc-amount' },
+  destination_currency: { label: 'Receive', paths: ['/destinationCurrency'], id: 'otc-asset' },
+};
 
 type QuoteRoute = { Params: { quoteId: string } };
 type OrderRoute = { Params: { orderId: string } };
@@ -41,7 +49,6 @@ export function otcPages(context: FastifyInstance, services: WebServices): void 
       wallets,
       orders: orders.data,
       pager: pagerOf('/dashboard/otc', orders.meta.pagination, { limit: String(orders.meta.pagination.limit) }),
-      sent: {},
       ...extra,
     }, status);
   };
@@ -61,7 +68,8 @@ export function otcPages(context: FastifyInstance, services: WebServices): void 
         });
         return `/dashboard/otc/quotes/${(await otc.quote(request.dashboard!.caller, body)).quoteId}`;
       },
-      async ({ problems, status }) => exchangePage(request, reply, { problems, sent: form }, status),
+      async ({ problems, form: state, status }) => exchangePage(request, reply, { problems, form: state }, status),
+      { sent: form, labels: quoteLabels },
     );
   });
 

@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pageLimitDefault } from '../../config/limits.js';
 import { bodyChecker } from '../../http/validation.js';
 import { CreatePayeeBody, PayeeStatusBody, payeeStatusValues, type CreatePayeeInput, type PayeeRecord } from '../../modules/payees/index.js';
 import { CreatePaymentBody, type CreatePaymentInput } from '../../modules/payments/index.js';
-import { formNumber, formOf, formText, type FormBody } from '../form.js';
+import { formNumber, formOf, formText, type FieldLabels, type FormBody } from '../form.js';
 import { pageRoute } from '../page-route.js';
 import { actThenRedirect } from './form-action.js';
+import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
+import { searchOf } from './search.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
@@ -13,6 +16,28 @@ const checkPayeeStatus = bodyChecker<{ status: string }>(PayeeStatusBody);
 const checkPayment = bodyChecker<CreatePaymentInput>(CreatePaymentBody);
 
 type PayeeRoute = { Params: { id: string } };
+
+/** The payee form's fields, labelled as it shows them; the bank details as a whole (no rail given) are its fieldset's. */
+const payeeLabels: FieldLabels = {
+  name: { label: 'Name', paths: ['/name'], id: 'payee-name' },
+  address_line1: { label: 'Street and number', paths: ['/address/line1'], id: 'payee-line1' },
+  address_city: { label: 'City', paths: ['/address/city'], id: 'payee-city' },
+  address_postal_code: { label: 'Postal code', paths: ['/address/postalCode'], id: 'payee-postal-code' },
+  address_country: { label: 'Country', paths: ['/address/country'], id: 'payee-country' },
+  iban: { label: 'IBAN', paths: ['/bankDetails/iban'], id: 'payee-iban' },
+  bic: { label: 'BIC', paths: ['/bankDetails/bic'], id: 'payee-bic' },
+  sort_code: { label: 'Sort code', paths: ['/bankDetails/sortCode'], id: 'payee-sort-code' },
+  routing_number: { label: 'Routing number', paths: ['/bankDetails/routingNumber'], id: 'payee-routing-number' },
+  account_number: { label: 'Account number', paths: ['/bankDetails/accountNumber'], id: 'payee-account-number' },
+  bank_details: { label: 'Their bank details', paths: ['/bankDetails'], id: 'payee-bank' },
+};
+
+/** The payment form of a payee in this currency. */
+const paymentLabels = (currency: string): FieldLabels => ({
+  from_account_id: { label: 'From', paths: ['/fromAccountId'], id: 'payment-from' },
+  amount: { label: `Amount in ${currency}`, paths: ['/amount'], id: 'payment-amount' },
+  reference: { label: 'Reference', paths: ['/reference'], id: 'payment-reference' },
+});
 
 /** The API's body of the payee form: the fields left empty are left out, so the bank details say which rail it is. */
 function payeeBody(form: FormBody) {
@@ -42,8 +67,19 @@ function payeeBody(form: FormBody) {
 export function payeePages(context: FastifyInstance, services: WebServices): void {
   const { payees, sandbox } = services.payees;
 
-  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) =>
-    renderPage(services, request, reply, '/dashboard/payees', 'Payees', { payees: (await payees.list(request.dashboard!.caller)).reverse(), sent: {}, ...extra }, status);
+  /** Newest first, a page at a time; the search box takes an id, or words of a name or of the bank details. `extra`: a refused create form. */
+  const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
+    const search = searchOf(request.query, { amounts: false });
+    const { page, limit } = checkListQuery(checkPageQuery, listQuery(request.query, []));
+    const found = await payees.page(request.dashboard!.caller, search.kind === 'id' ? { id: search.id } : search.kind === 'words' ? { text: search.text } : {}, page ?? 1, limit ?? pageLimitDefault);
+    const q = search.kind === 'none' ? undefined : search.text;
+    return renderPage(services, request, reply, '/dashboard/payees', 'Payees', {
+      payees: found.data,
+      pager: pagerOf('/dashboard/payees', found.pagination, { q, page: undefined, limit: String(found.pagination.limit) }),
+      q: q ?? '',
+      ...extra,
+    }, status);
+  };
 
   context.get('/payees', pageRoute, async (request, reply) => listPage(request, reply));
 
@@ -52,7 +88,8 @@ export function payeePages(context: FastifyInstance, services: WebServices): voi
     return actThenRedirect(
       reply,
       async () => `/dashboard/payees/${(await payees.create(request.dashboard!.caller, checkPayee(payeeBody(form)))).id}`,
-      async ({ problems, status }) => listPage(request, reply, { problems, sent: form }, status),
+      async ({ problems, form: state, status }) => listPage(request, reply, { problems, form: state }, status),
+      { sent: form, labels: payeeLabels },
     );
   });
 
@@ -63,7 +100,7 @@ export function payeePages(context: FastifyInstance, services: WebServices): voi
     const payable = [...fiat, ...virtual]
       .filter((account) => account.currency === payee.currency && account.status === 'active')
       .map((account) => ({ id: account.id, name: `${account.account_name} (${account.balance} ${account.currency})` }));
-    return renderPage(services, request, reply, '/dashboard/payee', payee.payee_name, { payee, payable, statuses: payeeStatusValues, sent: {}, ...extra }, status);
+    return renderPage(services, request, reply, '/dashboard/payee', payee.payee_name, { payee, payable, statuses: payeeStatusValues, ...extra }, status);
   };
 
   context.get<PayeeRoute>('/payees/:id', pageRoute, async (request, reply) => detailPage(request, reply, await payees.get(request.dashboard!.caller, request.params.id)));
@@ -86,7 +123,8 @@ export function payeePages(context: FastifyInstance, services: WebServices): voi
         const created = await services.payments.payments.create(caller, body);
         return `/dashboard/transactions/${(await services.payments.payments.get(caller, created.id)).transactionId}`;
       },
-      async ({ problems, status }) => detailPage(request, reply, payee, { problems, sent: form }, status),
+      async ({ problems, form: state, status }) => detailPage(request, reply, payee, { problems, form: state }, status),
+      { sent: form, labels: paymentLabels(payee.currency) },
     );
   });
 

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { dashboardAccountChoicesMax, dashboardExportBatchSize, dashboardExportRowsMax } from '../../config/limits.js';
+import { dashboardAccountChoicesMax, dashboardExportBatchSize, dashboardExportRowsMax, paymentReferenceLengthMax } from '../../config/limits.js';
 import type { FiatAccountRecord } from '../../modules/fiat-accounts/index.js';
 import type { VirtualAccountRecord } from '../../modules/virtual-accounts/index.js';
 import { bodyChecker } from '../../http/validation.js';
@@ -100,15 +100,18 @@ export function transactionPages(context: FastifyInstance, services: WebServices
   /**
    * The query of the list and of its export: the API's filters, checked by its own schema, and the search box — an
    * id (that record alone, whatever the filters), an amount, or a reference (the API's exact `reference` filter).
+   * Words longer than any reference (the search box takes an email address's 254 characters) match nothing: the
+   * search is valid, it finds no record (`none`), rather than a refusal of the reference filter the person never saw.
    */
-  const historyQuery = (request: FastifyRequest): { checked: TransactionsQueryType; search: Search; extra: TransactionSearch } => {
+  const historyQuery = (request: FastifyRequest): { checked: TransactionsQueryType; search: Search; extra: TransactionSearch; none: boolean } => {
     const query = formOf(request.query);
     const search = searchOf(query, { amounts: true });
     const input = listQuery(query, filterNames);
     for (const name of ['created_from', 'created_to'] as const) if (typeof input[name] === 'string') input[name] = utcFromLocalInput(input[name]);
-    if (search.kind === 'words') input.reference = search.text;
+    const none = search.kind === 'words' && search.text.length > paymentReferenceLengthMax;
+    if (search.kind === 'words' && !none) input.reference = search.text;
     const checked = checkTransactionsQuery(input);
-    return { checked, search, extra: search.kind === 'amount' ? { amountMinor: search.amountMinor } : {} };
+    return { checked, search, extra: search.kind === 'amount' ? { amountMinor: search.amountMinor } : {}, none };
   };
 
   /** The one record an id search names, or none: another customer's id finds nothing, like an unknown one. */
@@ -135,6 +138,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       return page({ ...shown, records: [], pager: undefined }, status);
     }
     const shown = async (records: TransactionRecordType[]) => namer(await accountsWithIds(request, records.map((record) => record.virtual_account_id ?? record.account_id)));
+    if (wanted.none) return page({ records: [], accountName: namer([]), pager: undefined });
     if (wanted.search.kind === 'id') {
       const found = await recordOfId(request, wanted.search.id);
       const records = found ? [found] : [];
@@ -163,6 +167,7 @@ export function transactionPages(context: FastifyInstance, services: WebServices
       );
     async function* lines(): AsyncGenerator<string> {
       yield csvLine(exportColumns);
+      if (wanted.none) return;
       if (wanted.search.kind === 'id') {
         const found = await recordOfId(request, wanted.search.id);
         if (found) yield line(found, namer(await accountsWithIds(request, [found.virtual_account_id ?? found.account_id])));

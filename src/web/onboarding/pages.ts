@@ -13,6 +13,7 @@ import { installPageErrors } from '../page-errors.js';
 import { pageRoute } from '../page-route.js';
 import { contentSecurityPolicy, installPageHeaders } from '../page-headers.js';
 import { installViews } from '../views.js';
+import { show } from '../show.js';
 import { documentKindWords } from '../document-kind-words.js';
 import { documentFormLimits, fileSizeMaxMegabytes, readDocumentForm, uploadBodyOf, uploadProblems } from './document-form.js';
 import { completeOnboarding, legacyLinkRoute, linkNotValid, linkRoute, openOnboardingLink, type LinkParams, type OnboardingVisit } from './onboarding-link.js';
@@ -112,6 +113,7 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
     return reply.code(status).view('/onboarding/page', {
       logoUrl: visit.logoUrl,
       title: 'Verify your identity',
+      show,
       sandbox,
       csrf: services.formTokens.issue(visit.formBinding),
       pagePath: visit.pagePath,
@@ -136,6 +138,7 @@ function pageRoutes(context: FastifyInstance, services: WebServices): void {
     return reply.view('/onboarding/done', {
       logoUrl: visit.logoUrl,
       title: visit.endUser.onboarding_completed_at === null ? 'Verification decided' : 'Verification complete',
+      show,
       sandbox,
       companyName: visit.companyName,
       completedAt: visit.endUser.onboarding_completed_at,
