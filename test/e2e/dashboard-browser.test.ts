@@ -28,7 +28,7 @@ const password = 'a long enough passphrase';
  */
 function compressScreenshot(file: string): void {
   const run = spawnSync('pngquant', ['--quality=70-90', '--skip-if-larger', '--strip', '--ext', '.png', '--force', file], { encoding: 'utf8' });
-  if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return;
+  if (run.error && 'code' in run.error && run.error.code === 'ENOENT') return;
   if (run.error || ![0, 98, 99].includes(run.status ?? -1)) throw new Error(`pngquant ${file}: ${run.error?.message ?? run.stderr}`);
 }
 
