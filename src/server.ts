@@ -1,11 +1,11 @@
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { shutdownIdleConnectionGraceMs } from './config/limits.js';
+import { fixHeapGrowth } from './heap-growth.js';
 import { trackConnections } from './http/connection-drain.js';
 import { configuredProviders } from './providers/providers.js';
 import type { MetricsListener } from './http/metrics.js';
 import { openStorage, type Storage } from './storage/database.js';
-import { growHeapSlowlyDuringStartUp, restoreHeapGrowthAfterStartUp } from './startup-heap-growth.js';
 import { recordStartupPhases, startupPhaseDone, startupPhases } from './startup-phases.js';
 
 /**
@@ -15,7 +15,7 @@ import { recordStartupPhases, startupPhaseDone, startupPhases } from './startup-
  */
 async function main(): Promise<void> {
   recordStartupPhases();
-  growHeapSlowlyDuringStartUp();
+  fixHeapGrowth();
   startupPhaseDone('entry');
   const config = loadConfig();
   // Settings are refused before anything heavy loads or any file is created.
@@ -34,7 +34,6 @@ async function main(): Promise<void> {
     const connections = trackConnections(app.server, Math.max(1, Math.min(shutdownIdleConnectionGraceMs, config.shutdownTimeoutMs / 2)));
     await app.listen({ port: config.port, host: config.host });
     startupPhaseDone('listen');
-    restoreHeapGrowthAfterStartUp();
     for (const worker of app.workers) worker.start();
     app.log.info(
       {

@@ -107,16 +107,10 @@ export const shutdownTimeoutMsDefault = 10_000;
 export const shutdownIdleConnectionGraceMs = 2_000;
 
 /**
- * How far (percent) V8 lets the old generation grow beyond what a full collection kept, from start-up until a while
- * after the server listens (src/startup-heap-growth.ts); V8's own factor after start-up's burst is 300 %.
+ * How far (percent) V8 lets the old generation grow beyond what a full collection kept (src/heap-growth.ts), for the
+ * server's whole life; V8's own factor after a burst of promotion (start-up, webhook deliveries) is 300 %.
  */
-export const startupHeapGrowingPercent = 50;
-
-/**
- * How long after the server listens that growth stays fixed: longer than the 5 s over which V8 measures the allocation
- * rate it derives its own factor from, so that its first factor after start-up reflects the load, not start-up.
- */
-export const startupHeapGrowthFixedAfterListenMs = 10_000;
+export const heapGrowingPercent = 50;
 
 /** docs/spec.md §4 POST /end-users and PATCH /end-users: field limits (those "not shown" are decided in docs/end-users.md). */
 export const personNameLengthMax = 100;
