@@ -17,6 +17,7 @@ describe('choosing an end user beyond the newest on the account and wallet forms
   let oldest: string;
   const smiths: string[] = [];
   let bobsEndUser: string;
+  let ada: string;
 
   /** The wallets of a customer through the API, newest first, with their end user. */
   const wallets = async () => ((await t.request({ url: '/wallets', key: alice.key })).json().data as Array<{ local_id: string; end_user_id: string | null; display_name: string }>);
@@ -44,6 +45,8 @@ describe('choosing an end user beyond the newest on the account and wallet forms
       await createIndividual(t, alice, { firstName: `Newer${index}`, lastName: 'Person', email: `newer${index}@example.com` });
       t.clock.advance(1000);
     }
+    ada = (await createIndividual(t, alice, { firstName: 'Ada', middleName: 'King', lastName: 'Lovelace', email: 'ada@lovelace.example' })).id;
+    t.clock.advance(1000);
     bobsEndUser = (await createIndividual(t, bob, { firstName: 'Oldest', lastName: 'Bobsdottir', email: 'oldest@bob.example' })).id;
     browser = await signedInBrowser(t, alice.id);
   });
@@ -93,6 +96,25 @@ describe('choosing an end user beyond the newest on the account and wallet forms
     // A choice that is not among the matches of what is typed does not count: the field is asked again.
     const stale = await post('/dashboard/accounts/wallets', { display_name: 'Stale', end_user: 'smith', end_user_id: oldest });
     expect(stale.statusCode).toBe(400);
+  });
+
+  it('asks to confirm the one end user that part of a name matches, instead of opening an account in its name', async () => {
+    const before = (await wallets()).length;
+    const partial = await post('/dashboard/accounts/wallets', { display_name: 'For Ada', end_user: 'lovel' });
+    expect(partial.statusCode).toBe(400);
+    expect(partial.body).toContain('<a href="#wallet-owner">For: one end user matches “lovel”: choose it below to confirm, or type the whole name, email address or id</a>');
+    expect([...partial.body.matchAll(/name="end_user_id" value="([0-9a-f-]{36})"/g)].map((match) => match[1])).toEqual([ada]);
+    expect((await wallets()).length).toBe(before);
+    const confirmed = await browser.post('/dashboard/accounts/wallets', { display_name: 'For Ada', end_user: 'lovel', end_user_id: ada });
+    expect(confirmed.statusCode, confirmed.body).toBe(303);
+    expect((await wallets()).find((wallet) => wallet.display_name === 'For Ada')?.end_user_id).toBe(ada);
+  });
+
+  it('finds an end user by the whole name the page suggests, middle name included', async () => {
+    expect((await browser.get('/dashboard/accounts')).body).toContain('<option value="Ada King Lovelace">');
+    const byName = await post('/dashboard/accounts/wallets', { display_name: 'For Ada King', end_user: 'Ada King Lovelace' });
+    expect(byName.statusCode, byName.body).toBe(303);
+    expect((await wallets()).find((wallet) => wallet.display_name === 'For Ada King')?.end_user_id).toBe(ada);
   });
 
   it("says when no end user matches — another customer's are none — and shows the other fields' problems at once", async () => {

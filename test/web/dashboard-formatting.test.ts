@@ -133,6 +133,8 @@ describe('dashboard: amounts, times, names and codes as a person reads them', ()
     expect(shownPayee).toContain('<dt>Status</dt><dd>Active</dd>');
     expect(shownPayee).toContain(`<dt>Created</dt><dd><time datetime="${startedAt}" title="2026-11-26 19:24:07.123 UTC">26 Nov 2026, 19:24 UTC</time></dd>`);
     expect(shownPayee).toContain('<option value="inactive">Inactive</option>');
+    // The accounts that can pay it, with their balances as everywhere else.
+    expect(shownPayee).toContain('>Operating GBP (1,234,567.80 GBP)</option>');
     expect((await browser.get(`/dashboard/accounts/fiat/${gbp.id}`)).body).toContain('<option value="frozen">Frozen</option>');
 
     const overview = (await browser.get('/dashboard')).body;

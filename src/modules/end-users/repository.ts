@@ -40,10 +40,12 @@ export async function pageOfEndUsers(db: Db, dialect: Dialect, customerId: strin
   let query = db.selectFrom('end_users').where('customer_id', '=', customerId);
   if ('id' in search) query = query.where('id', '=', search.id);
   if ('text' in search) {
+    // The name as the dashboard writes it (first, middle, last), so a name it suggests is found; and without the middle.
     const fullName = sql<string>`coalesce(first_name, '') || ' ' || coalesce(last_name, '')`;
+    const fullNameWithMiddle = sql<string>`coalesce(first_name, '') || ' ' || coalesce(middle_name || ' ', '') || coalesce(last_name, '')`;
     const columns = ['first_name', 'last_name', 'company_name', 'email'] as const;
     query = query.where((eb) =>
-      eb.or([...columns.map((column) => containsText(dialect, eb.ref(column), search.text)), containsText(dialect, fullName, search.text)]),
+      eb.or([...columns.map((column) => containsText(dialect, eb.ref(column), search.text)), containsText(dialect, fullName, search.text), containsText(dialect, fullNameWithMiddle, search.text)]),
     );
   }
   return newestFirstPage<EndUserRow>(query, offset, limit);

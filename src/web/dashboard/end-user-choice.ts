@@ -23,8 +23,8 @@ const lower = (text: string | null) => text?.toLowerCase();
 
 /**
  * Resolves the field on the server, so that any of thousands of end users can be chosen without a script: an id
- * names one; words are looked for as the end users page's search does. Of several matches, the one whose whole
- * name or email address is what was typed is taken, or else the one picked from the list the refused form showed.
+ * names one; words are looked for as the end users page's search does. The one match whose whole name or email
+ * address is what was typed is taken, or else the one picked from the list the refused form showed.
  */
 export async function chooseEndUser(services: WebServices, caller: AuthenticatedKey, form: FormBody): Promise<EndUserChoice> {
   const typed = formText(form, 'end_user');
@@ -34,11 +34,14 @@ export async function chooseEndUser(services: WebServices, caller: Authenticated
   const found = await services.endUsers.pageOfRows(caller, search, 1, dashboardEndUserMatchesMax);
   const matches = found.rows.map((row) => ({ id: row.id, name: endUserName(row), email: row.email }));
   if (matches.length === 0) return { problem: `no end user of yours matches “${typed}”: type a name, an email address or an id, or leave it empty for your company`, matches, more: 0 };
-  if (matches.length === 1) return { endUserId: matches[0]!.id };
-  const whole = matches.filter((match) => lower(match.name) === lower(typed) || lower(match.email) === lower(typed));
+  const more = found.pagination.total - matches.length;
+  // Taken without asking only when what was typed names it whole: its id, or the whole name or email address of the
+  // one end user among every match (none left unread). Part of a name never opens an account in someone's name.
+  if (isRecordId(typed)) return { endUserId: matches[0]!.id };
+  const whole = more > 0 ? [] : matches.filter((match) => lower(match.name) === lower(typed) || lower(match.email) === lower(typed));
   if (whole.length === 1) return { endUserId: whole[0]!.id };
   const picked = formText(form, 'end_user_id');
   if (picked !== undefined && matches.some((match) => match.id === picked)) return { endUserId: picked };
-  const more = found.pagination.total - matches.length;
+  if (matches.length === 1) return { problem: `one end user matches “${typed}”: choose it below to confirm, or type the whole name, email address or id`, matches, more };
   return { problem: `${found.pagination.total} end users match “${typed}”: choose one below${more > 0 ? ', or type more of the name, the email address or the id' : ''}`, matches, more };
 }

@@ -4,6 +4,7 @@ import { bodyChecker } from '../../http/validation.js';
 import { CreatePayeeBody, PayeeStatusBody, payeeStatusValues, type CreatePayeeInput, type PayeeRecord } from '../../modules/payees/index.js';
 import { CreatePaymentBody, type CreatePaymentInput } from '../../modules/payments/index.js';
 import { formNumber, formOf, formText, type FieldLabels, type FormBody } from '../form.js';
+import { moneyText } from '../money-text.js';
 import { pageRoute } from '../page-route.js';
 import { actThenRedirect } from './form-action.js';
 import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
@@ -99,7 +100,7 @@ export function payeePages(context: FastifyInstance, services: WebServices): voi
     const [fiat, virtual] = await Promise.all([services.fiatAccounts.list(caller), services.virtualAccounts.list(caller)]);
     const payable = [...fiat, ...virtual]
       .filter((account) => account.currency === payee.currency && account.status === 'active')
-      .map((account) => ({ id: account.id, name: `${account.account_name} (${account.balance} ${account.currency})` }));
+      .map((account) => ({ id: account.id, name: `${account.account_name} (${moneyText(account.balance, account.currency)})` }));
     return renderPage(services, request, reply, '/dashboard/payee', payee.payee_name, { payee, payable, statuses: payeeStatusValues, ...extra }, status);
   };
 
