@@ -22,7 +22,7 @@ import { formOf, formRefusal, formText, pageForms, type FieldLabels, type FormBo
 import { actThenRedirect } from './form-action.js';
 import { pageRoute } from '../page-route.js';
 import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
-import { searchOf } from './search.js';
+import { recordSearch, searchOf } from './search.js';
 import { endUserName } from './names.js';
 import { redirectWithNotice } from './notices.js';
 import { renderPage } from './render.js';
@@ -117,7 +117,7 @@ export function endUserPages(context: FastifyInstance, services: WebServices): v
     const caller = request.dashboard!.caller;
     const search = searchOf(request.query, { amounts: false });
     const { page, limit } = checkListQuery(checkPageQuery, listQuery(request.query, []));
-    const found = await services.endUsers.pageOfRows(caller, search.kind === 'id' ? { id: search.id } : search.kind === 'words' ? { text: search.text } : {}, page ?? 1, limit ?? pageLimitDefault);
+    const found = await services.endUsers.pageOfRows(caller, recordSearch(search), page ?? 1, limit ?? pageLimitDefault);
     const q = search.kind === 'none' ? undefined : search.text;
     return renderPage(services, request, reply, '/dashboard/end-users', 'End users', {
       endUsers: found.rows.map((row) => endUserView(row, caller, services.onboardingLinks)),

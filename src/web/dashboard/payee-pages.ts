@@ -8,7 +8,7 @@ import { moneyText } from '../money-text.js';
 import { pageRoute } from '../page-route.js';
 import { actThenRedirect } from './form-action.js';
 import { checkListQuery, checkPageQuery, listQuery, pagerOf } from './lists.js';
-import { searchOf } from './search.js';
+import { recordSearch, searchOf } from './search.js';
 import { renderPage } from './render.js';
 import type { WebServices } from './services.js';
 
@@ -72,7 +72,7 @@ export function payeePages(context: FastifyInstance, services: WebServices): voi
   const listPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}, status = 200) => {
     const search = searchOf(request.query, { amounts: false });
     const { page, limit } = checkListQuery(checkPageQuery, listQuery(request.query, []));
-    const found = await payees.page(request.dashboard!.caller, search.kind === 'id' ? { id: search.id } : search.kind === 'words' ? { text: search.text } : {}, page ?? 1, limit ?? pageLimitDefault);
+    const found = await payees.page(request.dashboard!.caller, recordSearch(search), page ?? 1, limit ?? pageLimitDefault);
     const q = search.kind === 'none' ? undefined : search.text;
     return renderPage(services, request, reply, '/dashboard/payees', 'Payees', {
       payees: found.data,

@@ -31,3 +31,10 @@ export function searchOf(query: unknown, options: { amounts: boolean }): Search 
   }
   return { kind: 'words', text };
 }
+
+/** A search of a list of records (end users, payees) as their repositories take it: one id, words, or nothing. */
+export function recordSearch(search: Search): { id: string } | { text: string } | Record<string, never> {
+  if (search.kind === 'id') return { id: search.id };
+  if (search.kind === 'none') return {};
+  return { text: search.text };
+}
