@@ -334,7 +334,14 @@ export function evaluate({ load, fixture, quiesced, ledger, fleet, faults, polic
   const resets = exchanges.filter((exchange) => exchange.failure === 'reset');
   const killedUnder = (exchange) => windows.some((window) => window.killed === exchange.instance && overlaps(exchange, window));
   const badResets = resets.filter((exchange) => !(policy.resetsAllowed && killedUnder(exchange)));
-  invariants.push(invariant('no connection reset', badResets.length > 0 ? [`${badResets.length} requests reset (connection closed under them)`] : []));
+  // Each reset said with where and when it happened, relative to the fault: what tells one race from another.
+  const faultStart = faults[0]?.startedAt;
+  const describeReset = (exchange) =>
+    `${exchange.op} to instance ${exchange.instance + 1}, sent ${faultStart === undefined ? '' : `${exchange.startedAt - faultStart} ms after the fault began (on instance ${(faults[0].index ?? -1) + 1}, injected in ${faults[0].injectedAt - faultStart} ms), `}` +
+    `cut after ${exchange.endedAt - exchange.startedAt} ms: ${exchange.error}`;
+  invariants.push(
+    invariant('no connection reset', badResets.length > 0 ? [`${badResets.length} requests reset (connection closed under them)`, ...badResets.slice(0, 5).map(describeReset)] : []),
+  );
 
   const operations = {
     payments: load.payments.size,

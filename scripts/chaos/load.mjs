@@ -23,9 +23,12 @@ export function isFinal(status) {
   return status !== undefined && ((status >= 200 && status < 300) || (status >= 400 && status < 500 && ![408, 409, 429].includes(status)));
 }
 
+/** The transport error's code (ECONNRESET, UND_ERR_SOCKET…), kept with the exchange to tell one reset from another. */
+const errorCode = (error) => error?.code ?? error?.cause?.code ?? error?.name;
+
 /** Transport failures by kind: the connection was reset or closed under the request, or no answer came in time. */
 function failureKind(error) {
-  const code = error?.code ?? error?.cause?.code ?? error?.name;
+  const code = errorCode(error);
   if (code === 'ECONNREFUSED') return 'refused';
   if (['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UND_ERR_CLOSED'].includes(code)) return 'reset';
   if (['TimeoutError', 'AbortError', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_ABORTED'].includes(code)) return 'timeout';
@@ -54,7 +57,7 @@ export class Client {
     this.urls = urls;
     this.next = 0;
     this.agent = new Agent({ keepAliveTimeout: 10_000, connections: 32 });
-    /** { op, instance, queuedAt, startedAt, endedAt, status, failure } for every exchange. */
+    /** { op, instance, queuedAt, startedAt, endedAt, status, failure, error } for every exchange. */
     this.exchanges = [];
     this.inFlight = new Set();
   }
@@ -97,6 +100,7 @@ export class Client {
         }
         record.endedAt = Date.now();
         record.failure = failure;
+        record.error = `${errorCode(error)}: ${error?.message ?? error}`.slice(0, 200);
         this.exchanges.push(record);
         return { failure, instance };
       }
