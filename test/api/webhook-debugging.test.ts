@@ -132,6 +132,23 @@ describe('debugging webhook deliveries', () => {
     expect(hung.request_headers['webhook-id']).toBe((await deliveriesOf(alice, hook.id))[0]!.id);
   });
 
+  it('keeps the status of an answer whose body is cut short: longer than 64 KiB, or no longer coming within the timeout', async () => {
+    const hook = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
+    receiver.answer = () => ({ status: 200, body: 'y'.repeat(256 * 1024) });
+    await createPayee(t, alice);
+    await deliverDue(t);
+    const [long] = (await newestDelivery(alice, hook.id)).attempts;
+    expect(long).toMatchObject({ succeeded: true, status_code: 200, response_body: 'y'.repeat(4096), response_body_truncated: true, error: null });
+
+    receiver.answer = () => ({ status: 503, headers: { 'retry-after': '7200' }, body: 'partial', stall: true });
+    await createPayee(t, alice);
+    await deliverDue(t);
+    const stalled = await newestDelivery(alice, hook.id);
+    expect(stalled.attempts[0]).toMatchObject({ succeeded: false, status_code: 503, response_body: 'partial', response_body_truncated: false, error: 'the receiver answered 503' });
+    // The answer's Retry-After (2 h) is honoured over the 1 h retry delay, though its body never ended.
+    expect(Date.parse(stalled.next_attempt_at) - t.clock.now().getTime()).toBe(2 * hourMs);
+  });
+
   it('counts a delivery being retried as failing in the filter, beside the ones that failed for good', async () => {
     const hook = await subscribe(t, alice, { url: receiver.url(), eventTypes: ['payee.created'] });
     const doomed = await createPayee(t, alice);

@@ -8,8 +8,11 @@ export interface ReceivedWebhook {
   at: number;
 }
 
-/** What the receiver answers a request with (the body "ok" unless given); `hang` never answers. */
-export type ReceiverAnswer = { status: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
+/**
+ * What the receiver answers a request with (the body "ok" unless given); `hang` never answers; `stall` sends the
+ * status, headers and body, and never ends the body.
+ */
+export type ReceiverAnswer = { status: number; headers?: Record<string, string>; body?: string | Buffer; stall?: boolean } | 'hang';
 
 /**
  * A real HTTP receiver on a loopback port: it records every request (and every connection, so a test can assert
@@ -42,6 +45,11 @@ export class WebhookReceiver {
           return;
         }
         response.writeHead(answer.status, answer.headers ?? {});
+        if (answer.stall) {
+          response.write(answer.body ?? 'ok');
+          this.hanging.add(response);
+          return;
+        }
         response.end(answer.body ?? 'ok');
       });
     });

@@ -1,4 +1,5 @@
-import { Agent, request } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
 import {
   webhookErrorLengthMax,
   webhookResponseBodyStoredBytesMax,
@@ -66,32 +67,77 @@ function keptHeaders(headers: Record<string, string | string[] | undefined>): Re
   return kept;
 }
 
+/** Why an attempt stopped reading an answer longer than webhookResponseBytesMax (its outcome is its status). */
+class AnswerTooLong extends Error {}
+
 /**
- * Reads the answer's body up to webhookResponseBytesMax (beyond it the connection is dropped, as undici's dump
- * does) and keeps its first webhookResponseBodyStoredBytesMax bytes as text: invalid UTF-8 becomes U+FFFD, a
- * character cut at the bound is left out, and NUL, which a PostgreSQL text column refuses, becomes U+FFFD too. A body
- * cut short (the timeout) keeps what came.
+ * One POST's answer, as undici's dispatch handler receives it (node_modules/undici/docs/docs/api/Dispatcher.md): the
+ * status and headers, and the body read up to webhookResponseBytesMax (beyond it the connection is dropped, as
+ * undici's dump does), its first webhookResponseBodyStoredBytesMax bytes kept. Settles once, at the answer's end or at
+ * its failure; a failure after the status (the timeout, the length cut) keeps what came, and the outcome is the
+ * status. A handler instead of `request()`'s body stream: the stream, its async iterator and their listeners were
+ * most of what an attempt allocated, and what lived until its record was written (docs/benchmarks.md).
  */
-async function keptBody(body: AsyncIterable<Buffer>): Promise<{ text: string; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let keptBytes = 0;
-  let readBytes = 0;
-  try {
-    for await (const chunk of body) {
-      readBytes += chunk.length;
-      if (keptBytes < webhookResponseBodyStoredBytesMax) {
-        const part = chunk.subarray(0, webhookResponseBodyStoredBytesMax - keptBytes);
-        chunks.push(part);
-        keptBytes += part.length;
-      }
-      if (readBytes > webhookResponseBytesMax) break;
-    }
-  } catch {
-    // What came before the failure is kept; the attempt's outcome is its status.
+class AnswerCollector implements Dispatcher.DispatchHandler {
+  statusCode: number | null = null;
+  headers: IncomingHttpHeaders = {};
+  readBytes = 0;
+  keptBytes = 0;
+  private readonly chunks: Buffer[] = [];
+  private controller: Dispatcher.DispatchController | null = null;
+  private abortedWith: Error | null = null;
+
+  constructor(private readonly settle: (error: Error | null) => void) {}
+
+  /** Ends the exchange; before undici has started it, as soon as it does (as `request()` does with its signal). */
+  abort(reason: Error): void {
+    if (this.controller) this.controller.abort(reason);
+    else this.abortedWith ??= reason;
   }
-  // `stream: true` holds back an incomplete character at the end instead of decoding it as U+FFFD.
-  const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks), { stream: readBytes > keptBytes });
-  return { text: text.replaceAll('\u0000', '\uFFFD'), truncated: readBytes > keptBytes };
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.abortedWith) controller.abort(this.abortedWith);
+    else this.controller = controller;
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // 1xx answers are informational; the final one follows.
+    if (statusCode < 200) return;
+    this.statusCode = statusCode;
+    this.headers = headers;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.readBytes += chunk.length;
+    if (this.keptBytes < webhookResponseBodyStoredBytesMax) {
+      const part = chunk.subarray(0, webhookResponseBodyStoredBytesMax - this.keptBytes);
+      this.chunks.push(part);
+      this.keptBytes += part.length;
+    }
+    if (this.readBytes > webhookResponseBytesMax) controller.abort(new AnswerTooLong());
+  }
+
+  onResponseEnd(): void {
+    this.settle(null);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    this.settle(error);
+  }
+
+  /**
+   * The kept start of the body as text: invalid UTF-8 becomes U+FFFD, a character cut at the bound is left out
+   * (`stream: true` holds back an incomplete one at the end), and NUL, which a PostgreSQL text column refuses, becomes
+   * U+FFFD too.
+   */
+  bodyText(): string {
+    const text = new TextDecoder('utf-8').decode(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks), { stream: this.truncated });
+    return text.replaceAll('\u0000', '\uFFFD');
+  }
+
+  get truncated(): boolean {
+    return this.readBytes > this.keptBytes;
+  }
 }
 
 const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -110,7 +156,7 @@ function describe(error: unknown, timeoutMs: number): string {
 /**
  * POSTs signed events to receivers through undici with the address guard as its connector. A 2xx is a success;
  * anything else is a failure — a 3xx included, since redirects are never followed (a receiver could otherwise
- * bounce a delivery to an internal address). The answer's headers and the start of its body are kept (keptBody).
+ * bounce a delivery to an internal address). The answer's headers and the start of its body are kept (AnswerCollector).
  */
 export class WebhookSender {
   private readonly agent: Agent;
@@ -129,34 +175,40 @@ export class WebhookSender {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const requestHeaders = { 'content-type': 'application/json', 'user-agent': 'customer-api-webhooks/1', ...headers };
-    // One controller, ended by a plain timer or by `signal`: AbortSignal.timeout joined to `signal` with
-    // AbortSignal.any cost about 20 µs per attempt (docs/benchmarks.md), a tenth of a delivery's CPU.
-    const attempt = new AbortController();
-    const timer = setTimeout(() => attempt.abort(new DOMException(`no answer within ${this.settings.timeoutMs} ms`, 'TimeoutError')), this.settings.timeoutMs);
-    const cutShort = () => attempt.abort(signal?.reason);
-    if (signal?.aborted) cutShort();
-    else signal?.addEventListener('abort', cutShort);
+    const noAnswer = (error: unknown): AttemptOutcome => ({
+      succeeded: false,
+      statusCode: null,
+      durationMs: elapsed(),
+      error: describe(error, this.settings.timeoutMs),
+      retryAfterMs: null,
+      exchange: { ...nothingExchanged, requestHeaders },
+    });
+    let settle: (error: Error | null) => void = () => undefined;
+    const settled = new Promise<Error | null>((resolve) => (settle = resolve));
+    const answer = new AnswerCollector(settle);
+    // One timer, ended by the answer or by `signal`: AbortSignal.timeout joined to `signal` with AbortSignal.any cost
+    // about 20 µs per attempt (docs/benchmarks.md), a tenth of a delivery's CPU.
+    const timer = setTimeout(() => answer.abort(new DOMException(`no answer within ${this.settings.timeoutMs} ms`, 'TimeoutError')), this.settings.timeoutMs);
+    const cutShort = () => answer.abort(signal?.reason instanceof Error ? signal.reason : new DOMException('the attempt was cut short', 'AbortError'));
+    signal?.addEventListener('abort', cutShort);
     try {
-      const response = await request(url, { method: 'POST', body, headers: requestHeaders, dispatcher: this.agent, signal: attempt.signal });
-      const answer = await keptBody(response.body);
-      const succeeded = response.statusCode >= 200 && response.statusCode < 300;
+      if (signal?.aborted) throw signal.reason;
+      const target = new URL(url);
+      this.agent.dispatch({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', body, headers: requestHeaders }, answer);
+      const error = await settled;
+      const statusCode = answer.statusCode;
+      if (statusCode === null) return noAnswer(error);
+      const succeeded = statusCode >= 200 && statusCode < 300;
       return {
         succeeded,
-        statusCode: response.statusCode,
+        statusCode,
         durationMs: elapsed(),
-        error: succeeded ? null : `the receiver answered ${response.statusCode}`,
-        retryAfterMs: succeeded ? null : parseRetryAfter(response.headers['retry-after'], now()),
-        exchange: { requestHeaders, responseHeaders: keptHeaders(response.headers), responseBody: answer.text, responseBodyTruncated: answer.truncated },
+        error: succeeded ? null : `the receiver answered ${statusCode}`,
+        retryAfterMs: succeeded ? null : parseRetryAfter(answer.headers['retry-after'], now()),
+        exchange: { requestHeaders, responseHeaders: keptHeaders(answer.headers), responseBody: answer.bodyText(), responseBodyTruncated: answer.truncated },
       };
     } catch (error) {
-      return {
-        succeeded: false,
-        statusCode: null,
-        durationMs: elapsed(),
-        error: describe(error, this.settings.timeoutMs),
-        retryAfterMs: null,
-        exchange: { ...nothingExchanged, requestHeaders },
-      };
+      return noAnswer(error);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', cutShort);
