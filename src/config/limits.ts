@@ -598,6 +598,12 @@ export const transactionAttemptsMax = 5;
 export const transactionRetryBaseMs = 2;
 /** SQLite: busy_timeout, one of the pragmas the embedded database must run with, checked after they are set (docs/architecture.md, Stack). */
 export const sqliteBusyTimeoutMs = 5000;
+/**
+ * SQLite: the page cache of each of the two connections, in KiB — SQLite's own default. The driver's build raises it
+ * to 16 MB, and the two caches then filled to 32 MB of the server's memory under load, while the operating system's
+ * file cache serves the same pages (docs/operations.md "Memory").
+ */
+export const sqlitePageCacheKib = 2000;
 /** SQLite: prepared statements kept per connection. */
 export const preparedStatementCacheSize = 500;
 /**

@@ -14,6 +14,7 @@ import {
   postgresPoolWaitTimeoutMs,
   preparedStatementCacheSize,
   sqliteBusyTimeoutMs,
+  sqlitePageCacheKib,
   transactionAttemptsMax,
   transactionRetryBaseMs,
 } from '../config/limits.js';
@@ -236,6 +237,7 @@ export function openSqliteDatabase(dataDir: string): BetterSqlite3.Database {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
+  database.pragma(`cache_size = -${sqlitePageCacheKib}`);
   assertSqlitePragmas(database);
   // Money columns are bigint; without this better-sqlite3 would hand them back as lossy JS numbers.
   database.defaultSafeIntegers(true);

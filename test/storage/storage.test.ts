@@ -143,7 +143,7 @@ describe.skipIf(testDialect !== 'sqlite')('the embedded SQLite database', () => 
     for (const directory of directories) fs.rmSync(directory, { recursive: true, force: true });
   });
 
-  it('runs with WAL, synchronous=FULL, foreign_keys=ON and busy_timeout >= 5000 ms', () => {
+  it('runs with WAL, synchronous=FULL, foreign_keys=ON, busy_timeout >= 5000 ms and a page cache of 2 MB, not the driver build\'s 16 MB', () => {
     const directory = temporaryDirectory();
     directories.push(directory);
     const database = openSqliteDatabase(directory);
@@ -152,6 +152,8 @@ describe.skipIf(testDialect !== 'sqlite')('the embedded SQLite database', () => 
       expect(Number(database.pragma('synchronous', { simple: true }))).toBe(2);
       expect(Number(database.pragma('foreign_keys', { simple: true }))).toBe(1);
       expect(Number(database.pragma('busy_timeout', { simple: true }))).toBeGreaterThanOrEqual(5000);
+      // Negative: a size in KiB, whatever the page size.
+      expect(Number(database.pragma('cache_size', { simple: true }))).toBe(-2000);
       expect(sqliteBusyTimeoutMs).toBeGreaterThanOrEqual(5000);
     } finally {
       database.close();
