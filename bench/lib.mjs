@@ -8,13 +8,17 @@ import { fileURLToPath } from 'node:url';
 export const checkout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * The V8 heap flags `npm start` gives the server (package.json's start script; docs/operations.md "Memory"), read
- * from there so that the benchmark and the fault harness measure the server as it runs and cannot drift from it.
+ * The V8 heap flags and the allocator's settings `npm start` gives the server (package.json's start script;
+ * docs/operations.md "Memory"), read from there so that the benchmark and the fault harness measure the server as it
+ * runs and cannot drift from it.
  */
 const packageJson = /** @type {{ scripts: { start: string } }} */ (parseJson(fs.readFileSync(path.join(checkout, 'package.json'), 'utf8')));
-export const serverHeapFlags = packageJson.scripts.start
-  .split(/\s+/)
-  .filter((word) => /^--(max-(semi|old)-space-size=\d+|no-allocation-site-pretenuring)$/.test(word));
+const startWords = packageJson.scripts.start.split(/\s+/);
+export const serverHeapFlags = startWords.filter((word) => /^--(max-(semi|old)-space-size=\d+|no-allocation-site-pretenuring)$/.test(word));
+/** The environment `npm start` sets for the server (`env NAME=value`): glibc's malloc settings. */
+export const serverStartEnv = Object.fromEntries(
+  startWords.filter((word) => /^MALLOC_[A-Z_]+=\d+$/.test(word)).map((word) => /** @type {[string, string]} */ (word.split('='))),
+);
 
 /**
  * `JSON.parse` typed as what its result is until the caller says what it expects: unknown, not any (a JSDoc cast of

@@ -19,7 +19,7 @@ import { inspect } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { Agent, setGlobalDispatcher } from 'undici';
-import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, parseJson, serverHeapFlags, startNode, waitForHttp, withSearchPath } from './lib.mjs';
+import { checkout, cpuSecondsOf, describeDatabaseUrl, freePort, killChildren, median, memoryOf, parseJson, serverHeapFlags, serverStartEnv, startNode, waitForHttp, withSearchPath } from './lib.mjs';
 import { seedHistoryPostgres, seedHistorySqlite } from './seed.mjs';
 import { measureWebhookDelivery } from './webhook-delivery.mjs';
 
@@ -199,7 +199,7 @@ const leanSend = (run) =>
 /** @param {string[]} nodeArgs */
 async function startRealServer(nodeArgs = []) {
   const port = await freePort();
-  const server = startNode(path.join(checkout, 'dist/server.js'), [], serverEnv(port), 'customer-api server', [...serverHeapFlags, ...nodeArgs]);
+  const server = startNode(path.join(checkout, 'dist/server.js'), [], { ...serverEnv(port), ...serverStartEnv }, 'customer-api server', [...serverHeapFlags, ...nodeArgs]);
   await waitForHttp(`http://127.0.0.1:${port}/health`, server);
   return { ...server, port, url: `http://127.0.0.1:${port}` };
 }

@@ -2,7 +2,7 @@
 // balancer (load.mjs) always knows where to send; the supervisor restarts an instance that exits without the
 // harness having stopped it, as systemd or Kubernetes would, and records that exit as a crash.
 import path from 'node:path';
-import { checkout, serverHeapFlags, startNode } from '../../bench/lib.mjs';
+import { checkout, serverHeapFlags, serverStartEnv, startNode } from '../../bench/lib.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** How long a start may take before it counts as failed; a restart is retried until the fleet's deadline. */
@@ -38,7 +38,7 @@ class Instance {
   /** Spawns the server and waits for /ready; answers the milliseconds from spawn to ready. */
   async start() {
     const startedAt = Date.now();
-    this.proc = startNode(path.join(checkout, 'dist/server.js'), [], this.env, this.name, serverHeapFlags);
+    this.proc = startNode(path.join(checkout, 'dist/server.js'), [], { ...this.env, ...serverStartEnv }, this.name, serverHeapFlags);
     this.wasReady = false;
     for (;;) {
       if (!this.proc.isRunning()) throw new StartFailed(this, await this.proc.exited);

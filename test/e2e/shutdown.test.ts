@@ -13,12 +13,17 @@ import { checkout, childEnv, ensureBuilt, exitWithin, freePort, processTestTimeo
  */
 
 /** The direct command of the README and docs/operations.md, run as written. */
-const directCommand = 'node --env-file-if-exists=.env --max-semi-space-size=16 --no-allocation-site-pretenuring dist/server.js';
+const directCommand = 'MALLOC_ARENA_MAX=2 node --env-file-if-exists=.env --max-semi-space-size=16 --no-allocation-site-pretenuring dist/server.js';
+/** The command's leading NAME=value words, as a POSIX shell sets them in the environment, and then its words after node. */
+const [directAssignments, directNodeArgs] = ((words) => {
+  const first = words.findIndex((word) => !/^[A-Z_]+=/.test(word));
+  return [Object.fromEntries(words.slice(0, first).map((word) => word.split('=') as [string, string])), words.slice(first + 1)] as const;
+})(directCommand.split(' '));
 
 const commands: Array<[string, (env: NodeJS.ProcessEnv) => Spawned]> = [
   // Detached: npm leads a process group of its own, so the test can see whether anything of the tree survives.
   ['`npm start`', (env) => spawnServer('npm', ['start'], env, { detached: true })],
-  [`\`${directCommand}\``, (env) => spawnServer(process.execPath, directCommand.split(' ').slice(1), env, { detached: true })],
+  [`\`${directCommand}\``, (env) => spawnServer(process.execPath, [...directNodeArgs], { ...env, ...directAssignments }, { detached: true })],
 ];
 
 const servers: Spawned[] = [];
