@@ -13,7 +13,7 @@ import { checkout, childEnv, ensureBuilt, exitWithin, freePort, processTestTimeo
  */
 
 /** The direct command of the README and docs/operations.md, run as written. */
-const directCommand = 'MALLOC_ARENA_MAX=2 node --env-file-if-exists=.env --max-semi-space-size=16 --no-allocation-site-pretenuring dist/server.js';
+const directCommand = 'MALLOC_ARENA_MAX=1 node --env-file-if-exists=.env --max-semi-space-size=16 --no-allocation-site-pretenuring dist/server.js';
 /** The command's leading NAME=value words, as a POSIX shell sets them in the environment, and then its words after node. */
 const [directAssignments, directNodeArgs] = ((words) => {
   const first = words.findIndex((word) => !/^[A-Z_]+=/.test(word));
