@@ -424,8 +424,14 @@ function attemptRow(result: AttemptResult): AttemptRow {
  * PostgreSQL: moves the deliveries of the `attempted` rows (a VALUES list of delivery_id, lease, status,
  * attempt_count, next_attempt_at, at, status_code, error) to their next state, each only while it still holds the
  * lease the attempt was made under; answers the ids moved. One text for both ways of recording a batch.
+ *
+ * The rows are found by primary key, their ids also given as an array (`ids`): a hash join with a scan of the table
+ * is then never the cheaper plan, whatever the statistics say. With `status = 'pending'` in the condition and the
+ * statistics of a table filled seconds before (a replay's thousands of new deliveries: "24 pending rows"), the
+ * planner read every pending delivery through the due index for each record of a few dozen (docs/benchmarks.md). The
+ * lease alone fences: a delivery that is no longer pending has no `next_attempt_at`, so it never matches a lease.
  */
-const moveAttemptedDeliveries = sql`update webhook_deliveries set
+const moveAttemptedDeliveries = (ids: readonly string[]) => sql`update webhook_deliveries set
     status = attempted.status,
     attempt_count = cast(attempted.attempt_count as integer),
     next_attempt_at = attempted.next_attempt_at,
@@ -434,7 +440,7 @@ const moveAttemptedDeliveries = sql`update webhook_deliveries set
     last_error = attempted.error,
     updated_at = attempted.at
   from attempted
-  where webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.status = 'pending' and webhook_deliveries.next_attempt_at = attempted.lease
+  where webhook_deliveries.id = any(${ids}) and webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.next_attempt_at = attempted.lease
   returning webhook_deliveries.id`;
 
 /** SQLite: one delivery to its state after the attempt, only while it still holds the attempt's lease (compiled once). */
@@ -544,7 +550,8 @@ function runsBySubscription(results: readonly AttemptResult[]): Map<string, Atte
 async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRuns: boolean): Promise<Set<string>> {
   const moved = new Set<string>();
   for (let start = 0; start < results.length; start += recordedPerStatement) {
-    const values = results.slice(start, start + recordedPerStatement).map((result) => {
+    const batch = results.slice(start, start + recordedPerStatement);
+    const values = batch.map((result) => {
       const row = attemptRow(result);
       return sql`(${result.deliveryId}, ${result.lease}, ${result.status}, ${result.attemptNumber}, ${result.nextAttemptAt}, ${result.at}, ${result.statusCode}, ${result.error},
         ${row.id}, ${row.subscription_id}, ${row.succeeded}, ${row.duration_ms}, ${row.request_headers}, ${row.response_headers}, ${row.response_body}, ${row.response_body_truncated})`;
@@ -563,7 +570,7 @@ async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRu
       with attempted (delivery_id, lease, status, attempt_count, next_attempt_at, at, status_code, error,
           attempt_id, subscription_id, succeeded, duration_ms, request_headers, response_headers, response_body, response_body_truncated) as (values ${sql.join(values)}),
       moved as (
-        ${moveAttemptedDeliveries}),
+        ${moveAttemptedDeliveries(batch.map((result) => result.deliveryId))}),
       inserted as (
         insert into webhook_attempts (id, delivery_id, attempt_number, succeeded, status_code, duration_ms, error, created_at,
           subscription_id, request_headers, response_headers, response_body, response_body_truncated)
