@@ -382,6 +382,27 @@ describe('webhook delivery', () => {
     expect((await get(alice, `/webhooks/${hook.id}`)).json().data).toMatchObject({ consecutive_failures: 0, is_active: true });
   });
 
+  it('records nothing of an attempt whose delivery was finished meanwhile (it holds no lease any more)', async () => {
+    receiver.answer = () => 'hang';
+    const hook = await subscribe(t, alice, { url: receiver.url('/finished'), eventTypes: ['payee.created'] });
+    await createPayee(t, alice);
+    await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
+    expect(await t.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
+    await receiver.waitFor(1, 2000);
+    // Another instance's attempt succeeded after this one's lease ran out: the delivery is done, with no next attempt.
+    const finishedAt = t.clock.now().toISOString();
+    await t.storage.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'succeeded', attempt_count: 1, next_attempt_at: null, last_attempt_at: finishedAt, last_status_code: 204 })
+      .where('subscription_id', '=', hook.id)
+      .execute();
+    await t.app.webhookDeliveries.idle(); // the hanging attempt times out (500 ms) and is recorded, fenced
+    const [delivery] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json<{ data: Record<string, unknown>[] }>().data;
+    expect(delivery).toMatchObject({ status: 'succeeded', attempt_count: 1, next_attempt_at: null, last_attempt_at: finishedAt, last_status_code: 204, last_error: null });
+    expect((await get(alice, `/webhooks/${hook.id}/deliveries/${String(delivery!.id)}`)).json().data.attempts).toEqual([]);
+    expect((await get(alice, `/webhooks/${hook.id}`)).json().data).toMatchObject({ consecutive_failures: 0, is_active: true });
+  });
+
   it('cuts an attempt in progress short on shutdown: its delivery is due again at once, nothing recorded', async () => {
     // An app of its own: stopping the delivery worker is for good. A timeout far beyond the test's, so only the
     // shutdown can end the attempt.
