@@ -365,30 +365,36 @@ describe('webhook delivery', () => {
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
   });
 
-  it('records nothing of an attempt whose delivery another instance took over meanwhile (its lease ran out)', async () => {
+  /** A subscription whose one delivery this instance is attempting, the receiver holding the request open. */
+  const attemptHanging = async (path: string) => {
     receiver.answer = () => 'hang';
-    const hook = await subscribe(t, alice, { url: receiver.url('/taken'), eventTypes: ['payee.created'] });
+    const hook = await subscribe(t, alice, { url: receiver.url(path), eventTypes: ['payee.created'] });
     await createPayee(t, alice);
     await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
     expect(await t.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
     await receiver.waitFor(1, 2000);
+    return hook;
+  };
+
+  /** The subscription's delivery once the hanging attempt timed out (500 ms) and its record was written, fenced. */
+  const deliveryAfterTimeout = async (hookId: string) => {
+    await t.app.webhookDeliveries.idle();
+    return (await get(alice, `/webhooks/${hookId}/deliveries`)).json<{ data: Record<string, unknown>[] }>().data[0];
+  };
+
+  it('records nothing of an attempt whose delivery another instance took over meanwhile (its lease ran out)', async () => {
+    const hook = await attemptHanging('/taken');
     // Another instance's claim: the delivery's lease is now its own.
     const otherLease = new Date(t.clock.now().getTime() + 60_000).toISOString();
     await t.storage.db.updateTable('webhook_deliveries').set({ next_attempt_at: otherLease }).where('subscription_id', '=', hook.id).execute();
-    await t.app.webhookDeliveries.idle(); // the hanging attempt times out (500 ms) and is recorded, fenced
-    const [delivery] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json<{ data: Record<string, unknown>[] }>().data;
+    const delivery = await deliveryAfterTimeout(hook.id);
     expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0, next_attempt_at: otherLease, last_attempt_at: null, last_error: null });
     expect((await get(alice, `/webhooks/${hook.id}/deliveries/${String(delivery!.id)}`)).json().data.attempts).toEqual([]);
     expect((await get(alice, `/webhooks/${hook.id}`)).json().data).toMatchObject({ consecutive_failures: 0, is_active: true });
   });
 
   it('records nothing of an attempt whose delivery was finished meanwhile (it holds no lease any more)', async () => {
-    receiver.answer = () => 'hang';
-    const hook = await subscribe(t, alice, { url: receiver.url('/finished'), eventTypes: ['payee.created'] });
-    await createPayee(t, alice);
-    await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
-    expect(await t.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
-    await receiver.waitFor(1, 2000);
+    const hook = await attemptHanging('/finished');
     // Another instance's attempt succeeded after this one's lease ran out: the delivery is done, with no next attempt.
     const finishedAt = t.clock.now().toISOString();
     await t.storage.db
@@ -396,8 +402,7 @@ describe('webhook delivery', () => {
       .set({ status: 'succeeded', attempt_count: 1, next_attempt_at: null, last_attempt_at: finishedAt, last_status_code: 204 })
       .where('subscription_id', '=', hook.id)
       .execute();
-    await t.app.webhookDeliveries.idle(); // the hanging attempt times out (500 ms) and is recorded, fenced
-    const [delivery] = (await get(alice, `/webhooks/${hook.id}/deliveries`)).json<{ data: Record<string, unknown>[] }>().data;
+    const delivery = await deliveryAfterTimeout(hook.id);
     expect(delivery).toMatchObject({ status: 'succeeded', attempt_count: 1, next_attempt_at: null, last_attempt_at: finishedAt, last_status_code: 204, last_error: null });
     expect((await get(alice, `/webhooks/${hook.id}/deliveries/${String(delivery!.id)}`)).json().data.attempts).toEqual([]);
     expect((await get(alice, `/webhooks/${hook.id}`)).json().data).toMatchObject({ consecutive_failures: 0, is_active: true });
