@@ -19,6 +19,7 @@ import {
   transactionRetryBaseMs,
 } from '../config/limits.js';
 import { storageFaultOf } from './faults.js';
+import { statementNameOf } from './named-statements.js';
 import { GroupAbandonedError, GroupCommitDriver, GroupCommitSqliteDialect, type GroupCommitStats } from './sqlite-group-commit.js';
 import { makePrivate, privateDirectoryMode, privateFileMode } from './files.js';
 import { PerKeyLimiter } from './per-key-limiter.js';
@@ -383,6 +384,13 @@ class SchemaLockingPostgresDialect extends PostgresDialect {
 class QuickConnectClient extends pg.Client {
   constructor(config: pg.ClientConfig = {}) {
     super({ ...config, connectionTimeoutMillis: postgresConnectTimeoutMs });
+    // A statement named in storage/named-statements.ts is sent under its name: prepared on this connection once.
+    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+    this.query = ((...args: unknown[]) => {
+      const [text, values] = args;
+      const name = typeof text === 'string' && args.length <= 2 && (values === undefined || Array.isArray(values)) ? statementNameOf(text) : undefined;
+      return name === undefined ? query(...args) : query({ name, text, values });
+    }) as pg.Client['query'];
   }
 }
 

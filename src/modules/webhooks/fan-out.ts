@@ -4,9 +4,6 @@ import { claimUndeliveredEvents, markEventsPublished } from '../../events/outbox
 import { activeSubscriptionsOf, insertDeliveries, newDelivery, type NewDelivery } from './repository.js';
 import type { Storage } from '../../storage/database.js';
 
-/** Rows per insert statement: well under SQLite's and PostgreSQL's bound parameters. */
-const deliveryInsertChunk = 1000;
-
 /**
  * Turns outbox events into deliveries (docs/webhooks.md "Delivery"): each claimed event becomes one delivery per
  * active subscription of its customer that lists its type, and is marked published in the same transaction. A crash
@@ -47,7 +44,7 @@ export class WebhookFanOut {
           rows.push(newDelivery(subscription.id, event.customer_id, event, nowText, dueTimes.get(event.customer_id)));
         }
       }
-      for (let start = 0; start < rows.length; start += deliveryInsertChunk) await insertDeliveries(trx, rows.slice(start, start + deliveryInsertChunk));
+      await insertDeliveries(trx, this.storage.dialect, rows);
       await markEventsPublished(trx, events.map((event) => event.id), now);
       return rows;
     });

@@ -4,6 +4,7 @@ import { webhookAttemptsListedMax } from '../../config/limits.js';
 import type { CustomerTime } from '../../clock.js';
 import { retryTransient, type Storage } from '../../storage/database.js';
 import { newestFirstPage } from '../../storage/newest-first-page.js';
+import { nameStatement } from '../../storage/named-statements.js';
 import { queryTemplate } from '../../storage/query-template.js';
 import { runOnWriter, type WriterStatement } from '../../storage/sqlite-group-commit.js';
 import type {
@@ -238,51 +239,65 @@ export function newDelivery(subscriptionId: string, customerId: string, event: {
   };
 }
 
+/** The columns a new delivery is written with, in the order of newDeliveryRows' arrays. */
+const newDeliveryColumns = ['id', 'subscription_id', 'customer_id', 'event_id', 'event_type', 'status', 'next_attempt_at', 'clock_id', 'created_at', 'updated_at'] as const;
+
+/** Rows per insert statement on SQLite: 10 bound parameters each, well under its bound. */
+const deliveriesPerSqliteStatement = 1000;
+
+/**
+ * The rows to insert, as the statement's source: on PostgreSQL one array per column, unnested — one statement of ten
+ * parameters however many rows, which PostgreSQL parses, plans and binds in half the time of a VALUES list of
+ * thousands (a replay's 10,000, docs/benchmarks.md); on SQLite a VALUES list, a chunk at a time.
+ */
+function newDeliveryRows(dialect: Storage['dialect'], rows: readonly NewDelivery[]): RawBuilder<unknown>[] {
+  const columns = sql.join(newDeliveryColumns.map((column) => sql.ref(column)));
+  if (dialect === 'postgres') {
+    const arrays = newDeliveryColumns.map((column) => sql`cast(${rows.map((row) => row[column])} as text[])`);
+    return [sql`(${columns}) select * from unnest(${sql.join(arrays)})`];
+  }
+  const statements: RawBuilder<unknown>[] = [];
+  for (let start = 0; start < rows.length; start += deliveriesPerSqliteStatement) {
+    const values = rows.slice(start, start + deliveriesPerSqliteStatement).map((row) => sql`(${sql.join(newDeliveryColumns.map((column) => row[column]))})`);
+    statements.push(sql`(${columns}) values ${sql.join(values)}`);
+  }
+  return statements;
+}
+
 /** New deliveries; one that exists already (the same event to the same subscription) is left as it is. */
-export async function insertDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<void> {
+export async function insertDeliveries(db: Db, dialect: Storage['dialect'], rows: readonly NewDelivery[]): Promise<void> {
   if (rows.length === 0) return;
-  await db
-    .insertInto('webhook_deliveries')
-    .values(rows.map((row) => ({ ...row, last_attempt_at: null, last_status_code: null, last_error: null })))
-    .onConflict((conflict) => conflict.columns(['subscription_id', 'event_id']).doNothing())
-    .execute();
+  for (const source of newDeliveryRows(dialect, rows)) {
+    await sql`insert into webhook_deliveries ${source} on conflict (subscription_id, event_id) do nothing`.execute(db);
+  }
 }
 
 /**
  * Replay: each delivery starts over — a new one, or a finished one (same webhook-id) back to pending, now. A pending
  * one is left alone: it will be sent anyway, and it may be in the middle of an attempt.
  */
-export async function restartDeliveries(db: Db, rows: readonly NewDelivery[]): Promise<void> {
+export async function restartDeliveries(db: Db, dialect: Storage['dialect'], rows: readonly NewDelivery[]): Promise<void> {
   if (rows.length === 0) return;
-  await db
-    .insertInto('webhook_deliveries')
-    .values(rows.map((row) => ({ ...row, last_attempt_at: null, last_status_code: null, last_error: null })))
-    .onConflict((conflict) =>
-      conflict
-        .columns(['subscription_id', 'event_id'])
-        .doUpdateSet((eb) => ({
-          status: 'pending',
-          attempt_count: 0,
-          next_attempt_at: eb.ref('excluded.next_attempt_at'),
-          clock_id: eb.ref('excluded.clock_id'),
-          last_attempt_at: null,
-          last_status_code: null,
-          last_error: null,
-          updated_at: eb.ref('excluded.updated_at'),
-        }))
-        .where('webhook_deliveries.status', '<>', 'pending'),
-    )
-    .execute();
+  for (const source of newDeliveryRows(dialect, rows)) {
+    await sql`insert into webhook_deliveries ${source}
+      on conflict (subscription_id, event_id) do update set
+        status = 'pending', attempt_count = 0, next_attempt_at = excluded.next_attempt_at, clock_id = excluded.clock_id,
+        last_attempt_at = null, last_status_code = null, last_error = null, updated_at = excluded.updated_at
+      where webhook_deliveries.status <> 'pending'`.execute(db);
+  }
 }
 
 /**
  * The active subscriptions with a delivery due now on the server clock, the longest waiting first, at most `limit`,
- * leaving out those in `excluded` (every slot of theirs is taken): one probe of the (subscription, status, next
- * attempt) index each. A delivery in a test clock's time is an advance's (claimDueDeliveriesOnClock).
+ * leaving out those in `excluded` (every slot of theirs is taken): one probe of the pending deliveries' (subscription,
+ * next attempt) index each. A delivery in a test clock's time is an advance's (claimDueDeliveriesOnClock). The
+ * delivery worker asks after every claim: on PostgreSQL the excluded ids are an array, so the text is always the
+ * same and prepared once per connection (storage/named-statements.ts), where planning it was most of its time.
  */
-export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: string, limit: number, excluded: readonly string[]): Promise<string[]> {
-  const notExcluded = excluded.length === 0 ? sql`` : sql`and s.id not in (${sql.join([...excluded])})`;
-  const { rows } = await sql<{ id: string }>`
+export async function subscriptionsWithDueDeliveries(storage: Storage, now: string, limit: number, excluded: readonly string[]): Promise<string[]> {
+  const notExcluded =
+    storage.dialect === 'postgres' ? sql`and not (s.id = any(cast(${[...excluded]} as text[])))` : excluded.length === 0 ? sql`` : sql`and s.id not in (${sql.join([...excluded])})`;
+  const query = sql<{ id: string }>`
     select id from (
       select s.id, (
         select min(d.next_attempt_at) from webhook_deliveries d
@@ -290,7 +305,9 @@ export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: 
       ) as due_at
       from webhook_subscriptions s where s.is_active = 1 ${notExcluded}
     ) waiting
-    where due_at is not null order by due_at limit ${limit}`.execute(db);
+    where due_at is not null order by due_at limit ${limit}`;
+  const compiled = query.compile(storage.db);
+  const { rows } = await storage.db.executeQuery(storage.dialect === 'postgres' ? nameStatement('webhook_due_subscriptions', compiled) : compiled);
   return rows.map((row) => row.id);
 }
 
@@ -398,9 +415,6 @@ export interface AttemptResult {
   disableReason: (failures: number, failingSince: string) => string | null;
 }
 
-/** Deliveries per statement of a recording: at most 16 bound parameters each, well under either database's bound. */
-const recordedPerStatement = 500;
-
 /** The attempt's row in webhook_attempts. */
 function attemptRow(result: AttemptResult): AttemptRow {
   return {
@@ -419,29 +433,6 @@ function attemptRow(result: AttemptResult): AttemptRow {
     response_body_truncated: result.exchange.responseBodyTruncated ? 1 : 0,
   };
 }
-
-/**
- * PostgreSQL: moves the deliveries of the `attempted` rows (a VALUES list of delivery_id, lease, status,
- * attempt_count, next_attempt_at, at, status_code, error) to their next state, each only while it still holds the
- * lease the attempt was made under; answers the ids moved. One text for both ways of recording a batch.
- *
- * The rows are found by primary key, their ids also given as an array (`ids`): a hash join with a scan of the table
- * is then never the cheaper plan, whatever the statistics say. With `status = 'pending'` in the condition and the
- * statistics of a table filled seconds before (a replay's thousands of new deliveries: "24 pending rows"), the
- * planner read every pending delivery through the due index for each record of a few dozen (docs/benchmarks.md). The
- * lease alone fences: a delivery that is no longer pending has no `next_attempt_at`, so it never matches a lease.
- */
-const moveAttemptedDeliveries = (ids: readonly string[]) => sql`update webhook_deliveries set
-    status = attempted.status,
-    attempt_count = cast(attempted.attempt_count as integer),
-    next_attempt_at = attempted.next_attempt_at,
-    last_attempt_at = attempted.at,
-    last_status_code = cast(attempted.status_code as integer),
-    last_error = attempted.error,
-    updated_at = attempted.at
-  from attempted
-  where webhook_deliveries.id = any(${ids}) and webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.next_attempt_at = attempted.lease
-  returning webhook_deliveries.id`;
 
 /** SQLite: one delivery to its state after the attempt, only while it still holds the attempt's lease (compiled once). */
 const moveAttemptedDelivery = queryTemplate<Pick<AttemptResult, 'deliveryId' | 'lease' | 'status' | 'attemptNumber' | 'nextAttemptAt' | 'at' | 'statusCode' | 'error'>>()(
@@ -541,47 +532,103 @@ function runsBySubscription(results: readonly AttemptResult[]): Map<string, Atte
   return bySubscription;
 }
 
+/** The arrays the attempts' record is given, one element per attempt, and their types. */
+const recordedColumns = {
+  delivery_id: 'text',
+  lease: 'text',
+  status: 'text',
+  attempt_count: 'integer',
+  next_attempt_at: 'text',
+  at: 'text',
+  status_code: 'integer',
+  error: 'text',
+  attempt_id: 'text',
+  subscription_id: 'text',
+  succeeded: 'integer',
+  duration_ms: 'integer',
+  request_headers: 'text',
+  response_headers: 'text',
+  response_body: 'text',
+  response_body_truncated: 'integer',
+} as const;
+
+type RecordedRow = { [Column in keyof typeof recordedColumns]: string | number | bigint | null };
+
+function recordedRow(result: AttemptResult): RecordedRow {
+  const row = attemptRow(result);
+  return {
+    delivery_id: result.deliveryId,
+    lease: result.lease,
+    status: result.status,
+    attempt_count: result.attemptNumber,
+    next_attempt_at: result.nextAttemptAt,
+    at: result.at,
+    status_code: result.statusCode,
+    error: result.error,
+    attempt_id: row.id,
+    subscription_id: row.subscription_id,
+    succeeded: row.succeeded,
+    duration_ms: row.duration_ms,
+    request_headers: row.request_headers,
+    response_headers: row.response_headers,
+    response_body: row.response_body,
+    response_body_truncated: row.response_body_truncated,
+  };
+}
+
 /**
  * PostgreSQL: the deliveries' fenced update and the attempts' rows in one statement (a data-modifying CTE, one round
- * trip); an attempt is inserted only where its delivery moved. With `endRuns` (every attempt succeeded), the same
- * statement ends the run of failures of each subscription that had one, its rows locked in id order as extendRun's
- * caller takes them: the whole record is then one statement, atomic without a transaction of its own.
+ * trip); an attempt is inserted only where its delivery moved, each delivery only while it still holds the lease the
+ * attempt was made under. With `endRuns` (every attempt succeeded), the same statement ends the run of failures of
+ * each subscription that had one, its rows locked in id order as extendRun's caller takes them: the whole record is
+ * then one statement, atomic without a transaction of its own.
+ *
+ * The attempts are given as one array per column, so the statement's text is the same for any batch: it is prepared
+ * once per connection by name (storage/named-statements.ts) and never planned again, where planning it was a fifth of
+ * its time (docs/benchmarks.md). The deliveries are found by primary key, their ids given once more as the `ids`
+ * array: a hash join with a scan of the table is then never the cheaper plan, whatever the statistics of a table
+ * filled by a replay seconds before say. The lease alone fences: a delivery no longer pending has no
+ * `next_attempt_at`, so it never matches a lease.
  */
 async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRuns: boolean): Promise<Set<string>> {
-  const moved = new Set<string>();
-  for (let start = 0; start < results.length; start += recordedPerStatement) {
-    const batch = results.slice(start, start + recordedPerStatement);
-    const values = batch.map((result) => {
-      const row = attemptRow(result);
-      return sql`(${result.deliveryId}, ${result.lease}, ${result.status}, ${result.attemptNumber}, ${result.nextAttemptAt}, ${result.at}, ${result.statusCode}, ${result.error},
-        ${row.id}, ${row.subscription_id}, ${row.succeeded}, ${row.duration_ms}, ${row.request_headers}, ${row.response_headers}, ${row.response_body}, ${row.response_body_truncated})`;
-    });
-    const endedRuns = endRuns
-      ? sql`, ended as (
-          update webhook_subscriptions set consecutive_failures = 0, failing_since = null
-          where id in (
-            select id from webhook_subscriptions
-            where id in (select attempted.subscription_id from attempted join moved on moved.id = attempted.delivery_id)
-              and (consecutive_failures <> 0 or failing_since is not null)
-            order by id for no key update))`
-      : sql``;
-    // The casts: PostgreSQL types a VALUES list of parameters as text.
-    const { rows } = await sql<{ id: string }>`
-      with attempted (delivery_id, lease, status, attempt_count, next_attempt_at, at, status_code, error,
-          attempt_id, subscription_id, succeeded, duration_ms, request_headers, response_headers, response_body, response_body_truncated) as (values ${sql.join(values)}),
-      moved as (
-        ${moveAttemptedDeliveries(batch.map((result) => result.deliveryId))}),
-      inserted as (
-        insert into webhook_attempts (id, delivery_id, attempt_number, succeeded, status_code, duration_ms, error, created_at,
-          subscription_id, request_headers, response_headers, response_body, response_body_truncated)
-        select attempted.attempt_id, attempted.delivery_id, cast(attempted.attempt_count as integer), cast(attempted.succeeded as integer),
-          cast(attempted.status_code as integer), cast(attempted.duration_ms as integer), attempted.error, attempted.at, attempted.subscription_id,
-          attempted.request_headers, attempted.response_headers, attempted.response_body, cast(attempted.response_body_truncated as integer)
-        from attempted join moved on moved.id = attempted.delivery_id)${endedRuns}
-      select id from moved`.execute(db);
-    for (const row of rows) moved.add(row.id);
-  }
-  return moved;
+  const rows = results.map(recordedRow);
+  const columns = Object.keys(recordedColumns) as (keyof typeof recordedColumns)[];
+  const arrays = columns.map((column) => sql`cast(${rows.map((row) => row[column])} as ${sql.raw(recordedColumns[column])}[])`);
+  const endedRuns = endRuns
+    ? sql`, ended as (
+        update webhook_subscriptions set consecutive_failures = 0, failing_since = null
+        where id in (
+          select id from webhook_subscriptions
+          where id in (select attempted.subscription_id from attempted join moved on moved.id = attempted.delivery_id)
+            and (consecutive_failures <> 0 or failing_since is not null)
+          order by id for no key update))`
+    : sql``;
+  const query = sql<{ id: string }>`
+    with attempted as (select * from unnest(${sql.join(arrays)}) as attempted (${sql.join(columns.map((column) => sql.ref(column)))})),
+    moved as (
+      update webhook_deliveries set
+        status = attempted.status,
+        attempt_count = attempted.attempt_count,
+        next_attempt_at = attempted.next_attempt_at,
+        last_attempt_at = attempted.at,
+        last_status_code = attempted.status_code,
+        last_error = attempted.error,
+        updated_at = attempted.at
+      from attempted
+      where webhook_deliveries.id = any(cast(${rows.map((row) => row.delivery_id)} as text[]))
+        and webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.next_attempt_at = attempted.lease
+      returning webhook_deliveries.id),
+    inserted as (
+      insert into webhook_attempts (id, delivery_id, attempt_number, succeeded, status_code, duration_ms, error, created_at,
+        subscription_id, request_headers, response_headers, response_body, response_body_truncated)
+      select attempted.attempt_id, attempted.delivery_id, attempted.attempt_count, attempted.succeeded, attempted.status_code,
+        attempted.duration_ms, attempted.error, attempted.at, attempted.subscription_id, attempted.request_headers,
+        attempted.response_headers, attempted.response_body, attempted.response_body_truncated
+      from attempted join moved on moved.id = attempted.delivery_id)${endedRuns}
+    select id from moved`;
+  const compiled = nameStatement(endRuns ? 'webhook_record_successes' : 'webhook_record', query.compile(db));
+  const { rows: moved } = await db.executeQuery(compiled);
+  return new Set(moved.map((row) => row.id));
 }
 
 /**
@@ -593,7 +640,7 @@ export async function recordAttempts(storage: Storage, results: readonly Attempt
   if (results.length === 0) return new Set();
   const allSucceeded = results.every((result) => result.succeeded);
   // One statement: a deadlock or serialization failure changed nothing, so it runs again as a transaction would.
-  if (storage.dialect === 'postgres' && allSucceeded && results.length <= recordedPerStatement) return retryTransient('postgres', () => recordOnPostgres(storage.db, results, true));
+  if (storage.dialect === 'postgres' && allSucceeded) return retryTransient('postgres', () => recordOnPostgres(storage.db, results, true));
   return storage.transaction(async (trx) => {
     let moved: Set<string>;
     if (storage.dialect === 'postgres') {
@@ -637,7 +684,7 @@ export async function deleteDeliveriesCreatedBefore(storage: Storage, before: st
 /**
  * The delivery backlog, as the metrics sample it: the pending deliveries of active subscriptions due by `now` and not
  * being attempted (an attempt's lease is in the future), nor in a test clock's time (an advance attempts those), counted up to `countMax`, and when the longest-waiting of
- * them was due. Both read each active subscription's range of the (subscription, status, next attempt) index, as
+ * them was due. Both read each active subscription's range of the pending deliveries' (subscription, next attempt) index, as
  * the delivery worker's claim does; the count stops at `countMax` rows.
  */
 export async function dueBacklog(db: Kysely<Database>, now: string, countMax: number): Promise<{ due: number; oldestDueAt: string | null }> {

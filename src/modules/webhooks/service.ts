@@ -213,7 +213,7 @@ export class WebhookService {
     const delivery = newDelivery(subscription.id, caller.customerId, { id: event.id, event_type: testEventType }, now, await customerTimeOf(this.customerClocks, this.clock, caller.customerId));
     await this.storage.transaction(async (trx) => {
       await appendPublishedEvent(trx, caller.customerId, event);
-      await insertDeliveries(trx, [delivery]);
+      await insertDeliveries(trx, this.storage.dialect, [delivery]);
     });
     this.onDeliveriesQueued();
     return { delivery_id: delivery.id, event };
@@ -248,7 +248,7 @@ export class WebhookService {
       const failed = onlyFailed ? await failedDeliveryEventIds(trx, subscription.id, batch.map((event) => event.id)) : undefined;
       const chosen = failed ? batch.filter((event) => failed.has(event.id)) : batch;
       const deliveries = chosen.map((event) => newDelivery(subscription.id, caller.customerId, event, nowText, due));
-      for (let start = 0; start < deliveries.length; start += 1000) await restartDeliveries(trx, deliveries.slice(start, start + 1000));
+      await restartDeliveries(trx, this.storage.dialect, deliveries);
       return deliveries;
     });
     if (queued.length > 0) this.onDeliveriesQueued();
