@@ -5,8 +5,8 @@ import type { StorageFaultState } from '../storage/fault-state.js';
 
 /**
  * A background loop that repeatedly runs one task (which processes whatever is due and says how much). It runs
- * again at once while there is work, waits `intervalMs` when there is none, and stops cleanly: stop() waits for
- * the run in progress. Work is found in the database, so a restart resumes where the last process stopped.
+ * again at once while there is work (unless told that the task is woken instead), waits `intervalMs` when there is
+ * none or until wake(), and stops cleanly: stop() waits for the run in progress. Work is found in the database, so a restart resumes where the last process stopped.
  * A pass that meets a storage fault (the database away, the disk full) waits longer each time, with jitter, and the
  * worker logs once when it pauses and once when it resumes, not once per pass (docs/operations.md "Faults").
  */
@@ -26,8 +26,15 @@ export class PollingWorker {
     private readonly task: () => Promise<number>,
     private readonly intervalMs: number,
     private readonly log: FastifyBaseLogger,
-    /** Work the task started and did not wait for (webhook attempts), ended by stop() after the loop. */
-    private readonly stopStarted?: () => Promise<void>,
+    private readonly options: {
+      /** Work the task started and did not wait for (webhook attempts), ended by stop() after the loop. */
+      stopStarted?: () => Promise<void>;
+      /**
+       * False for a task whose pass takes all the work it can take at once, and is woken (wake()) when more can be
+       * taken: after a pass that found work, the loop then waits for a wake or the interval instead of running again.
+       */
+      runAgainAfterWork?: boolean;
+    } = {},
   ) {}
 
   /** Where the storage faults that passes meet are told (readiness, metrics), and how they are recognised. */
@@ -50,7 +57,7 @@ export class PollingWorker {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
-    await this.stopStarted?.();
+    await this.options.stopStarted?.();
   }
 
   /** Runs the task now instead of after the interval, when work may have appeared (deliveries queued, a slot freed). */
@@ -76,7 +83,7 @@ export class PollingWorker {
         (processed) => {
           if (this.faultedPasses > 0) this.log.info({ worker: this.name, faultedPasses: this.faultedPasses }, 'worker resumed: the storage answers again');
           this.faultedPasses = 0;
-          this.schedule(processed > 0 ? 0 : this.intervalMs);
+          this.schedule(processed > 0 && this.options.runAgainAfterWork !== false ? 0 : this.intervalMs);
         },
         (error: unknown) => {
           const fault = this.storageFaults?.observe(error);

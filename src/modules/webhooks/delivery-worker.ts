@@ -66,6 +66,8 @@ export class WebhookDeliveryWorker {
   private readonly sendingBySubscription = new Map<string, number>();
   private readonly waitingBySubscription = new Map<string, Waiting[]>();
   private waitingCount = 0;
+  /** Subscriptions whose receiver answered an attempt since their last claim: it is making progress. */
+  private readonly answeredSinceClaim = new Set<string>();
   /** Signing keys by their sealed secret: one AES-GCM open and one key object per secret instead of per attempt. */
   private readonly keys = new Map<string, KeyObject>();
   private readonly shutdown = new AbortController();
@@ -102,10 +104,15 @@ export class WebhookDeliveryWorker {
     const perSubscriptionMax = webhookAttemptsInFlightPerSubscriptionMax + webhookDeliveriesWaitingPerSubscriptionMax;
     const claimedOf = (id: string) => (this.sendingBySubscription.get(id) ?? 0) + (this.waitingBySubscription.get(id)?.length ?? 0);
     const subscriptionIds = new Set([...this.sendingBySubscription.keys(), ...this.waitingBySubscription.keys()]);
+    for (const id of this.answeredSinceClaim) if (!subscriptionIds.has(id)) this.answeredSinceClaim.delete(id);
     // Left for later: a subscription with half its allowance or more still waiting (claimed later, in a batch worth a
-    // claim), and one whose receiver holds every request slot (a slow receiver gets nothing claimed ahead).
+    // claim), and one whose receiver holds every request slot and has answered none since its last claim (a slow
+    // receiver gets nothing claimed ahead; a fast one, whose slots are refilled as soon as they free, still does).
     const full = [...subscriptionIds].filter(
-      (id) => claimedOf(id) >= perSubscriptionMax || !this.wantsMore(id) || (this.sendingBySubscription.get(id) ?? 0) >= webhookAttemptsInFlightPerSubscriptionMax,
+      (id) =>
+        claimedOf(id) >= perSubscriptionMax ||
+        !this.wantsMore(id) ||
+        ((this.sendingBySubscription.get(id) ?? 0) >= webhookAttemptsInFlightPerSubscriptionMax && !this.answeredSinceClaim.has(id)),
     );
     const now = this.clock.now();
     const shares = new Map<string, number>();
@@ -117,6 +124,7 @@ export class WebhookDeliveryWorker {
     }
     if (shares.size === 0) return 0;
     const claimed = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), shares);
+    for (const id of shares.keys()) this.answeredSinceClaim.delete(id);
     const claimedAtMs = now.getTime();
     for (const delivery of claimed) {
       const queue = this.waitingBySubscription.get(delivery.row.subscription_id) ?? [];
@@ -221,6 +229,7 @@ export class WebhookDeliveryWorker {
     const freeSubscriptionSlot = () => {
       if (answered) return;
       answered = true;
+      this.answeredSinceClaim.add(row.subscription_id);
       const left = (this.sendingBySubscription.get(row.subscription_id) ?? 1) - 1;
       if (left > 0) this.sendingBySubscription.set(row.subscription_id, left);
       else this.sendingBySubscription.delete(row.subscription_id);

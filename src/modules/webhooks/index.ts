@@ -37,9 +37,15 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   const wakeDelivery = () => deliveryLoop.wake();
   const metrics = new DeliveryMetrics(context.metrics, storage, clock, log);
   const deliveries = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, metrics, wakeDelivery);
-  const deliveryLoop = new PollingWorker('webhook-delivery', () => deliveries.pass(), workerPollIntervalMs, log, async () => {
-    await deliveries.stop();
-    await sender.close();
+  // A pass claims for every subscription found wanting deliveries; what lets it claim more wakes it (an answer that
+  // leaves a subscription wanting more, a record that frees the process's slots, new deliveries), so a pass right
+  // after one that claimed would only list the same busy subscriptions again (docs/webhooks.md "Claiming ahead").
+  const deliveryLoop = new PollingWorker('webhook-delivery', () => deliveries.pass(), workerPollIntervalMs, log, {
+    stopStarted: async () => {
+      await deliveries.stop();
+      await sender.close();
+    },
+    runAgainAfterWork: false,
   });
   const fanOut = new WebhookFanOut(storage, clock, context.customerClocks, wakeDelivery, config.webhookFanOutLeaseMs);
   const fanOutLoop = new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log);
