@@ -116,7 +116,7 @@ export class WebhookDeliveryWorker {
     );
     const now = this.clock.now();
     const shares = new Map<string, number>();
-    for (const id of await subscriptionsWithDueDeliveries(this.storage, now.toISOString(), free, full)) {
+    for (const id of await subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), free, full)) {
       const share = Math.min(perSubscriptionMax - claimedOf(id), free);
       shares.set(id, share);
       free -= share;

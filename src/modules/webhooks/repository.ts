@@ -289,15 +289,12 @@ export async function restartDeliveries(db: Db, dialect: Storage['dialect'], row
 
 /**
  * The active subscriptions with a delivery due now on the server clock, the longest waiting first, at most `limit`,
- * leaving out those in `excluded` (every slot of theirs is taken): one probe of the pending deliveries' (subscription,
- * next attempt) index each. A delivery in a test clock's time is an advance's (claimDueDeliveriesOnClock). The
- * delivery worker asks after every claim: on PostgreSQL the excluded ids are an array, so the text is always the
- * same and prepared once per connection (storage/named-statements.ts), where planning it was most of its time.
+ * leaving out those in `excluded` (every slot of theirs is taken): one probe of the (subscription, status, next
+ * attempt) index each. A delivery in a test clock's time is an advance's (claimDueDeliveriesOnClock).
  */
-export async function subscriptionsWithDueDeliveries(storage: Storage, now: string, limit: number, excluded: readonly string[]): Promise<string[]> {
-  const notExcluded =
-    storage.dialect === 'postgres' ? sql`and not (s.id = any(cast(${[...excluded]} as text[])))` : excluded.length === 0 ? sql`` : sql`and s.id not in (${sql.join([...excluded])})`;
-  const query = sql<{ id: string }>`
+export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: string, limit: number, excluded: readonly string[]): Promise<string[]> {
+  const notExcluded = excluded.length === 0 ? sql`` : sql`and s.id not in (${sql.join([...excluded])})`;
+  const { rows } = await sql<{ id: string }>`
     select id from (
       select s.id, (
         select min(d.next_attempt_at) from webhook_deliveries d
@@ -305,9 +302,7 @@ export async function subscriptionsWithDueDeliveries(storage: Storage, now: stri
       ) as due_at
       from webhook_subscriptions s where s.is_active = 1 ${notExcluded}
     ) waiting
-    where due_at is not null order by due_at limit ${limit}`;
-  const compiled = query.compile(storage.db);
-  const { rows } = await storage.db.executeQuery(storage.dialect === 'postgres' ? nameStatement('webhook_due_subscriptions', compiled) : compiled);
+    where due_at is not null order by due_at limit ${limit}`.execute(db);
   return rows.map((row) => row.id);
 }
 
@@ -684,7 +679,7 @@ export async function deleteDeliveriesCreatedBefore(storage: Storage, before: st
 /**
  * The delivery backlog, as the metrics sample it: the pending deliveries of active subscriptions due by `now` and not
  * being attempted (an attempt's lease is in the future), nor in a test clock's time (an advance attempts those), counted up to `countMax`, and when the longest-waiting of
- * them was due. Both read each active subscription's range of the pending deliveries' (subscription, next attempt) index, as
+ * them was due. Both read each active subscription's range of the (subscription, status, next attempt) index, as
  * the delivery worker's claim does; the count stops at `countMax` rows.
  */
 export async function dueBacklog(db: Kysely<Database>, now: string, countMax: number): Promise<{ due: number; oldestDueAt: string | null }> {
