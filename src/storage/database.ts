@@ -387,8 +387,9 @@ class QuickConnectClient extends pg.Client {
     // A statement named in storage/named-statements.ts is sent under its name: prepared on this connection once.
     const query = this.query.bind(this) as (...args: unknown[]) => unknown;
     this.query = ((...args: unknown[]) => {
-      const [text, values] = args;
-      const name = typeof text === 'string' && args.length <= 2 && (values === undefined || Array.isArray(values)) ? statementNameOf(text) : undefined;
+      // Kysely's form, query(text, values); a callback's form is left as it is.
+      const [text, values, callback] = args;
+      const name = typeof text === 'string' && callback === undefined && (values === undefined || Array.isArray(values)) ? statementNameOf(text) : undefined;
       return name === undefined ? query(...args) : query({ name, text, values });
     }) as pg.Client['query'];
   }
