@@ -4,9 +4,11 @@ import type { CompiledQuery } from 'kysely';
  * PostgreSQL: statements prepared once per connection under a name, then only bound and executed — for the hot
  * statements of the background workers whose text never changes (their rows passed as arrays), which PostgreSQL
  * would otherwise parse and plan on every execution (a quarter of a millisecond for the webhook attempts' record,
- * docs/benchmarks.md). A statement is named by its text: the pool's clients (storage/database.ts) send a text that
- * was named here with its name, so the statement is prepared on a connection's first use of it and its plan is
- * cached there. Kept for the life of the process: only a handful of texts are ever named.
+ * docs/benchmarks.md). A prepared statement is parsed once; PostgreSQL's plan cache then reuses its generic plan
+ * when that costs no more than the plans made for the values given, and plans afresh otherwise. A statement is
+ * named by its text: the pool's clients (storage/database.ts) send a text that was named here with its name, so the
+ * statement is prepared on a connection's first use of it. Kept for the life of the process: only a handful of texts
+ * are ever named.
  */
 const namesByText = new Map<string, string>();
 

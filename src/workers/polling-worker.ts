@@ -6,7 +6,8 @@ import type { StorageFaultState } from '../storage/fault-state.js';
 /**
  * A background loop that repeatedly runs one task (which processes whatever is due and says how much). It runs
  * again at once while there is work (unless told that the task is woken instead), waits `intervalMs` when there is
- * none or until wake(), and stops cleanly: stop() waits for the run in progress. Work is found in the database, so a restart resumes where the last process stopped.
+ * none or until wake(), and stops cleanly: stop() waits for the run in progress. Work is found in the database, so a
+ * restart resumes where the last process stopped.
  * A pass that meets a storage fault (the database away, the disk full) waits longer each time, with jitter, and the
  * worker logs once when it pauses and once when it resumes, not once per pass (docs/operations.md "Faults").
  */

@@ -579,10 +579,11 @@ function recordedRow(result: AttemptResult): RecordedRow {
  * then one statement, atomic without a transaction of its own.
  *
  * The attempts are given as one array per column, so the statement's text is the same for any batch: it is prepared
- * once per connection by name (storage/named-statements.ts) and never planned again, where planning it was a fifth of
- * its time (docs/benchmarks.md). The deliveries are found by primary key, their ids given once more as the `ids`
- * array: a hash join with a scan of the table is then never the cheaper plan, whatever the statistics of a table
- * filled by a replay seconds before say. The lease alone fences: a delivery no longer pending has no
+ * once per connection by name (storage/named-statements.ts), parsed once, and planned again only when PostgreSQL's
+ * plan cache prefers a plan for the batch at hand (planning was a fifth of its time, docs/benchmarks.md). The
+ * deliveries are found by primary key, their ids given once more as an array of their own: a hash join with a scan
+ * of the table is then never the cheaper plan, whatever the statistics of a table filled by a replay seconds before
+ * say. The lease alone fences: a delivery no longer pending has no
  * `next_attempt_at`, so it never matches a lease.
  */
 async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRuns: boolean): Promise<Set<string>> {
