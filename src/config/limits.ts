@@ -366,7 +366,7 @@ export const webhookAttemptsInFlightPerSubscriptionMax = 32;
  * instead of after a claim's round trips, and each claim takes more at a time. Waiting ones of a receiver that does not
  * answer are released after half the timeout (attemptLeaseMs), and never take an attempt's slot from another customer.
  */
-export const webhookDeliveriesWaitingPerSubscriptionMax = 64;
+export const webhookDeliveriesWaitingPerSubscriptionMax = 128;
 export const webhookDeliveriesWaitingMax = 256;
 /** Signing keys the delivery worker keeps opened (beyond, it forgets them all and opens them again as needed). */
 export const webhookSigningKeysCachedMax = 10_000;

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { webhookAttemptsInFlightPerSubscriptionMax } from '../../src/config/limits.js';
+import { webhookAttemptsInFlightPerSubscriptionMax, webhookDeliveriesWaitingPerSubscriptionMax } from '../../src/config/limits.js';
 import { additiveEventTypes, eventTypes } from '../../src/events/catalog.js';
 import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { createPayee, createVirtualAccount, deposit, pay, settle } from '../helpers/money.js';
@@ -363,6 +363,55 @@ describe('webhook delivery', () => {
     expect(receiver.received.filter((received) => received.path === '/dead')).toHaveLength(webhookAttemptsInFlightPerSubscriptionMax);
     await t.app.webhookDeliveries.idle();
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
+  });
+
+  it('claims again for a receiver being sent to whose last claim took its whole share without listing the due subscriptions, and lists them when deliveries are queued', async () => {
+    const inFlight = webhookAttemptsInFlightPerSubscriptionMax;
+    const waitingMax = webhookDeliveriesWaitingPerSubscriptionMax;
+    const share = inFlight + waitingMax;
+    // The receiver answers as many requests as its budget allows and holds the others open, so the test decides how
+    // many deliveries wait in memory at each pass.
+    let budget = waitingMax - inFlight;
+    receiver.answer = (request) => (request.path === '/busy' && !(budget-- > 0) ? 'hang' : { status: 200 });
+    await subscribe(t, alice, { url: receiver.url('/busy'), eventTypes: ['payee.created'] });
+    const payees = share * 2;
+    for (let batch = 0; batch < 4; batch += 1) await Promise.all(Array.from({ length: payees / 4 }, () => createPayee(t, alice)));
+    const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
+    const delivery = t.app.workers.find((worker) => worker.name === 'webhook-delivery')!;
+    await fanOut.runOnce();
+    const executed = vi.spyOn(t.storage.db.getExecutor(), 'executeQuery');
+    const listings = () => executed.mock.calls.filter(([query]) => query.sql.includes('min(d.next_attempt_at)')).length;
+    try {
+      // New deliveries: the pass lists the due subscriptions, and claims the receiver's whole share. The receiver
+      // answers some, then holds its slots: fewer than half the waiting allowance still wait, so it wants more.
+      expect(await delivery.runOnce()).toBe(share);
+      expect(listings()).toBe(1);
+      await receiver.waitFor(waitingMax);
+      // Claimed for straight away, without a listing (the clock has not moved a poll interval): its whole share again,
+      // the share less the requests held open and the deliveries still waiting.
+      expect(await delivery.runOnce()).toBe(share - inFlight - (share - waitingMax));
+      expect(listings()).toBe(1);
+      // It catches up until fewer than half its allowance wait again.
+      const caughtUp = waitingMax / 2 + 1;
+      budget = caughtUp;
+      receiver.answerHanging();
+      await receiver.waitFor(waitingMax + inFlight + caughtUp);
+      // Another customer's new delivery: the fan-out says deliveries were queued, and the next pass lists again, so
+      // it is claimed beside the busy receiver's.
+      await subscribe(t, bob, { url: receiver.url('/other'), eventTypes: ['payee.created'] });
+      await createPayee(t, bob);
+      await fanOut.runOnce();
+      await delivery.runOnce();
+      expect(listings()).toBe(2);
+      await receiver.waitFor(waitingMax + inFlight + caughtUp + 1);
+      expect(receiver.received.filter((received) => received.path === '/other')).toHaveLength(1);
+    } finally {
+      executed.mockRestore();
+      budget = Number.POSITIVE_INFINITY;
+      receiver.answerHanging();
+    }
+    await deliverDue(t);
+    expect(new Set(receiver.received.filter((received) => received.path === '/busy').map((received) => received.headers['webhook-id'])).size).toBe(payees);
   });
 
   /** A subscription whose one delivery this instance is attempting, the receiver holding the request open. */

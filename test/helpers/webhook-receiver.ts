@@ -86,6 +86,15 @@ export class WebhookReceiver {
     return this.received;
   }
 
+  /** Answers every request held open so far (`hang`) with 200 "ok", as a receiver that was slow and caught up. */
+  answerHanging(): void {
+    for (const response of this.hanging) {
+      if (!response.headersSent) response.writeHead(200);
+      response.end('ok');
+    }
+    this.hanging.clear();
+  }
+
   async close(): Promise<void> {
     for (const response of this.hanging) response.destroy();
     this.server.closeAllConnections();

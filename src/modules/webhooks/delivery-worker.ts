@@ -10,6 +10,7 @@ import {
   webhookDeliveriesWaitingMax,
   webhookDeliveriesWaitingPerSubscriptionMax,
   webhookSigningKeysCachedMax,
+  workerPollIntervalMs,
 } from '../../config/limits.js';
 import {
   claimDueDeliveries,
@@ -68,6 +69,15 @@ export class WebhookDeliveryWorker {
   private waitingCount = 0;
   /** Subscriptions whose receiver answered an attempt since their last claim: it is making progress. */
   private readonly answeredSinceClaim = new Set<string>();
+  /**
+   * Subscriptions whose last claim took its whole share: most likely more of theirs are due, so they are claimed for
+   * again without listing the due subscriptions first (docs/webhooks.md "Claiming ahead").
+   */
+  private readonly claimedInFull = new Set<string>();
+  /** Whether new deliveries were queued since the last listing of due subscriptions: the next pass lists again. */
+  private listingWanted = true;
+  /** When the due subscriptions were last listed, on the worker's clock: at least once every poll interval. */
+  private listedAtMs = Number.NEGATIVE_INFINITY;
   /** Signing keys by their sealed secret: one AES-GCM open and one key object per secret instead of per attempt. */
   private readonly keys = new Map<string, KeyObject>();
   private readonly shutdown = new AbortController();
@@ -116,7 +126,7 @@ export class WebhookDeliveryWorker {
     );
     const now = this.clock.now();
     const shares = new Map<string, number>();
-    for (const id of await subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), free, full)) {
+    for (const id of await this.subscriptionsToClaimFor(now, free, full)) {
       const share = Math.min(perSubscriptionMax - claimedOf(id), free);
       shares.set(id, share);
       free -= share;
@@ -124,7 +134,13 @@ export class WebhookDeliveryWorker {
     }
     if (shares.size === 0) return 0;
     const claimed = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), shares);
-    for (const id of shares.keys()) this.answeredSinceClaim.delete(id);
+    const claimedBySubscription = new Map<string, number>();
+    for (const delivery of claimed) claimedBySubscription.set(delivery.row.subscription_id, (claimedBySubscription.get(delivery.row.subscription_id) ?? 0) + 1);
+    for (const [id, share] of shares) {
+      this.answeredSinceClaim.delete(id);
+      if (claimedBySubscription.get(id) === share) this.claimedInFull.add(id);
+      else this.claimedInFull.delete(id);
+    }
     const claimedAtMs = now.getTime();
     for (const delivery of claimed) {
       const queue = this.waitingBySubscription.get(delivery.row.subscription_id) ?? [];
@@ -159,6 +175,30 @@ export class WebhookDeliveryWorker {
       });
       await Promise.all(attempts);
     }
+  }
+
+  /** New deliveries were queued (fan-out, replay, a retry): the next pass lists the due subscriptions again. */
+  deliveriesQueued(): void {
+    this.listingWanted = true;
+  }
+
+  /**
+   * Which subscriptions a pass claims for, leaving out those in `full`. The due subscriptions are listed (one probe of
+   * each active subscription's index range, the longest waiting first) when deliveries were queued since the last
+   * listing, when the poll interval has passed since it (retries falling due, other instances' deliveries), or when no
+   * subscription in memory is worth claiming for. Otherwise the pass claims straight away for the subscriptions being
+   * sent to whose last claim took its whole share: a fast receiver's next deliveries are then one round trip away
+   * instead of two, so its requests in flight do not run dry while the claim is on its way.
+   */
+  private async subscriptionsToClaimFor(now: Date, limit: number, full: readonly string[]): Promise<string[]> {
+    for (const id of this.claimedInFull) if (!this.sendingBySubscription.has(id) && !this.waitingBySubscription.has(id)) this.claimedInFull.delete(id);
+    const excluded = new Set(full);
+    const busy = [...this.claimedInFull].filter((id) => !excluded.has(id));
+    const listingDue = this.listingWanted || Math.abs(now.getTime() - this.listedAtMs) >= workerPollIntervalMs;
+    if (!listingDue && busy.length > 0) return busy;
+    this.listingWanted = false;
+    this.listedAtMs = now.getTime();
+    return subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), limit, full);
   }
 
   /** Resolves when every attempt started so far, and every delivery claimed, has been recorded (tests; shutdown). */

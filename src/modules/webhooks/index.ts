@@ -37,6 +37,10 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   const wakeDelivery = () => deliveryLoop.wake();
   const metrics = new DeliveryMetrics(context.metrics, storage, clock, log);
   const deliveries = new WebhookDeliveryWorker(storage, clock, sender, secrets, settings, log, metrics, wakeDelivery);
+  const deliveriesQueued = () => {
+    deliveries.deliveriesQueued();
+    deliveryLoop.wake();
+  };
   // A pass claims for every subscription found wanting deliveries; what lets it claim more wakes it (an answer that
   // leaves a subscription wanting more, a record that frees the process's slots, new deliveries), so a pass right
   // after one that claimed would only list the same busy subscriptions again (docs/webhooks.md "Claiming ahead").
@@ -47,7 +51,7 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
     },
     runAgainAfterWork: false,
   });
-  const fanOut = new WebhookFanOut(storage, clock, context.customerClocks, wakeDelivery, config.webhookFanOutLeaseMs);
+  const fanOut = new WebhookFanOut(storage, clock, context.customerClocks, deliveriesQueued, config.webhookFanOutLeaseMs);
   const fanOutLoop = new PollingWorker('webhook-fan-out', () => fanOut.pass(), workerPollIntervalMs, log);
   // An event is fanned out as soon as the transaction that wrote it commits in this instance: every commit wakes the
   // fan-out (commits during a pass add one pass at most). The poll finds the events other instances wrote.
@@ -71,7 +75,7 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
       attemptLeaseMs: attemptLeaseMs(config.webhookTimeoutMs),
       replayWindowDays: config.eventRetentionMs / 86_400_000,
     },
-    wakeDelivery,
+    deliveriesQueued,
   );
   // What webhooks deliver is kept EVENT_RETENTION_DAYS: the events (GET /events), their deliveries and attempts.
   const retentionStart = (now: Date) => new Date(now.getTime() - config.eventRetentionMs).toISOString();
