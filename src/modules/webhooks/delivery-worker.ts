@@ -71,7 +71,8 @@ export class WebhookDeliveryWorker {
   private readonly answeredSinceClaim = new Set<string>();
   /**
    * Subscriptions whose last claim took its whole share: most likely more of theirs are due, so they are claimed for
-   * again without listing the due subscriptions first (docs/webhooks.md "Claiming ahead").
+   * again without listing the due subscriptions first (docs/webhooks.md "Claiming ahead"). In the order of their last
+   * claim, the least recent first: when the instance's allowance runs out, the next pass starts with those left out.
    */
   private readonly claimedInFull = new Set<string>();
   /** Whether new deliveries were queued since the last listing of due subscriptions: the next pass lists again. */
@@ -138,8 +139,9 @@ export class WebhookDeliveryWorker {
     for (const delivery of claimed) claimedBySubscription.set(delivery.row.subscription_id, (claimedBySubscription.get(delivery.row.subscription_id) ?? 0) + 1);
     for (const [id, share] of shares) {
       this.answeredSinceClaim.delete(id);
+      // Taken out and put back last: busy subscriptions are claimed for least recently claimed first, in turn.
+      this.claimedInFull.delete(id);
       if (claimedBySubscription.get(id) === share) this.claimedInFull.add(id);
-      else this.claimedInFull.delete(id);
     }
     const claimedAtMs = now.getTime();
     for (const delivery of claimed) {
