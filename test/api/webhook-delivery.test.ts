@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { webhookAttemptsInFlightPerSubscriptionMax, webhookDeliveriesWaitingPerSubscriptionMax } from '../../src/config/limits.js';
+import { webhookAttemptsInFlightPerSubscriptionMax, webhookDeliveriesWaitingPerSubscriptionMax, workerPollIntervalMs } from '../../src/config/limits.js';
 import { additiveEventTypes, eventTypes } from '../../src/events/catalog.js';
 import { createFiatAccount, createIndividual } from '../helpers/fixtures.js';
 import { createPayee, createVirtualAccount, deposit, pay, settle } from '../helpers/money.js';
@@ -365,53 +365,80 @@ describe('webhook delivery', () => {
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
   });
 
-  it('claims again for a receiver being sent to whose last claim took its whole share without listing the due subscriptions, and lists them when deliveries are queued', async () => {
+  it('claims again for a receiver being sent to whose last claim took its whole share without listing the due subscriptions, and lists them when deliveries are queued, a poll interval on, or after a short claim', async () => {
+    // An app of its own whose attempts time out only after 30 s: the receiver below holds requests open while the test
+    // decides how many deliveries wait in memory at each pass.
+    const app = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', SANDBOX_AUTO_SETTLE_MS: 'off', WEBHOOK_TIMEOUT_MS: '30000' } });
+    const carol = await app.createCustomer('Carol SARL');
+    const dave = await app.createCustomer('Dave AB');
     const inFlight = webhookAttemptsInFlightPerSubscriptionMax;
     const waitingMax = webhookDeliveriesWaitingPerSubscriptionMax;
     const share = inFlight + waitingMax;
-    // The receiver answers as many requests as its budget allows and holds the others open, so the test decides how
-    // many deliveries wait in memory at each pass.
+    // The receiver answers /busy's requests while its budget lasts and holds the others open until answerHanging().
     let budget = waitingMax - inFlight;
     receiver.answer = (request) => (request.path === '/busy' && !(budget-- > 0) ? 'hang' : { status: 200 });
-    await subscribe(t, alice, { url: receiver.url('/busy'), eventTypes: ['payee.created'] });
-    const payees = share * 2;
-    for (let batch = 0; batch < 4; batch += 1) await Promise.all(Array.from({ length: payees / 4 }, () => createPayee(t, alice)));
-    const fanOut = t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
-    const delivery = t.app.workers.find((worker) => worker.name === 'webhook-delivery')!;
-    await fanOut.runOnce();
-    const executed = vi.spyOn(t.storage.db.getExecutor(), 'executeQuery');
+    let arrivals = 0;
+    /** Answers the requests held open and `answers` more, and waits for the requests that then start. */
+    const catchUp = async (answers: number) => {
+      budget = answers;
+      receiver.answerHanging();
+      arrivals += inFlight + answers;
+      await receiver.waitFor(arrivals);
+    };
+    const fanOut = app.app.workers.find((worker) => worker.name === 'webhook-fan-out')!;
+    const delivery = app.app.workers.find((worker) => worker.name === 'webhook-delivery')!;
+    const executed = vi.spyOn(app.storage.db.getExecutor(), 'executeQuery');
     const listings = () => executed.mock.calls.filter(([query]) => query.sql.includes('min(d.next_attempt_at)')).length;
+    const payees = share * 3;
     try {
-      // New deliveries: the pass lists the due subscriptions, and claims the receiver's whole share. The receiver
+      await subscribe(app, carol, { url: receiver.url('/busy'), eventTypes: ['payee.created'] });
+      for (let batch = 0; batch < 6; batch += 1) await Promise.all(Array.from({ length: payees / 6 }, () => createPayee(app, carol)));
+      await fanOut.runOnce();
+      const before = listings();
+      // New deliveries: the pass lists the due subscriptions and claims the receiver's whole share. The receiver
       // answers some, then holds its slots: fewer than half the waiting allowance still wait, so it wants more.
       expect(await delivery.runOnce()).toBe(share);
-      expect(listings()).toBe(1);
-      await receiver.waitFor(waitingMax);
-      // Claimed for straight away, without a listing (the clock has not moved a poll interval): its whole share again,
-      // the share less the requests held open and the deliveries still waiting.
-      expect(await delivery.runOnce()).toBe(share - inFlight - (share - waitingMax));
-      expect(listings()).toBe(1);
-      // It catches up until fewer than half its allowance wait again.
-      const caughtUp = waitingMax / 2 + 1;
-      budget = caughtUp;
-      receiver.answerHanging();
-      await receiver.waitFor(waitingMax + inFlight + caughtUp);
+      expect(listings() - before).toBe(1);
+      arrivals = waitingMax;
+      await receiver.waitFor(arrivals);
+      // Claimed for straight away, without a listing: its whole share again (less those held open and still waiting).
+      expect(await delivery.runOnce()).toBe(waitingMax - inFlight);
+      expect(listings() - before).toBe(1);
       // Another customer's new delivery: the fan-out says deliveries were queued, and the next pass lists again, so
       // it is claimed beside the busy receiver's.
-      await subscribe(t, bob, { url: receiver.url('/other'), eventTypes: ['payee.created'] });
-      await createPayee(t, bob);
+      const caughtUp = waitingMax / 2 + 1;
+      await catchUp(caughtUp);
+      await subscribe(app, dave, { url: receiver.url('/other'), eventTypes: ['payee.created'] });
+      await createPayee(app, dave);
       await fanOut.runOnce();
-      await delivery.runOnce();
-      expect(listings()).toBe(2);
-      await receiver.waitFor(waitingMax + inFlight + caughtUp + 1);
+      expect(await delivery.runOnce()).toBe(share - inFlight - (waitingMax - inFlight - caughtUp) + 1);
+      expect(listings() - before).toBe(2);
+      arrivals += 1;
+      await receiver.waitFor(arrivals);
       expect(receiver.received.filter((received) => received.path === '/other')).toHaveLength(1);
+      // A poll interval later on the worker's clock, the due subscriptions are listed again.
+      await catchUp(caughtUp);
+      app.clock.set(new Date(app.clock.now().getTime() + workerPollIntervalMs));
+      await delivery.runOnce();
+      expect(listings() - before).toBe(3);
+      // A claim without a listing that comes back short (the receiver's deliveries ran out): the next pass lists.
+      await catchUp(caughtUp);
+      const left = payees - share - (waitingMax - inFlight) - 2 * (share - inFlight - (waitingMax - inFlight - caughtUp));
+      expect(await delivery.runOnce()).toBe(left);
+      expect(listings() - before).toBe(3);
+      await catchUp(0);
+      expect(await delivery.runOnce()).toBe(0);
+      expect(listings() - before).toBe(4);
+      budget = Number.POSITIVE_INFINITY;
+      receiver.answerHanging();
+      await deliverDue(app);
+      expect(new Set(receiver.received.filter((received) => received.path === '/busy').map((received) => received.headers['webhook-id'])).size).toBe(payees);
     } finally {
       executed.mockRestore();
       budget = Number.POSITIVE_INFINITY;
       receiver.answerHanging();
+      await app.close();
     }
-    await deliverDue(t);
-    expect(new Set(receiver.received.filter((received) => received.path === '/busy').map((received) => received.headers['webhook-id'])).size).toBe(payees);
   });
 
   /** A subscription whose one delivery this instance is attempting, the receiver holding the request open. */

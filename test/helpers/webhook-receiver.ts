@@ -9,8 +9,8 @@ export interface ReceivedWebhook {
 }
 
 /**
- * What the receiver answers a request with (the body "ok" unless given); `hang` never answers; `stall` sends the
- * status, headers and body, and never ends the body.
+ * What the receiver answers a request with (the body "ok" unless given); `hang` holds the request open until
+ * answerHanging() or close(); `stall` sends the status, headers and body, and never ends the body.
  */
 export type ReceiverAnswer = { status: number; headers?: Record<string, string>; body?: string | Buffer; stall?: boolean } | 'hang';
 

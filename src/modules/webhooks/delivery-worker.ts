@@ -116,6 +116,7 @@ export class WebhookDeliveryWorker {
     const claimedOf = (id: string) => (this.sendingBySubscription.get(id) ?? 0) + (this.waitingBySubscription.get(id)?.length ?? 0);
     const subscriptionIds = new Set([...this.sendingBySubscription.keys(), ...this.waitingBySubscription.keys()]);
     for (const id of this.answeredSinceClaim) if (!subscriptionIds.has(id)) this.answeredSinceClaim.delete(id);
+    for (const id of this.claimedInFull) if (!subscriptionIds.has(id)) this.claimedInFull.delete(id);
     // Left for later: a subscription with half its allowance or more still waiting (claimed later, in a batch worth a
     // claim), and one whose receiver holds every request slot and has answered none since its last claim (a slow
     // receiver gets nothing claimed ahead; a fast one, whose slots are refilled as soon as they free, still does).
@@ -127,7 +128,8 @@ export class WebhookDeliveryWorker {
     );
     const now = this.clock.now();
     const shares = new Map<string, number>();
-    for (const id of await this.subscriptionsToClaimFor(now, free, full)) {
+    const { subscriptionIds: candidates, listed } = await this.subscriptionsToClaimFor(now, free, full);
+    for (const id of candidates) {
       const share = Math.min(perSubscriptionMax - claimedOf(id), free);
       shares.set(id, share);
       free -= share;
@@ -135,13 +137,14 @@ export class WebhookDeliveryWorker {
     }
     if (shares.size === 0) return 0;
     const claimed = await claimDueDeliveries(this.storage, now, new Date(now.getTime() + this.leaseMs), shares);
-    const claimedBySubscription = new Map<string, number>();
-    for (const delivery of claimed) claimedBySubscription.set(delivery.row.subscription_id, (claimedBySubscription.get(delivery.row.subscription_id) ?? 0) + 1);
+    const claimedBySubscription = countBySubscription(claimed);
     for (const [id, share] of shares) {
       this.answeredSinceClaim.delete(id);
       // Taken out and put back last: busy subscriptions are claimed for least recently claimed first, in turn.
       this.claimedInFull.delete(id);
       if (claimedBySubscription.get(id) === share) this.claimedInFull.add(id);
+      // Claimed for without a listing and found short (drained, disabled, deleted): the next pass lists again.
+      else if (!listed) this.listingWanted = true;
     }
     const claimedAtMs = now.getTime();
     for (const delivery of claimed) {
@@ -179,28 +182,32 @@ export class WebhookDeliveryWorker {
     }
   }
 
-  /** New deliveries were queued (fan-out, replay, a retry): the next pass lists the due subscriptions again. */
+  /**
+   * Deliveries became due in this instance (the fan-out, a replay, a retry or a test event through the API, a
+   * subscription enabled again, a test clock's deliveries given back to the server's clock): the next pass lists the
+   * due subscriptions again.
+   */
   deliveriesQueued(): void {
     this.listingWanted = true;
   }
 
   /**
-   * Which subscriptions a pass claims for, leaving out those in `full`. The due subscriptions are listed (one probe of
-   * each active subscription's index range, the longest waiting first) when deliveries were queued since the last
-   * listing, when the poll interval has passed since it (retries falling due, other instances' deliveries), or when no
-   * subscription in memory is worth claiming for. Otherwise the pass claims straight away for the subscriptions being
-   * sent to whose last claim took its whole share: a fast receiver's next deliveries are then one round trip away
-   * instead of two, so its requests in flight do not run dry while the claim is on its way.
+   * Which subscriptions a pass claims for, leaving out those in `full`, and whether they were listed. The due
+   * subscriptions are listed (one probe of each active subscription's index range, the longest waiting first) when
+   * deliveries became due in this instance since the last listing, when a poll interval has passed since it on the
+   * worker's clock (retries falling due, other instances' deliveries), or when none of the subscriptions whose last
+   * claim took its whole share wants more. Otherwise the pass claims straight away for those: a fast receiver's next
+   * deliveries are then one round trip away instead of two, so its requests in flight do not run dry while the claim
+   * is on its way.
    */
-  private async subscriptionsToClaimFor(now: Date, limit: number, full: readonly string[]): Promise<string[]> {
-    for (const id of this.claimedInFull) if (!this.sendingBySubscription.has(id) && !this.waitingBySubscription.has(id)) this.claimedInFull.delete(id);
+  private async subscriptionsToClaimFor(now: Date, limit: number, full: readonly string[]): Promise<{ subscriptionIds: string[]; listed: boolean }> {
     const excluded = new Set(full);
     const busy = [...this.claimedInFull].filter((id) => !excluded.has(id));
     const listingDue = this.listingWanted || Math.abs(now.getTime() - this.listedAtMs) >= workerPollIntervalMs;
-    if (!listingDue && busy.length > 0) return busy;
+    if (!listingDue && busy.length > 0) return { subscriptionIds: busy, listed: false };
     this.listingWanted = false;
     this.listedAtMs = now.getTime();
-    return subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), limit, full);
+    return { subscriptionIds: await subscriptionsWithDueDeliveries(this.storage.db, now.toISOString(), limit, full), listed: true };
   }
 
   /** Resolves when every attempt started so far, and every delivery claimed, has been recorded (tests; shutdown). */
@@ -380,4 +387,11 @@ export class WebhookDeliveryWorker {
     }
     return key;
   }
+}
+
+/** How many of the claimed deliveries are each subscription's. */
+function countBySubscription(claimed: readonly ClaimedDelivery[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { row } of claimed) counts.set(row.subscription_id, (counts.get(row.subscription_id) ?? 0) + 1);
+  return counts;
 }

@@ -43,7 +43,7 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
   };
   // A pass claims for every subscription found wanting deliveries; what lets it claim more wakes it (an answer that
   // leaves a subscription wanting more, a record that frees the process's slots, new deliveries), so a pass right
-  // after one that claimed would only list the same busy subscriptions again (docs/webhooks.md "Claiming ahead").
+  // after one that claimed would only claim for the same busy subscriptions again (docs/webhooks.md "Claiming ahead").
   const deliveryLoop = new PollingWorker('webhook-delivery', () => deliveries.pass(), workerPollIntervalMs, log, {
     stopStarted: async () => {
       await deliveries.stop();
@@ -63,7 +63,10 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
     for (let batch = 0; batch < testClockAdvanceBatchesMax && (await fanOut.pass()) > 0; batch += 1);
     await deliveries.attemptDueOnClock(testClock);
   });
-  context.customerClocks.onDetach((clockId) => releaseClockDeliveries(storage.db, clockId));
+  context.customerClocks.onDetach(async (clockId) => {
+    await releaseClockDeliveries(storage.db, clockId);
+    deliveriesQueued();
+  });
   const webhooks = new WebhookService(
     storage,
     clock,

@@ -186,6 +186,8 @@ export class WebhookService {
       return updateSubscription(trx, caller.customerId, id, changes, input.isActive, now);
     });
     if (!updated) throw notFound('webhook subscription');
+    // Enabled again: its pending deliveries are due to the delivery worker once more.
+    if (input.isActive === true) this.onDeliveriesQueued();
     return presentSubscription(updated);
   }
 
