@@ -75,7 +75,10 @@ export class WebhookDeliveryWorker {
    * claim, the least recent first: when the instance's allowance runs out, the next pass starts with those left out.
    */
   private readonly claimedInFull = new Set<string>();
-  /** Whether new deliveries were queued since the last listing of due subscriptions: the next pass lists again. */
+  /**
+   * Whether the next pass lists the due subscriptions whatever it knows: deliveries became due in this instance, or a
+   * claim made without a listing came back short, since the last listing.
+   */
   private listingWanted = true;
   /** When the due subscriptions were last listed, on the worker's clock: at least once every poll interval. */
   private listedAtMs = Number.NEGATIVE_INFINITY;
@@ -194,9 +197,9 @@ export class WebhookDeliveryWorker {
   /**
    * Which subscriptions a pass claims for, leaving out those in `full`, and whether they were listed. The due
    * subscriptions are listed (one probe of each active subscription's index range, the longest waiting first) when
-   * deliveries became due in this instance since the last listing, when a poll interval has passed since it on the
-   * worker's clock (retries falling due, other instances' deliveries), or when none of the subscriptions whose last
-   * claim took its whole share wants more. Otherwise the pass claims straight away for those: a fast receiver's next
+   * deliveries became due in this instance since the last listing or a claim without one came back short, when a poll
+   * interval has passed since it on the worker's clock (retries falling due, other instances' deliveries), or when none
+   * of the subscriptions whose last claim took its whole share wants more. Otherwise the pass claims straight away for those: a fast receiver's next
    * deliveries are then one round trip away instead of two, so its requests in flight do not run dry while the claim
    * is on its way.
    */
