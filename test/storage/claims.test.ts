@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, claimUndeliveredEvents, markEventsPublished } from '../../src/events/outbox.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { claimDue, deleteDue } from '../../src/workers/claim.js';
 import { insertCustomerRow } from '../helpers/rows.js';
-import { freshStorage, postgresUrl, testDialect } from '../helpers/test-app.js';
+import { postgresUrl, testDialect } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 
 /**
  * The one claim pattern of the workers (src/workers/claim.ts) and the outbox's delivery claim (src/events/outbox.ts),
@@ -16,17 +17,12 @@ import { freshStorage, postgresUrl, testDialect } from '../helpers/test-app.js';
  */
 describe(`claims on ${testDialect}`, () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
   let customerId: string;
 
+  useFreshStorage((fresh) => (storage = fresh));
   beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     customerId = await insertCustomerRow(storage, 'Claims');
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
   });
 
   const at = (iso: string) => new Date(iso);

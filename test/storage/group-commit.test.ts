@@ -7,24 +7,22 @@ import { createFiatAccount } from '../helpers/fixtures.js';
 import { deposit, payRequest } from '../helpers/money.js';
 import { insertCustomerRow } from '../helpers/rows.js';
 import { createTestApp, freshStorage, testDialect, type TestApp } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 
 /** SQLite group commit (src/storage/sqlite-group-commit.ts, docs/decisions/0004-sqlite-group-commit.md). */
 
 describe.skipIf(testDialect !== 'sqlite')('SQLite group commit', () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
   /** A connection of its own, as another process would have: it sees only what is committed. */
   let outside: BetterSqlite3.Database;
 
+  useFreshStorage((fresh) => (storage = fresh));
   beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     outside = new BetterSqlite3(storage.location, { readonly: true });
   });
   afterAll(async () => {
     outside?.close();
-    await storage?.close();
-    await drop?.();
   });
 
   const committedNames = (names: string[]) =>

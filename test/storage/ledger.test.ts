@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
 import type { Posting } from '../../src/ledger/ledger-entry.js';
 import { executeMoneyMovement, moneyMovement } from '../../src/ledger/money-movement.js';
@@ -8,7 +8,8 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
-import { freshStorage, testDialect } from '../helpers/test-app.js';
+import { testDialect } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 
 /**
  * The ledger at the database level, on the dialect of this vitest project (docs/ledger.md): the CHECK constraints
@@ -22,7 +23,6 @@ const unique = () => randomUUID().replaceAll('-', '');
 
 describe(`ledger on ${testDialect}`, () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
   let customerId: string;
   /** A master account with a virtual account; reset to empty balances before every test. */
   let master: string;
@@ -85,8 +85,8 @@ describe(`ledger on ${testDialect}`, () => {
     await expect(statement()).rejects.toThrow(/check|constraint/i);
   }
 
+  useFreshStorage((fresh) => (storage = fresh));
   beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     customerId = await insertCustomerRow(storage, 'Ledger test');
   });
@@ -95,10 +95,6 @@ describe(`ledger on ${testDialect}`, () => {
     master = await insertFiatAccountRow(storage, customerId);
     other = await insertFiatAccountRow(storage, customerId);
     virtual = await insertVirtualAccount(master);
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
   });
 
   describe('CHECK constraints (the database refuses even when the code is bypassed)', () => {

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.js';
 import { functionSource, migrateTo, migrateToLatest, moneyPlanFunctions, type FunctionSource } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
-import { freshStorage, postgresUrl, testDialect } from '../helpers/test-app.js';
+import { postgresUrl, testDialect } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 
 /**
  * Migrations are history: each holds the schema change it made when it was written, and nothing of the application
@@ -73,15 +74,8 @@ describe('migrations', () => {
  */
 describe.skipIf(testDialect !== 'postgres')('the PostgreSQL functions from their SQL file', () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
-  });
+  useFreshStorage((fresh) => (storage = fresh));
 
   /** The function as the schema has it: its body, and the transaction that last wrote its catalog row. */
   async function installedFunction(name: string): Promise<{ body: string; writtenBy: string }> {
@@ -179,15 +173,8 @@ describe.skipIf(testDialect !== 'postgres')('the PostgreSQL functions from their
  */
 describe('migrations that move data', () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
 
-  beforeEach(async () => {
-    ({ storage, drop } = await freshStorage());
-  });
-  afterEach(async () => {
-    await storage?.close();
-    await drop?.();
-  });
+  useFreshStorage((fresh) => (storage = fresh), { each: true });
 
   it('0022 moves the timers of pending resources into sandbox_timers and drops settle_at', async () => {
     await migrateTo(storage, '0021-provider-events');

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
 import { nameStatement } from '../../src/storage/named-statements.js';
-import { freshStorage, testDialect } from '../helpers/test-app.js';
+import { testDialect } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 
 /**
  * Statements prepared by name (src/storage/named-statements.ts): on PostgreSQL a named text is prepared once on each
@@ -10,15 +11,8 @@ import { freshStorage, testDialect } from '../helpers/test-app.js';
  */
 describe.runIf(testDialect === 'postgres')('named statements on PostgreSQL', () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
-  });
+  useFreshStorage((fresh) => (storage = fresh));
 
   it('prepares a named text once per connection, under its name, with the answers of the text unnamed', async () => {
     const doubled = (values: number[]) => sql<{ n: number }>`select n * 2 as n from unnest(cast(${values} as integer[])) as given (n) order by n`;

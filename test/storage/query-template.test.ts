@@ -14,13 +14,14 @@ import {
   type Dialect,
   type Driver,
 } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { insertRowsTemplate, queryTemplate } from '../../src/storage/query-template.js';
 import type { Database, FeeSchedulesTable, LedgerPostingsTable } from '../../src/storage/tables.js';
 import { insertCustomerRow } from '../helpers/rows.js';
-import { freshStorage, testDialect } from '../helpers/test-app.js';
+import { testDialect } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 
 /**
  * Query templates (src/storage/query-template.ts): the SQL and parameters a template sends are those Kysely's builder
@@ -273,17 +274,12 @@ describe('query templates compile', () => {
 
 describe(`query templates on ${testDialect}`, () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
   let customerId: string;
 
+  useFreshStorage((fresh) => (storage = fresh));
   beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     customerId = await insertCustomerRow(storage, 'Template customer');
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
   });
 
   it('insert a whole row and read it back, bigint beyond 2^53 exact, from the join', async () => {

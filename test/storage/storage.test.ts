@@ -10,6 +10,7 @@ import { checkSqliteDriverRuntime, openSqliteDatabase, openStorage, type Storage
 import { migrateToLatest, pendingMigrations } from '../../src/storage/migrate.js';
 import { insertCustomerRow, insertFiatAccountRow } from '../helpers/rows.js';
 import { freshStorage, temporaryDirectory, testDialect } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 import { sqliteBusyTimeoutMs } from '../../src/config/limits.js';
 
 /** The database layer on the dialect of this vitest project (SQLite, and PostgreSQL when TEST_DB=postgres). */
@@ -21,16 +22,9 @@ async function balanceOf(storage: Storage, accountId: string): Promise<bigint> {
 
 describe(`storage on ${testDialect}`, () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
   let customerId: string;
 
-  beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
-  });
+  useFreshStorage((fresh) => (storage = fresh));
 
   it('applies the migrations to an empty database, then has none pending and applies nothing the second time', async () => {
     expect(await pendingMigrations(storage)).toContain('0001-foundation');

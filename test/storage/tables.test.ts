@@ -3,10 +3,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
-import { freshStorage, testDialect } from '../helpers/test-app.js';
+import { testDialect } from '../helpers/test-app.js';
+import { useFreshStorage } from '../helpers/fresh-storage-hooks.js';
 
 /**
  * src/storage/tables.ts, the types every query is checked against, is written by hand; this compares it with the
@@ -178,18 +179,13 @@ function schemaMismatches(declared: SchemaShape, migrated: SchemaShape, dialect:
 
 describe(`tables.ts against the migrated schema on ${testDialect}`, () => {
   let storage: Storage;
-  let drop: () => Promise<void>;
   let migrated: SchemaShape;
   const source = fs.readFileSync(tablesFile, 'utf8');
 
+  useFreshStorage((fresh) => (storage = fresh));
   beforeAll(async () => {
-    ({ storage, drop } = await freshStorage());
     await migrateToLatest(storage);
     migrated = await migratedSchema(storage);
-  });
-  afterAll(async () => {
-    await storage?.close();
-    await drop?.();
   });
 
   it('declares every table and column of the schema, with its nullability and type class, and nothing else', () => {
