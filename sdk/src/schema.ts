@@ -993,7 +993,7 @@ export type paths = {
         put?: never;
         /**
          * Send one delivery again now
-         * @description Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted, or due within an attempt’s lease, is answered as it is. Answers 202 with the delivery as the deliveries list shows it. 422 WEBHOOK_DISABLED.
+         * @description Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted is answered as it is. Answers 202 with the delivery as the deliveries list shows it. 422 WEBHOOK_DISABLED.
          */
         post: operations["retryWebhookDelivery"];
         delete?: never;

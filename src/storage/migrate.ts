@@ -33,6 +33,7 @@ import { sandboxKycTimersMigration } from './migrations/0026-sandbox-kyc-timers.
 import { sandboxTestClocksMigration } from './migrations/0027-sandbox-test-clocks.js';
 import { testClockSchedulesMigration } from './migrations/0028-test-clock-schedules.js';
 import { dashboardFormsMigration } from './migrations/0029-dashboard-forms.js';
+import { webhookDeliveryLeasesMigration } from './migrations/0030-webhook-delivery-leases.js';
 
 /**
  * The one migration set for both dialects, in order; names never change once released. A migration is history: it
@@ -71,6 +72,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0027-sandbox-test-clocks': sandboxTestClocksMigration(),
     '0028-test-clock-schedules': testClockSchedulesMigration(),
     '0029-dashboard-forms': dashboardFormsMigration(),
+    '0030-webhook-delivery-leases': webhookDeliveryLeasesMigration(dialect),
   };
 }
 

@@ -540,7 +540,7 @@ export interface WebhookDeliveriesTable {
   status: 'pending' | 'succeeded' | 'failed';
   /** Attempts since the delivery was created or last replayed; indexes the retry schedule. */
   attempt_count: Generated<number | bigint>;
-  /** When the next attempt is due; while an attempt runs, the lease of the instance making it. */
+  /** When the next attempt is due (null once succeeded or failed). */
   next_attempt_at: string | null;
   last_attempt_at: string | null;
   last_status_code: number | bigint | null;
@@ -549,6 +549,11 @@ export interface WebhookDeliveriesTable {
   updated_at: string;
   /** The test clock `next_attempt_at` (and the attempts' times) are read by (docs/test-clocks.md); null: the server clock. */
   clock_id: string | null;
+  /**
+   * Until when the instance that claimed it for an attempt owns it (migration 0030), in the time of the clock it was
+   * claimed on; null once the attempt is recorded or the claim released. It also fences the attempt's record.
+   */
+  leased_until: string | null;
 }
 
 export interface WebhookAttemptsTable {

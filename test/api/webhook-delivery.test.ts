@@ -462,20 +462,24 @@ describe('webhook delivery', () => {
     const hook = await attemptHanging('/taken');
     // Another instance's claim: the delivery's lease is now its own.
     const otherLease = new Date(t.clock.now().getTime() + 60_000).toISOString();
-    await t.storage.db.updateTable('webhook_deliveries').set({ next_attempt_at: otherLease }).where('subscription_id', '=', hook.id).execute();
+    await t.storage.db.updateTable('webhook_deliveries').set({ leased_until: otherLease }).where('subscription_id', '=', hook.id).execute();
     const delivery = await deliveryAfterTimeout(hook.id);
-    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0, next_attempt_at: otherLease, last_attempt_at: null, last_error: null });
+    // Still due since it was made, the other instance's lease on it untouched.
+    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 0, next_attempt_at: delivery!.created_at, last_attempt_at: null, last_error: null });
+    const row = await t.storage.db.selectFrom('webhook_deliveries').select('leased_until').where('id', '=', String(delivery!.id)).executeTakeFirstOrThrow();
+    expect(row.leased_until).toBe(otherLease);
     expect((await get(alice, `/webhooks/${hook.id}/deliveries/${String(delivery!.id)}`)).json().data.attempts).toEqual([]);
     expect((await get(alice, `/webhooks/${hook.id}`)).json().data).toMatchObject({ consecutive_failures: 0, is_active: true });
   });
 
   it('records nothing of an attempt whose delivery was finished meanwhile (it holds no lease any more)', async () => {
     const hook = await attemptHanging('/finished');
-    // Another instance's attempt succeeded after this one's lease ran out: the delivery is done, with no next attempt.
+    // Another instance's attempt succeeded after this one's lease ran out: the delivery is done, with no next attempt
+    // and no lease.
     const finishedAt = t.clock.now().toISOString();
     await t.storage.db
       .updateTable('webhook_deliveries')
-      .set({ status: 'succeeded', attempt_count: 1, next_attempt_at: null, last_attempt_at: finishedAt, last_status_code: 204 })
+      .set({ status: 'succeeded', attempt_count: 1, next_attempt_at: null, leased_until: null, last_attempt_at: finishedAt, last_status_code: 204 })
       .where('subscription_id', '=', hook.id)
       .execute();
     const delivery = await deliveryAfterTimeout(hook.id);
@@ -500,8 +504,8 @@ describe('webhook delivery', () => {
       await stopping.app.webhookDeliveries.stop();
       expect(performance.now() - startedAt).toBeLessThan(5000);
       const deliveries = await stopping.storage.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', hook.id).execute();
-      expect(deliveries.map((row) => ({ status: row.status, attempts: Number(row.attempt_count), nextAttemptAt: row.next_attempt_at }))).toEqual([
-        { status: 'pending', attempts: 0, nextAttemptAt: stopping.clock.now().toISOString() },
+      expect(deliveries.map((row) => ({ status: row.status, attempts: Number(row.attempt_count), nextAttemptAt: row.next_attempt_at, leasedUntil: row.leased_until }))).toEqual([
+        { status: 'pending', attempts: 0, nextAttemptAt: stopping.clock.now().toISOString(), leasedUntil: null },
       ]);
       expect(await stopping.storage.db.selectFrom('webhook_attempts').selectAll().where('subscription_id', '=', hook.id).execute()).toEqual([]);
     } finally {
@@ -519,13 +523,14 @@ describe('webhook delivery', () => {
     expect(await delivery.runOnce()).toBe(webhookAttemptsInFlightPerSubscriptionMax + 2);
     await receiver.waitFor(webhookAttemptsInFlightPerSubscriptionMax, 2000);
     // Past half the timeout (500 ms here) since the claim: when the hanging attempts time out and free their slots,
-    // the two waiting are released, due again at once for any instance, not sent.
+    // the two waiting are released (their lease gone; still due since they were made), due again at once for any
+    // instance, not sent.
     t.clock.advance(251);
     await t.app.webhookDeliveries.idle();
     expect(receiver.received).toHaveLength(webhookAttemptsInFlightPerSubscriptionMax);
     const released = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', hook.id).where('attempt_count', '=', 0).execute();
-    expect(released.map((row) => ({ status: row.status, nextAttemptAt: row.next_attempt_at }))).toEqual(
-      Array.from({ length: 2 }, () => ({ status: 'pending', nextAttemptAt: t.clock.now().toISOString() })),
+    expect(released.map((row) => ({ status: row.status, due: row.next_attempt_at === row.created_at, leasedUntil: row.leased_until }))).toEqual(
+      Array.from({ length: 2 }, () => ({ status: 'pending', due: true, leasedUntil: null })),
     );
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
   });

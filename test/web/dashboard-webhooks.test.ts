@@ -291,6 +291,23 @@ describe('dashboard: webhooks and events', () => {
     await removeThroughApi(alice, created.id);
   });
 
+  it('sending again a delivery being attempted leaves it as it is, and says so', async () => {
+    const created = await subscribe(t, alice, { url: receiver.url('/hanging'), eventTypes: ['payee.created'] });
+    receiver.answer = () => 'hang';
+    const receivedBefore = receiver.received.length;
+    const tested = await t.request({ method: 'POST', url: `/webhooks/${created.id}/test`, key: alice.key, csrf: true });
+    const deliveryId = tested.json().data.delivery_id as string;
+    expect(await t.app.workers.find((worker) => worker.name === 'webhook-delivery')!.runOnce()).toBe(1);
+    await receiver.waitFor(receivedBefore + 1);
+    const retried = await browser.submit(`/dashboard/webhooks/${created.id}/deliveries/${deliveryId}/retry`);
+    expect(retried.statusCode).toBe(200);
+    expect(retried.body).toContain(`Delivery ${deliveryId} is being attempted: it was left as it is.`);
+    await t.app.webhookDeliveries.idle();
+    expect(receiver.received.filter((received) => received.path === '/hanging')).toHaveLength(1);
+    receiver.answer = () => ({ status: 200 });
+    await removeThroughApi(alice, created.id);
+  });
+
   it('the replay form offers only dates the server accepts, its earliest included, and can replay only the failed deliveries', async () => {
     const created = await subscribe(t, alice, { url: receiver.url('/replay-form'), eventTypes: ['payee.created'] });
     // Mid-minute, where cutting the earliest date to its minute made it older than the window.

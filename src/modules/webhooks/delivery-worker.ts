@@ -37,7 +37,7 @@ export interface DeliverySettings {
 }
 
 /** How long a claimed delivery is its instance's: twice the timeout plus 5 s, so a slow attempt is recorded within it. */
-export function attemptLeaseMs(timeoutMs: number): number {
+function attemptLeaseMs(timeoutMs: number): number {
   return timeoutMs * 2 + 5000;
 }
 
@@ -54,7 +54,7 @@ interface Waiting extends ClaimedDelivery {
  * record); a slot freed by an answer is refilled at once from the subscription's waiting deliveries, so a fast
  * receiver is not held up by the claim's round trips. A slow or dead receiver holds only its own subscription's slots
  * for at most the timeout, while other customers' deliveries keep going. A claim is a lease of twice the timeout plus
- * 5 s on `next_attempt_at`: an instance that dies mid-attempt loses it, and another sends the delivery again, with the
+ * 5 s, written into `leased_until`: an instance that dies mid-attempt loses it, and another sends the delivery again, with the
  * same webhook-id. A waiting delivery starts only within half the timeout of its claim, so its attempt ends and is
  * recorded within the lease; one that waited longer is released (due again at once, for any instance). Ended
  * attempts are recorded together, one transaction for all those that ended while the previous one committed. Every
@@ -175,7 +175,7 @@ export class WebhookDeliveryWorker {
       if (claimed.length === 0) return;
       // In flight like the worker's own attempts, so that stop() and idle() wait for them before the sender closes.
       const attempts = claimed.map(({ row, payload, subscription }) => {
-        const attempt: Promise<void> = this.attempt(row, payload, subscription, () => undefined, new Date(row.due_at))
+        const attempt: Promise<void> = this.attempt(row, payload, subscription, () => undefined, new Date(row.next_attempt_at!))
           .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook attempt could not be recorded'))
           .finally(() => this.inFlight.delete(attempt));
         this.inFlight.add(attempt);
@@ -267,7 +267,7 @@ export class WebhookDeliveryWorker {
 
   /** A claimed delivery not attempted: due again at once, for any instance (fenced by the claim's lease). */
   private release(row: DeliveryRow): void {
-    const released = releaseDelivery(this.storage.db, row.id, row.next_attempt_at!, this.clock.now().toISOString())
+    const released = releaseDelivery(this.storage.db, row.id, row.leased_until!)
       .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook delivery could not be released; its lease will run out'))
       .finally(() => this.inFlight.delete(released));
     this.inFlight.add(released);
@@ -303,7 +303,7 @@ export class WebhookDeliveryWorker {
 
   /** `clockTime`: the attempt's time in a test clock's time, which its record, retry and run of failures are kept in. */
   private async attempt(row: DeliveryRow, payload: string | undefined, subscription: SigningSubscription | undefined, onAnswer: () => void, clockTime?: Date): Promise<void> {
-    const lease = row.next_attempt_at!;
+    const lease = row.leased_until!;
     // Deleted meanwhile: its deliveries went with it (cascade), and the fenced record below finds nothing.
     if (!subscription) return;
     const sentAt = this.clock.now();
@@ -315,7 +315,7 @@ export class WebhookDeliveryWorker {
     onAnswer();
     // Cut short by shutdown before any answer: nothing happened that counts, and any instance may send it now.
     if (this.shutdown.signal.aborted && outcome.statusCode === null) {
-      await releaseDelivery(this.storage.db, row.id, lease, at.toISOString());
+      await releaseDelivery(this.storage.db, row.id, lease);
       return;
     }
     const attemptNumber = Number(row.attempt_count) + 1;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { testClockAdvanceBatchesMax, workerPollIntervalMs } from '../../config/limits.js';
 import { SecretBox } from '../../storage/secret-box.js';
 import { PollingWorker } from '../../workers/polling-worker.js';
-import { WebhookDeliveryWorker, attemptLeaseMs } from './delivery-worker.js';
+import { WebhookDeliveryWorker } from './delivery-worker.js';
 import { WebhookFanOut } from './fan-out.js';
 import { DeliveryMetrics } from './metrics.js';
 import { deleteEventsCreatedBefore } from '../events/index.js';
@@ -75,7 +75,6 @@ export async function webhookServices(context: ModuleContext, resolve: HostResol
     {
       allowPrivateUrls: config.webhookAllowPrivateUrls,
       disableAfter: config.webhookDisableAfter,
-      attemptLeaseMs: attemptLeaseMs(config.webhookTimeoutMs),
       replayWindowDays: config.eventRetentionMs / 86_400_000,
     },
     deliveriesQueued,

@@ -76,8 +76,8 @@ export class DeliveryMetrics {
   started(delivery: ClaimedDelivery): void {
     const nowMs = this.clock.now().getTime();
     const { row, event } = delivery;
-    observe(this.dueLag, secondsSince(nowMs, row.due_at));
-    const firstOfFanOut = Number(row.attempt_count) === 0 && row.due_at === row.created_at && row.created_at === event?.published_at;
+    observe(this.dueLag, secondsSince(nowMs, row.next_attempt_at!));
+    const firstOfFanOut = Number(row.attempt_count) === 0 && row.next_attempt_at === row.created_at && row.created_at === event?.published_at;
     if (firstOfFanOut) observe(this.firstAttemptLag, secondsSince(nowMs, event.created_at));
   }
 

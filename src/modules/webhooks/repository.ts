@@ -127,21 +127,20 @@ export async function findDelivery(db: Db, customerId: string, subscriptionId: s
 
 /**
  * Makes one delivery due now (POST …/deliveries/{id}/retry): a succeeded or failed one goes back to pending, a
- * pending one waiting for a later retry is brought forward. One due before `leaseHorizon` is left as it is: it is
- * being attempted (its `next_attempt_at` is an instance's lease, never later than now plus the lease length) or will
- * be within that time, and moving it would let a second attempt start beside the one in flight. The attempt count
- * and the last outcome stay: the attempt made is the next of the delivery's (docs/webhooks.md "Retrying one delivery").
- * `due` and `leaseHorizon` are in the customer's time (a test clock's, docs/test-clocks.md). Returns undefined when
+ * pending one waiting for a later retry is brought forward. One being attempted is left as it is: an instance's lease
+ * on it has not run out by `leasedAfter`, and moving it would let a second attempt start beside the one in flight. The
+ * attempt count and the last outcome stay: the attempt made is the next of the delivery's (docs/webhooks.md "Retrying
+ * one delivery"). `due` is in the customer's time (a test clock's, docs/test-clocks.md). Returns undefined when
  * nothing was changed.
  */
-export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, due: CustomerTime, leaseHorizon: string, now: string): Promise<DeliveryRow | undefined> {
+export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, due: CustomerTime, leasedAfter: string, now: string): Promise<DeliveryRow | undefined> {
   return db
     .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: due.now.toISOString(), clock_id: due.clockId, updated_at: now })
+    .set({ status: 'pending', next_attempt_at: due.now.toISOString(), clock_id: due.clockId, leased_until: null, updated_at: now })
     .where('customer_id', '=', customerId)
     .where('subscription_id', '=', subscriptionId)
     .where('id', '=', deliveryId)
-    .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('next_attempt_at', 'is', null), eb('next_attempt_at', '>', leaseHorizon)]))
+    .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('leased_until', 'is', null), eb('leased_until', '<=', leasedAfter)]))
     .returningAll()
     .executeTakeFirst();
 }
@@ -298,7 +297,7 @@ export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: 
     select id from (
       select s.id, (
         select min(d.next_attempt_at) from webhook_deliveries d
-        where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now} and d.clock_id is null
+        where d.subscription_id = s.id and ${dueAndNotLeased(now)}
       ) as due_at
       from webhook_subscriptions s where s.is_active = 1 ${notExcluded}
     ) waiting
@@ -309,10 +308,19 @@ export async function subscriptionsWithDueDeliveries(db: Kysely<Database>, now: 
 /** What an attempt needs of its subscription: where to POST, and the secrets to sign with. */
 export type SigningSubscription = Pick<SubscriptionRow, 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>;
 
+/**
+ * A pending delivery of `d` due by `now` on the server clock (a test clock's are an advance's) and not being attempted:
+ * no lease, or one that ran out. The (subscription, status, next attempt) index holds the due ones; the lease is read
+ * from each row (no index holds it, so that a claim writes no index entry).
+ */
+function dueAndNotLeased(now: string): RawBuilder<unknown> {
+  return sql`d.status = 'pending' and d.next_attempt_at <= ${now} and d.clock_id is null and (d.leased_until is null or d.leased_until <= ${now})`;
+}
+
 /** A claimed delivery with its event's payload and its subscription; undefined where they no longer exist. */
 export interface ClaimedDelivery {
-  /** The delivery, and when it was due (its `next_attempt_at` before the claim made it the lease). */
-  row: DeliveryRow & { due_at: string };
+  /** The delivery, its `leased_until` the claim's lease. */
+  row: DeliveryRow;
   payload: string | undefined;
   /** When the event was written and fanned out (the delivery metrics' lag). */
   event: Pick<DeliveredEvent, 'created_at' | 'published_at'> | undefined;
@@ -321,8 +329,8 @@ export interface ClaimedDelivery {
 
 /**
  * Claims due deliveries on the server clock (workers/claim.ts), up to `shares` of each subscription named, oldest due
- * first, each subscription from its own index range: `next_attempt_at` is both when a delivery is due and, once
- * claimed, the lease of the instance attempting it. A subscription disabled meanwhile gives nothing. On PostgreSQL the
+ * first, each subscription from its own index range: the claim writes the lease into `leased_until`, which no index
+ * holds, so on PostgreSQL it is a heap-only update (migration 0030). A subscription disabled meanwhile gives nothing. On PostgreSQL the
  * event's payload and the subscription are read in the claim's statement (one round trip per pass; the events
  * module's `outbox_events` is joined, docs/modules.md), on SQLite right after it.
  */
@@ -339,18 +347,17 @@ export function claimDueDeliveriesOnClock(storage: Storage, clockId: string, now
 }
 
 async function claim(storage: Storage, clocked: RawBuilder<unknown>, now: Date, leaseUntil: Date, limit: number, perGroup: ClaimOptions['perGroup']): Promise<ClaimedDelivery[]> {
-  type Joined = DeliveryRow & { due_at: string; payload: string | null; event_created_at: string | null; event_published_at: string | null } & { [Column in keyof SigningSubscription as `subscription_${Column}`]: SigningSubscription[Column] | null };
+  type Joined = DeliveryRow & { payload: string | null; event_created_at: string | null; event_published_at: string | null } & { [Column in keyof SigningSubscription as `subscription_${Column}`]: SigningSubscription[Column] | null };
   const rows = await claimDue<Joined>(storage, {
     table: 'webhook_deliveries',
-    due: sql`status = 'pending' and next_attempt_at is not null and ${clocked} and exists (
+    due: sql`status = 'pending' and next_attempt_at <= ${now.toISOString()} and ${clocked} and exists (
       select 1 from webhook_subscriptions s where s.id = webhook_deliveries.subscription_id and s.is_active = 1)`,
-    leaseColumn: 'next_attempt_at',
+    leaseColumn: 'leased_until',
     now: now.toISOString(),
     leaseUntil: leaseUntil.toISOString(),
     orderBy: 'next_attempt_at',
     limit,
     ...(perGroup ? { perGroup } : {}),
-    previousLeaseAs: 'due_at',
     postgresJoin: {
       columns: sql`e.payload, e.created_at as event_created_at, e.published_at as event_published_at, s.url as subscription_url, s.secret_encrypted as subscription_secret_encrypted,
         s.previous_secret_encrypted as subscription_previous_secret_encrypted, s.previous_secret_expires_at as subscription_previous_secret_expires_at`,
@@ -442,11 +449,11 @@ const moveAttemptedDelivery = queryTemplate<Pick<AttemptResult, 'deliveryId' | '
         last_attempt_at: attempt.at,
         last_status_code: attempt.statusCode,
         last_error: attempt.error,
+        leased_until: null,
         updated_at: attempt.at,
       })
       .where('id', '=', attempt.deliveryId)
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '=', attempt.lease),
+      .where('leased_until', '=', attempt.lease),
 );
 
 const insertAttempt = queryTemplate<AttemptRow>()(
@@ -583,8 +590,7 @@ function recordedRow(result: AttemptResult): RecordedRow {
  * plan cache prefers a plan for the batch at hand (planning was a fifth of its time, docs/benchmarks.md). The
  * deliveries are found by primary key, their ids given once more as an array of their own: a hash join with a scan
  * of the table is then never the cheaper plan, whatever the statistics of a table filled by a replay seconds before
- * say. The lease alone fences: a delivery no longer pending has no
- * `next_attempt_at`, so it never matches a lease.
+ * say. The lease alone fences: a recorded or released delivery has none, and a later claim's is another.
  */
 async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRuns: boolean): Promise<Set<string>> {
   const rows = results.map(recordedRow);
@@ -609,10 +615,11 @@ async function recordOnPostgres(db: Db, results: readonly AttemptResult[], endRu
         last_attempt_at = attempted.at,
         last_status_code = attempted.status_code,
         last_error = attempted.error,
+        leased_until = null,
         updated_at = attempted.at
       from attempted
       where webhook_deliveries.id = any(cast(${rows.map((row) => row.delivery_id)} as text[]))
-        and webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.next_attempt_at = attempted.lease
+        and webhook_deliveries.id = attempted.delivery_id and webhook_deliveries.leased_until = attempted.lease
       returning webhook_deliveries.id),
     inserted as (
       insert into webhook_attempts (id, delivery_id, attempt_number, succeeded, status_code, duration_ms, error, created_at,
@@ -652,15 +659,12 @@ export async function recordAttempts(storage: Storage, results: readonly Attempt
   });
 }
 
-/** An attempt cut short by shutdown: the delivery is due again at once, for any instance, with nothing recorded. */
-export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, lease: string, now: string): Promise<void> {
-  await db
-    .updateTable('webhook_deliveries')
-    .set({ next_attempt_at: now })
-    .where('id', '=', deliveryId)
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '=', lease)
-    .execute();
+/**
+ * A claimed delivery not attempted, or an attempt cut short by shutdown: its lease goes, so it is due again at once
+ * (it was due when claimed), for any instance, with nothing recorded.
+ */
+export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, lease: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ leased_until: null }).where('id', '=', deliveryId).where('leased_until', '=', lease).execute();
 }
 
 /** A deleted test clock's deliveries keep their due times, read by the server clock from now on (docs/test-clocks.md). */
@@ -687,11 +691,11 @@ export async function dueBacklog(db: Kysely<Database>, now: string, countMax: nu
   const { rows } = await sql<{ due: number | string; oldest_due_at: string | null }>`select
       (select count(*) from (
         select 1 from webhook_subscriptions s
-        join webhook_deliveries d on d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now} and d.clock_id is null
+        join webhook_deliveries d on d.subscription_id = s.id and ${dueAndNotLeased(now)}
         where s.is_active = 1 limit ${countMax}) counted) as due,
       (select min(due_at) from (
         select (select min(d.next_attempt_at) from webhook_deliveries d
-          where d.subscription_id = s.id and d.status = 'pending' and d.next_attempt_at <= ${now} and d.clock_id is null) as due_at
+          where d.subscription_id = s.id and ${dueAndNotLeased(now)}) as due_at
         from webhook_subscriptions s where s.is_active = 1) waiting) as oldest_due_at`.execute(db);
   const row = rows[0]!;
   return { due: Number(row.due), oldestDueAt: row.oldest_due_at };

@@ -173,14 +173,14 @@ export function webhookRoutes(app: FastifyInstance, webhooks: WebhookService): v
         operationId: 'retryWebhookDelivery',
         summary: 'Send one delivery again now',
         description:
-          'Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted, or due within an attempt’s lease, ' +
+          'Makes the delivery due now, under the same webhook-id: its next attempt goes out at once. One being attempted ' +
           'is answered as it is. Answers 202 with the delivery as the deliveries list shows it. 422 WEBHOOK_DISABLED.',
         params: DeliveryParams,
         response: { 202: DataOf(Delivery), ...errorResponses(...authenticatedWriteErrors, 404, 422) },
       },
     },
     async (request, reply) =>
-      reply.code(202).send({ data: await webhooks.retry(callerOf(request), request.params.webhookId, request.params.deliveryId) }),
+      reply.code(202).send({ data: (await webhooks.retry(callerOf(request), request.params.webhookId, request.params.deliveryId)).delivery }),
   );
 
   routes.get(

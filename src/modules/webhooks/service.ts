@@ -90,8 +90,6 @@ interface WebhookServiceSettings {
   allowPrivateUrls: boolean;
   /** When the delivery worker disables a failing subscription (a subscription's health says how far it is). */
   disableAfter: { failures: number; failingMs: number };
-  /** How long a claimed delivery is its instance's: a delivery due within this is left alone by a retry. */
-  attemptLeaseMs: number;
   /** How far back a replay reaches: as long as events are kept (EVENT_RETENTION_DAYS), whole days. */
   replayWindowDays: number;
 }
@@ -259,22 +257,21 @@ export class WebhookService {
 
   /**
    * Sends one delivery again now (docs/webhooks.md "Retrying one delivery"): the next attempt of it, under the same
-   * webhook-id. One being attempted, or due within an attempt's lease, is answered as it is.
+   * webhook-id. One being attempted is answered as it is (`retried` false).
    */
-  async retry(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<DeliveryRecord> {
+  async retry(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<{ delivery: DeliveryRecord; retried: boolean }> {
     const subscription = await this.require(caller, id);
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
-    // Due now in the customer's time; one due within a lease of that is being attempted, or about to be.
+    // Due now in the customer's time.
     const due = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
-    // The later of the two times: a delivery may be leased in the server's time or in a clock's (one the customer had
-    // before its clock was deleted), and a retry must not move one being attempted in either.
-    const latest = Math.max(due.now.getTime(), this.clock.now().getTime());
-    const horizon = new Date(latest + this.settings.attemptLeaseMs).toISOString();
-    const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, due, horizon, this.clock.now().toISOString());
+    // A lease has run out only by both times: a delivery may be leased in the server's time or in a clock's (one the
+    // customer had before its clock was deleted), and a retry must not move one being attempted in either.
+    const leasedAfter = new Date(Math.min(due.now.getTime(), this.clock.now().getTime())).toISOString();
+    const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, due, leasedAfter, this.clock.now().toISOString());
     const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
     if (!row) throw notFound('webhook delivery');
     if (retried) this.onDeliveriesQueued();
-    return presentDelivery(row);
+    return { delivery: presentDelivery(row), retried: retried !== undefined };
   }
 
   /** How the subscription's receiver is doing: its last success, its run of failures, the last 24 hours, and how close it is to being disabled. */

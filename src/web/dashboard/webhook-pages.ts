@@ -288,12 +288,11 @@ export function webhookPages(context: FastifyInstance, services: WebServices): v
 
   context.post<DeliveryRoute>('/webhooks/:webhookId/deliveries/:deliveryId/retry', pageRoute, async (request, reply) =>
     afterAction(request, reply, async () => {
-      const delivery = await services.webhooks.retry(callerOf(request), request.params.webhookId, request.params.deliveryId);
-      const queued = delivery.next_attempt_at !== null && delivery.next_attempt_at <= services.clock.now().toISOString();
+      const { delivery, retried } = await services.webhooks.retry(callerOf(request), request.params.webhookId, request.params.deliveryId);
       return {
-        notice: queued
+        notice: retried
           ? `Delivery ${delivery.id} is due again now: it goes out within moments, and its attempt shows below.`
-          : `Delivery ${delivery.id} is being attempted, or due within seconds: it was left as it is.`,
+          : `Delivery ${delivery.id} is being attempted: it was left as it is.`,
       };
     }),
   );
