@@ -24,8 +24,8 @@ export interface ClaimOptions {
    */
   perGroup?: { column: string; limits: ReadonlyMap<string, number> };
   /**
-   * Also answers each row's lease before the claim under this name: for a webhook delivery, when it was due (its
-   * metrics measure how late each attempt starts).
+   * Also answers each row's lease before the claim under this name: for a sandbox timer, when it was due; for a webhook
+   * delivery, the lease of an instance that ran out (its first attempt was counted there, by the metrics).
    */
   previousLeaseAs?: string;
   /**

@@ -310,9 +310,13 @@ describe('sandbox test clocks', () => {
     // The server's workers leave the payment.created delivery: it is due in the clock's time.
     await deliverDue(t);
     expect(receiver.received).toEqual([]);
+    // As if an advance's instance had died mid-attempt: its lease, in the clock's time far ahead of the server's, stays.
+    const leased = await t.storage.db.updateTable('webhook_deliveries').set({ leased_until: '2999-01-01T00:00:00.000Z' }).where('customer_id', '=', alice.id).where('status', '=', 'pending').executeTakeFirst();
+    expect(Number(leased.numUpdatedRows)).toBe(1);
     expect((await t.request({ method: 'DELETE', url: `/sandbox/test-clocks/${clock.id}`, key: alice.key, csrf })).statusCode).toBe(204);
 
-    // The delivery keeps its due time (2026-01-01), now read by the server clock: the server's workers send it.
+    // The delivery keeps its due time (2026-01-01), now read by the server clock, and not the lease of the clock's
+    // time: the server's workers send it.
     await deliverDue(t);
     expect(receiver.received.map((received) => JSON.parse(received.body).data.id)).toEqual([payment.id]);
 

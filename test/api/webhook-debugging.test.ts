@@ -233,6 +233,11 @@ describe('debugging webhook deliveries', () => {
     await t.app.webhookDeliveries.idle();
     expect(receiver.received).toHaveLength(1);
     expect((await deliveriesOf(alice, hook.id))[0]).toMatchObject({ attempt_count: 1, last_error: 'no answer within 500 ms' });
+    // One whose lease ran out (the instance attempting it died) is nobody's: it is brought forward.
+    const ranOut = new Date(t.clock.now().getTime() - 1).toISOString();
+    await t.storage.db.updateTable('webhook_deliveries').set({ leased_until: ranOut }).where('id', '=', inFlight!.id).execute();
+    const moved = await post(alice, `/webhooks/${hook.id}/deliveries/${inFlight!.id}/retry`);
+    expect(moved.json().data).toMatchObject({ status: 'pending', attempt_count: 1, next_attempt_at: t.clock.now().toISOString() });
   });
 
   it('answers a retry of an unknown or another subscription’s delivery 404, of a disabled subscription 422, and checks the key', async () => {

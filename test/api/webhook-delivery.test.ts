@@ -523,14 +523,13 @@ describe('webhook delivery', () => {
     expect(await delivery.runOnce()).toBe(webhookAttemptsInFlightPerSubscriptionMax + 2);
     await receiver.waitFor(webhookAttemptsInFlightPerSubscriptionMax, 2000);
     // Past half the timeout (500 ms here) since the claim: when the hanging attempts time out and free their slots,
-    // the two waiting are released (their lease gone; still due since they were made), due again at once for any
-    // instance, not sent.
+    // the two waiting are released (their lease gone), due again at once for any instance, not sent.
     t.clock.advance(251);
     await t.app.webhookDeliveries.idle();
     expect(receiver.received).toHaveLength(webhookAttemptsInFlightPerSubscriptionMax);
     const released = await t.storage.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', hook.id).where('attempt_count', '=', 0).execute();
-    expect(released.map((row) => ({ status: row.status, due: row.next_attempt_at === row.created_at, leasedUntil: row.leased_until }))).toEqual(
-      Array.from({ length: 2 }, () => ({ status: 'pending', due: true, leasedUntil: null })),
+    expect(released.map((row) => ({ status: row.status, nextAttemptAt: row.next_attempt_at, leasedUntil: row.leased_until }))).toEqual(
+      Array.from({ length: 2 }, () => ({ status: 'pending', nextAttemptAt: t.clock.now().toISOString(), leasedUntil: null })),
     );
     await t.storage.db.deleteFrom('webhook_subscriptions').execute();
   });

@@ -141,6 +141,19 @@ describe('webhook delivery metrics', () => {
     expect(delta('webhook_attempts_total', { outcome: 'succeeded' })).toBe(3);
     expect(delta('webhook_first_attempt_lag_seconds_count')).toBe(1);
     expect(delta('webhook_attempt_due_lag_seconds_count')).toBe(4);
+
+    // Fanned out, then taken over after another instance's lease on them ran out (it died mid-attempt): that
+    // instance counted their first attempts, so these are not.
+    await createPayee(t, alice);
+    await t.app.workers.find((worker) => worker.name === 'webhook-fan-out')!.runOnce();
+    const ranOut = new Date(t.clock.now().getTime() - 1).toISOString();
+    const takenOver = await t.storage.db.updateTable('webhook_deliveries').set({ leased_until: ranOut }).where('status', '=', 'pending').where('subscription_id', 'in', [hook.id, later.id]).executeTakeFirst();
+    expect(Number(takenOver.numUpdatedRows)).toBe(2);
+    await deliverDue(t);
+    delta = await since(before);
+    expect(delta('webhook_attempts_total', { outcome: 'succeeded' })).toBe(5);
+    expect(delta('webhook_first_attempt_lag_seconds_count')).toBe(1);
+    expect(delta('webhook_attempt_due_lag_seconds_count')).toBe(6);
   });
 
   it('reports the backlog of due deliveries and how long the oldest has waited, as the database holds them', async () => {

@@ -267,7 +267,7 @@ export class WebhookDeliveryWorker {
 
   /** A claimed delivery not attempted: due again at once, for any instance (fenced by the claim's lease). */
   private release(row: DeliveryRow): void {
-    const released = releaseDelivery(this.storage.db, row.id, row.leased_until!)
+    const released = releaseDelivery(this.storage.db, row.id, row.leased_until!, this.clock.now().toISOString())
       .catch((error: unknown) => this.log.error({ err: error, delivery: row.id }, 'webhook delivery could not be released; its lease will run out'))
       .finally(() => this.inFlight.delete(released));
     this.inFlight.add(released);
@@ -315,7 +315,7 @@ export class WebhookDeliveryWorker {
     onAnswer();
     // Cut short by shutdown before any answer: nothing happened that counts, and any instance may send it now.
     if (this.shutdown.signal.aborted && outcome.statusCode === null) {
-      await releaseDelivery(this.storage.db, row.id, lease);
+      await releaseDelivery(this.storage.db, row.id, lease, at.toISOString());
       return;
     }
     const attemptNumber = Number(row.attempt_count) + 1;

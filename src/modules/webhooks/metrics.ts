@@ -77,7 +77,9 @@ export class DeliveryMetrics {
     const nowMs = this.clock.now().getTime();
     const { row, event } = delivery;
     observe(this.dueLag, secondsSince(nowMs, row.next_attempt_at!));
-    const firstOfFanOut = Number(row.attempt_count) === 0 && row.next_attempt_at === row.created_at && row.created_at === event?.published_at;
+    // Taken over from an instance whose lease ran out (it had started it, and counted it), or made due again: not a first.
+    const firstOfFanOut =
+      Number(row.attempt_count) === 0 && row.previous_leased_until === null && row.next_attempt_at === row.created_at && row.created_at === event?.published_at;
     if (firstOfFanOut) observe(this.firstAttemptLag, secondsSince(nowMs, event.created_at));
   }
 

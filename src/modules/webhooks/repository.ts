@@ -128,19 +128,26 @@ export async function findDelivery(db: Db, customerId: string, subscriptionId: s
 /**
  * Makes one delivery due now (POST …/deliveries/{id}/retry): a succeeded or failed one goes back to pending, a
  * pending one waiting for a later retry is brought forward. One being attempted is left as it is: an instance's lease
- * on it has not run out by `leasedAfter`, and moving it would let a second attempt start beside the one in flight. The
- * attempt count and the last outcome stay: the attempt made is the next of the delivery's (docs/webhooks.md "Retrying
- * one delivery"). `due` is in the customer's time (a test clock's, docs/test-clocks.md). Returns undefined when
- * nothing was changed.
+ * on it has not run out, and moving it would let a second attempt start beside the one in flight. A lease is in the
+ * time of the clock the delivery is read by: a test clock's (`due`, the customer's time, docs/test-clocks.md) when it
+ * has one, else the server's (`now`). The attempt count and the last outcome stay: the attempt made is the next of the
+ * delivery's (docs/webhooks.md "Retrying one delivery"). Returns undefined when nothing was changed.
  */
-export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, due: CustomerTime, leasedAfter: string, now: string): Promise<DeliveryRow | undefined> {
+export async function retryDelivery(db: Db, customerId: string, subscriptionId: string, deliveryId: string, due: CustomerTime, now: string): Promise<DeliveryRow | undefined> {
   return db
     .updateTable('webhook_deliveries')
     .set({ status: 'pending', next_attempt_at: due.now.toISOString(), clock_id: due.clockId, leased_until: null, updated_at: now })
     .where('customer_id', '=', customerId)
     .where('subscription_id', '=', subscriptionId)
     .where('id', '=', deliveryId)
-    .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('leased_until', 'is', null), eb('leased_until', '<=', leasedAfter)]))
+    .where((eb) =>
+      eb.or([
+        eb('status', '<>', 'pending'),
+        eb('leased_until', 'is', null),
+        eb.and([eb('clock_id', 'is', null), eb('leased_until', '<=', now)]),
+        eb.and([eb('clock_id', 'is not', null), eb('leased_until', '<=', due.now.toISOString())]),
+      ]),
+    )
     .returningAll()
     .executeTakeFirst();
 }
@@ -280,7 +287,7 @@ export async function restartDeliveries(db: Db, dialect: Storage['dialect'], row
   for (const source of newDeliveryRows(dialect, rows)) {
     await sql`insert into webhook_deliveries ${source}
       on conflict (subscription_id, event_id) do update set
-        status = 'pending', attempt_count = 0, next_attempt_at = excluded.next_attempt_at, clock_id = excluded.clock_id,
+        status = 'pending', attempt_count = 0, next_attempt_at = excluded.next_attempt_at, clock_id = excluded.clock_id, leased_until = null,
         last_attempt_at = null, last_status_code = null, last_error = null, updated_at = excluded.updated_at
       where webhook_deliveries.status <> 'pending'`.execute(db);
   }
@@ -319,8 +326,8 @@ function dueAndNotLeased(now: string): RawBuilder<unknown> {
 
 /** A claimed delivery with its event's payload and its subscription; undefined where they no longer exist. */
 export interface ClaimedDelivery {
-  /** The delivery, its `leased_until` the claim's lease. */
-  row: DeliveryRow;
+  /** The delivery, its `leased_until` the claim's lease; the lease it had before, one that ran out, or null. */
+  row: DeliveryRow & { previous_leased_until: string | null };
   payload: string | undefined;
   /** When the event was written and fanned out (the delivery metrics' lag). */
   event: Pick<DeliveredEvent, 'created_at' | 'published_at'> | undefined;
@@ -347,7 +354,7 @@ export function claimDueDeliveriesOnClock(storage: Storage, clockId: string, now
 }
 
 async function claim(storage: Storage, clocked: RawBuilder<unknown>, now: Date, leaseUntil: Date, limit: number, perGroup: ClaimOptions['perGroup']): Promise<ClaimedDelivery[]> {
-  type Joined = DeliveryRow & { payload: string | null; event_created_at: string | null; event_published_at: string | null } & { [Column in keyof SigningSubscription as `subscription_${Column}`]: SigningSubscription[Column] | null };
+  type Joined = DeliveryRow & { previous_leased_until: string | null; payload: string | null; event_created_at: string | null; event_published_at: string | null } & { [Column in keyof SigningSubscription as `subscription_${Column}`]: SigningSubscription[Column] | null };
   const rows = await claimDue<Joined>(storage, {
     table: 'webhook_deliveries',
     due: sql`status = 'pending' and next_attempt_at <= ${now.toISOString()} and ${clocked} and exists (
@@ -358,6 +365,7 @@ async function claim(storage: Storage, clocked: RawBuilder<unknown>, now: Date, 
     orderBy: 'next_attempt_at',
     limit,
     ...(perGroup ? { perGroup } : {}),
+    previousLeaseAs: 'previous_leased_until',
     postgresJoin: {
       columns: sql`e.payload, e.created_at as event_created_at, e.published_at as event_published_at, s.url as subscription_url, s.secret_encrypted as subscription_secret_encrypted,
         s.previous_secret_encrypted as subscription_previous_secret_encrypted, s.previous_secret_expires_at as subscription_previous_secret_expires_at`,
@@ -660,16 +668,20 @@ export async function recordAttempts(storage: Storage, results: readonly Attempt
 }
 
 /**
- * A claimed delivery not attempted, or an attempt cut short by shutdown: its lease goes, so it is due again at once
- * (it was due when claimed), for any instance, with nothing recorded.
+ * A claimed delivery not attempted, or an attempt cut short by shutdown: due again at once, for any instance, its lease
+ * gone, with nothing recorded. Due from now: it is not the first attempt of a fresh delivery any more (the metrics).
  */
-export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, lease: string): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ leased_until: null }).where('id', '=', deliveryId).where('leased_until', '=', lease).execute();
+export async function releaseDelivery(db: Kysely<Database>, deliveryId: string, lease: string, now: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ next_attempt_at: now, leased_until: null }).where('id', '=', deliveryId).where('leased_until', '=', lease).execute();
 }
 
-/** A deleted test clock's deliveries keep their due times, read by the server clock from now on (docs/test-clocks.md). */
+/**
+ * A deleted test clock's deliveries keep their due times, read by the server clock from now on (docs/test-clocks.md).
+ * A lease left in the clock's time (an advance's instance that died; a clock is not deleted while an advance runs)
+ * means nothing to the server clock, and goes.
+ */
 export async function releaseClockDeliveries(db: Kysely<Database>, clockId: string | null): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ clock_id: null }).where(clockRowsToRelease('webhook_deliveries', clockId)).execute();
+  await db.updateTable('webhook_deliveries').set({ clock_id: null, leased_until: null }).where(clockRowsToRelease('webhook_deliveries', clockId)).execute();
 }
 
 /**

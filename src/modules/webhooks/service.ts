@@ -262,12 +262,9 @@ export class WebhookService {
   async retry(caller: AuthenticatedKey, id: string, deliveryId: string): Promise<{ delivery: DeliveryRecord; retried: boolean }> {
     const subscription = await this.require(caller, id);
     if (Number(subscription.is_active) !== 1) throw subscriptionDisabled();
-    // Due now in the customer's time.
+    // Due now in the customer's time (a test clock's, or the server's).
     const due = await customerTimeOf(this.customerClocks, this.clock, caller.customerId);
-    // A lease has run out only by both times: a delivery may be leased in the server's time or in a clock's (one the
-    // customer had before its clock was deleted), and a retry must not move one being attempted in either.
-    const leasedAfter = new Date(Math.min(due.now.getTime(), this.clock.now().getTime())).toISOString();
-    const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, due, leasedAfter, this.clock.now().toISOString());
+    const retried = await retryDelivery(this.storage.db, caller.customerId, id, deliveryId, due, this.clock.now().toISOString());
     const row = retried ?? (await findDelivery(this.storage.db, caller.customerId, id, deliveryId));
     if (!row) throw notFound('webhook delivery');
     if (retried) this.onDeliveriesQueued();
